@@ -1,0 +1,31 @@
+//! Linux kernel text formats, parsed and rendered byte for byte.
+//!
+//! Everything the kernel prints about its page allocator has a data model here, a renderer
+//! that reproduces the kernel's `seq_printf`/`TP_printk` output exactly, and a parser that
+//! reads real files back into the model, so that `render(parse(text)) == text` for every real
+//! sample. The crate knows nothing about allocation: `pageblock-core` fills the models from
+//! its zone, the lab parses snapshots and traces taken on real machines.
+//!
+//! | module | kernel source of the format |
+//! |---|---|
+//! | [`buddyinfo`] | `mm/vmstat.c` `frag_show_print` |
+//! | [`pagetypeinfo`] | `mm/vmstat.c` `pagetypeinfo_show*` |
+//! | [`zoneinfo`] | `mm/vmstat.c` `zoneinfo_show_print` |
+//! | [`vmstat`] | `mm/vmstat.c` `vmstat_show` |
+//! | [`extfrag`] | `mm/vmstat.c` `unusable_show_print`, `extfrag_show_print` (debugfs) |
+//! | [`gfp`] | `include/trace/events/mmflags.h` `show_gfp_flags` |
+//! | [`ftrace`] | `kernel/trace/trace_output.c` `trace_print_context` (ftrace text line prefix) |
+//! | [`kmem`] | `include/trace/events/kmem.h` page events |
+
+mod error;
+
+pub mod buddyinfo;
+pub mod extfrag;
+pub mod ftrace;
+pub mod gfp;
+pub mod kmem;
+pub mod pagetypeinfo;
+pub mod vmstat;
+pub mod zoneinfo;
+
+pub use error::ParseError;
