@@ -4,7 +4,19 @@
 //! that reproduces the kernel's `seq_printf`/`TP_printk` output exactly, and a parser that
 //! reads real files back into the model, so that `render(parse(text)) == text` for every real
 //! sample. The crate knows nothing about allocation: `pageblock-core` fills the models from
-//! its zone, the lab parses snapshots and traces taken on real machines.
+//! its zone, the lab parses snapshots and traces taken on real machines. (The only arithmetic
+//! here is the kernel's fragmentation-index formulas in [`extfrag`], pure functions of the
+//! per-order free counts.)
+//!
+//! Conventions shared by every module:
+//!
+//! * Parsers return [`ParseError`] (1-based line and a reason) and never panic, whatever the
+//!   input. They are tolerant of column widths (fields are split on whitespace), strict about
+//!   structure and numbers (ASCII digits only; no `+`; overflow is an error). An empty file
+//!   is an error.
+//! * Renderers (`render()`, and `Display`) pad by **bytes**, as the kernel's `vsnprintf` does.
+//! * Stat lists whose names change between kernel releases (zoneinfo, vmstat) are ordered
+//!   `(name, value)` lists, so unknown stats round-trip.
 //!
 //! | module | kernel source of the format |
 //! |---|---|
@@ -14,10 +26,11 @@
 //! | [`vmstat`] | `mm/vmstat.c` `vmstat_show` |
 //! | [`extfrag`] | `mm/vmstat.c` `unusable_show_print`, `extfrag_show_print` (debugfs) |
 //! | [`gfp`] | `include/trace/events/mmflags.h` `show_gfp_flags` |
-//! | [`ftrace`] | `kernel/trace/trace_output.c` `trace_print_context` (ftrace text line prefix) |
+//! | [`ftrace`] | `kernel/trace/trace_output.c` `trace_print_context` (ftrace text line prefix); also `perf script` lines |
 //! | [`kmem`] | `include/trace/events/kmem.h` page events |
 
 mod error;
+mod text;
 
 pub mod buddyinfo;
 pub mod extfrag;

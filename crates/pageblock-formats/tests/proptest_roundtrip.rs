@@ -1,0 +1,309 @@
+//! Random models survive `parse(render(m)) == m` for every format.
+
+use pageblock_formats::buddyinfo::{BuddyInfo, BuddyInfoZone};
+use pageblock_formats::extfrag::{ExtfragIndex, IndexRow, UnusableIndex};
+use pageblock_formats::ftrace::{Line, Tgid, Timestamp, TraceLine};
+use pageblock_formats::gfp::Gfp;
+use pageblock_formats::kmem::{
+    KmemEvent, MmPageAlloc, MmPageAllocExtfrag, MmPageAllocZoneLocked, MmPageFree,
+    MmPageFreeBatched, MmPagePcpuDrain, PagePtr,
+};
+use pageblock_formats::pagetypeinfo::{
+    BlockRow, BlockTable, FreeCount, FreeRow, PageTypeInfo, PageTypeInfoNode,
+};
+use pageblock_formats::vmstat::VmStat;
+use pageblock_formats::zoneinfo::{Pageset, PopulatedZone, ZoneInfo, ZoneInfoZone};
+use proptest::collection::vec;
+use proptest::option;
+use proptest::prelude::*;
+
+fn name() -> impl Strategy<Value = String> {
+    "[A-Za-z][A-Za-z0-9_]{0,13}"
+}
+
+fn stats() -> impl Strategy<Value = Vec<(String, u64)>> {
+    vec((name(), any::<u64>()), 0..8)
+}
+
+fn buddyinfo() -> impl Strategy<Value = BuddyInfo> {
+    (1usize..13).prop_flat_map(|orders| {
+        vec((any::<u32>(), name(), vec(any::<u64>(), orders)), 1..5).prop_map(|zs| BuddyInfo {
+            zones: zs
+                .into_iter()
+                .map(|(node, zone, nr_free)| BuddyInfoZone {
+                    node,
+                    zone,
+                    nr_free,
+                })
+                .collect(),
+        })
+    })
+}
+
+fn block_table() -> impl Strategy<Value = BlockTable> {
+    vec(name(), 1..7).prop_flat_map(|migratetypes| {
+        let n = migratetypes.len();
+        vec((any::<u32>(), name(), vec(any::<u64>(), n)), 0..4).prop_map(move |rows| BlockTable {
+            migratetypes: migratetypes.clone(),
+            rows: rows
+                .into_iter()
+                .map(|(node, zone, counts)| BlockRow { node, zone, counts })
+                .collect(),
+        })
+    })
+}
+
+fn pagetypeinfo_node() -> impl Strategy<Value = PageTypeInfoNode> {
+    (1usize..13).prop_flat_map(|orders| {
+        let count = (any::<u64>(), any::<bool>())
+            .prop_map(|(count, overflow)| FreeCount { count, overflow });
+        let row = (any::<u32>(), name(), name(), vec(count, orders)).prop_map(
+            |(node, zone, migratetype, counts)| FreeRow {
+                node,
+                zone,
+                migratetype,
+                counts,
+            },
+        );
+        (
+            any::<u32>(),
+            any::<u64>(),
+            vec(row, 0..8),
+            block_table(),
+            option::of(block_table()),
+        )
+            .prop_map(
+                move |(pageblock_order, pages_per_block, free, blocks, mixed)| PageTypeInfoNode {
+                    pageblock_order,
+                    pages_per_block,
+                    nr_page_orders: orders,
+                    free,
+                    blocks,
+                    mixed,
+                },
+            )
+    })
+}
+
+fn pageset() -> impl Strategy<Value = Pageset> {
+    (
+        any::<u32>(),
+        any::<i32>(),
+        any::<i32>(),
+        any::<i32>(),
+        option::of(any::<i32>()),
+        option::of(any::<i32>()),
+        any::<i32>(),
+    )
+        .prop_map(
+            |(cpu, count, high, batch, high_min, high_max, stat_threshold)| Pageset {
+                cpu,
+                count,
+                high,
+                batch,
+                high_min,
+                high_max,
+                stat_threshold,
+            },
+        )
+}
+
+fn populated() -> impl Strategy<Value = PopulatedZone> {
+    (stats(), vec(pageset(), 0..4), any::<u32>(), any::<u64>()).prop_map(
+        |(stats, pagesets, node_unreclaimable, start_pfn)| PopulatedZone {
+            stats,
+            pagesets,
+            node_unreclaimable,
+            start_pfn,
+        },
+    )
+}
+
+fn zoneinfo_zone() -> impl Strategy<Value = ZoneInfoZone> {
+    let head = (any::<u32>(), name(), option::of(stats()));
+    let marks = (
+        any::<[u64; 5]>(),
+        option::of(any::<u64>()),
+        any::<[u64; 4]>(),
+    );
+    let tail = (vec(any::<i64>(), 0..6), option::of(populated()));
+    (head, marks, tail).prop_map(
+        |(
+            (node, zone, node_stats),
+            ([free, boost, min, low, high], promo, sz),
+            (protection, populated),
+        )| {
+            ZoneInfoZone {
+                node,
+                zone,
+                node_stats,
+                pages_free: free,
+                boost,
+                min,
+                low,
+                high,
+                promo,
+                spanned: sz[0],
+                present: sz[1],
+                managed: sz[2],
+                cma: sz[3],
+                protection,
+                populated,
+            }
+        },
+    )
+}
+
+fn page_ptr() -> impl Strategy<Value = PagePtr> + Clone {
+    prop_oneof![
+        any::<u64>().prop_map(PagePtr::from_hex16),
+        any::<u64>().prop_map(PagePtr::hashed),
+        Just(PagePtr::null()),
+        "[0-9a-fA-Fx()nil]{1,20}".prop_map(|s| PagePtr::new(&s).expect("non-empty")),
+    ]
+}
+
+fn kmem_event() -> impl Strategy<Value = KmemEvent> {
+    let p = (page_ptr(), any::<u64>());
+    prop_oneof![
+        (p.clone(), any::<u32>(), any::<i32>(), any::<u64>()).prop_map(
+            |((page, pfn), order, migratetype, g)| {
+                KmemEvent::PageAlloc(MmPageAlloc {
+                    page,
+                    pfn,
+                    order,
+                    migratetype,
+                    gfp_flags: Gfp(g),
+                })
+            }
+        ),
+        (p.clone(), any::<u32>())
+            .prop_map(|((page, pfn), order)| KmemEvent::PageFree(MmPageFree { page, pfn, order })),
+        p.clone()
+            .prop_map(|(page, pfn)| KmemEvent::PageFreeBatched(MmPageFreeBatched { page, pfn })),
+        (p.clone(), any::<u32>(), any::<i32>(), any::<i32>()).prop_map(
+            |((page, pfn), order, migratetype, percpu_refill)| {
+                KmemEvent::PageAllocZoneLocked(MmPageAllocZoneLocked {
+                    page,
+                    pfn,
+                    order,
+                    migratetype,
+                    percpu_refill,
+                })
+            }
+        ),
+        (p.clone(), any::<u32>(), any::<i32>()).prop_map(|((page, pfn), order, migratetype)| {
+            KmemEvent::PagePcpuDrain(MmPagePcpuDrain {
+                page,
+                pfn,
+                order,
+                migratetype,
+            })
+        }),
+        (p, any::<[i32; 7]>()).prop_map(|((page, pfn), v)| KmemEvent::PageAllocExtfrag(
+            MmPageAllocExtfrag {
+                page,
+                pfn,
+                alloc_order: v[0],
+                fallback_order: v[1],
+                pageblock_order: v[2],
+                alloc_migratetype: v[3],
+                fallback_migratetype: v[4],
+                fragmenting: v[5],
+                change_ownership: v[6],
+            }
+        )),
+    ]
+}
+
+fn trace_line() -> impl Strategy<Value = TraceLine> {
+    let comm = "([!-~é][ -~]{0,14})?";
+    let tgid = option::of(prop_oneof![
+        any::<u32>().prop_map(Tgid::Pid),
+        Just(Tgid::Unknown)
+    ]);
+    let flags = option::of("[.dDNnshHzZbBlLpX0-9a-f]{4,5}");
+    let ts = (any::<u64>(), 0u32..1_000_000).prop_map(|(secs, usecs)| Timestamp { secs, usecs });
+    (
+        (comm, any::<u32>(), tgid, any::<u32>()),
+        (flags, ts, "[a-z_][a-z0-9_]{0,24}", "[ -~]{0,60}"),
+    )
+        .prop_map(
+            |((comm, pid, tgid, cpu), (flags, timestamp, event, payload))| TraceLine {
+                comm,
+                pid,
+                tgid,
+                cpu,
+                flags,
+                timestamp,
+                event,
+                payload,
+            },
+        )
+}
+
+proptest! {
+    #[test]
+    fn buddyinfo_round_trips(m in buddyinfo()) {
+        prop_assert_eq!(BuddyInfo::parse(&m.render()), Ok(m));
+    }
+
+    #[test]
+    fn pagetypeinfo_round_trips(nodes in vec(pagetypeinfo_node(), 1..3)) {
+        let m = PageTypeInfo { nodes };
+        prop_assert_eq!(PageTypeInfo::parse(&m.render()), Ok(m));
+    }
+
+    #[test]
+    fn zoneinfo_round_trips(zones in vec(zoneinfo_zone(), 1..6)) {
+        let m = ZoneInfo { zones };
+        prop_assert_eq!(ZoneInfo::parse(&m.render()), Ok(m));
+    }
+
+    #[test]
+    fn vmstat_round_trips(items in vec((name(), any::<u64>()), 1..40)) {
+        let m = VmStat { items };
+        prop_assert_eq!(VmStat::parse(&m.render()), Ok(m));
+    }
+
+    #[test]
+    fn extfrag_files_round_trip(rows in vec((any::<u32>(), name(), vec(any::<i32>(), 3)), 1..4)) {
+        let zones: Vec<IndexRow> = rows.into_iter().map(|(node, zone, values)| IndexRow { node, zone, values }).collect();
+        let u = UnusableIndex { zones: zones.clone() };
+        prop_assert_eq!(UnusableIndex::parse(&u.render()), Ok(u));
+        let e = ExtfragIndex { zones };
+        prop_assert_eq!(ExtfragIndex::parse(&e.render()), Ok(e));
+    }
+
+    #[test]
+    fn kmem_payloads_round_trip(ev in kmem_event()) {
+        let payload = ev.render_payload();
+        prop_assert_eq!(KmemEvent::parse(ev.name(), &payload), Ok(ev.clone()));
+        prop_assert_eq!(KmemEvent::parse_tolerant(ev.name(), &payload), Ok(ev));
+    }
+
+    #[test]
+    fn gfp_round_trips(bits in any::<u64>()) {
+        let g = Gfp(bits);
+        let s = g.render();
+        prop_assert_eq!(Gfp::parse(&s), Ok(g));
+    }
+
+    #[test]
+    fn gfp_of_table_bits_round_trips(picks in vec(0usize..38, 0..8)) {
+        let g = picks.iter().fold(Gfp(0), |g, &i| g | pageblock_formats::gfp::GFP_FLAG_TABLE[i].0);
+        let s = g.render();
+        prop_assert!(!s.contains("0x"), "{} has leftover bits", s);
+        prop_assert_eq!(Gfp::parse(&s), Ok(g));
+    }
+
+    #[test]
+    fn trace_lines_round_trip(l in trace_line()) {
+        let text = l.render();
+        prop_assert_eq!(Line::parse(&text), Ok(Line::Event(l.clone())));
+        if l.flags.is_none() && l.tgid.is_none() && !l.comm.ends_with(' ') {
+            let perf = l.render_perf("kmem", 5, 30);
+            prop_assert_eq!(TraceLine::parse_perf(&perf), Ok(l));
+        }
+    }
+}
