@@ -1,0 +1,141 @@
+//! The free entry point (`__free_pages` → `free_one_page`) and its misuse checks.
+//!
+//! The kernel trusts its callers (a bad free corrupts memory and is caught, if at all, by
+//! debug checks). A user-space allocator serving untrusted callers must not: every way a
+//! caller can get a free wrong is detected *before* anything changes, reported as a
+//! [`FreeError`], and leaves the zone — lists, counters, pageblock bits — exactly as it was.
+
+use std::fmt;
+
+use crate::buddy::FreeTo;
+use crate::memmap::{PageInfo, PageState};
+use crate::stats::VmEvent;
+use crate::trace::TraceEvent;
+use crate::types::Pfn;
+use crate::zone::Zone;
+
+/// A free that was refused. Nothing was changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeError {
+    /// The pfn is not in this zone.
+    OutOfRange {
+        /// The pfn given.
+        pfn: Pfn,
+    },
+    /// The order exceeds the zone's `MAX_PAGE_ORDER`.
+    OrderTooLarge {
+        /// The order given.
+        order: u32,
+    },
+    /// A block of this order cannot start at this pfn.
+    Unaligned {
+        /// The pfn given.
+        pfn: Pfn,
+        /// The order given.
+        order: u32,
+    },
+    /// The block is already free (on a buddy or per-CPU list, or isolated).
+    DoubleFree {
+        /// The pfn given.
+        pfn: Pfn,
+    },
+    /// The pfn heads an allocated block of another order.
+    WrongOrder {
+        /// The pfn given.
+        pfn: Pfn,
+        /// The order given.
+        order: u32,
+        /// The order it was allocated with.
+        allocated_order: u32,
+    },
+    /// The pfn does not head an allocated block (it is inside one, or inside a free block).
+    NotAllocated {
+        /// The pfn given.
+        pfn: Pfn,
+    },
+}
+
+impl fmt::Display for FreeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FreeError::OutOfRange { pfn } => write!(f, "pfn {pfn} is outside the zone"),
+            FreeError::OrderTooLarge { order } => write!(f, "order {order} exceeds MAX_PAGE_ORDER"),
+            FreeError::Unaligned { pfn, order } => {
+                write!(f, "pfn {pfn} is not aligned to order {order}")
+            }
+            FreeError::DoubleFree { pfn } => write!(f, "pfn {pfn} is already free (double free)"),
+            FreeError::WrongOrder {
+                pfn,
+                order,
+                allocated_order,
+            } => {
+                write!(f, "pfn {pfn} was allocated with order {allocated_order}, freed with order {order}")
+            }
+            FreeError::NotAllocated { pfn } => {
+                write!(f, "pfn {pfn} does not start an allocated block")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FreeError {}
+
+impl Zone {
+    /// Check that `(pfn, order)` names a block this zone handed out and has not taken back.
+    /// Returns the page's state on success.
+    pub fn check_allocated(&self, pfn: Pfn, order: u32) -> Result<PageInfo, FreeError> {
+        if !self.contains(pfn.0) {
+            return Err(FreeError::OutOfRange { pfn });
+        }
+        if order > self.max_order() {
+            return Err(FreeError::OrderTooLarge { order });
+        }
+        if !pfn.is_aligned(order) || pfn.0 + (1 << order) > self.end_pfn() {
+            return Err(FreeError::Unaligned { pfn, order });
+        }
+        let info = self.shared.memmap.info(self.idx(pfn.0));
+        match info.state {
+            PageState::Allocated if info.order == order => Ok(info),
+            PageState::Allocated => Err(FreeError::WrongOrder {
+                pfn,
+                order,
+                allocated_order: info.order,
+            }),
+            PageState::Buddy | PageState::Pcp | PageState::Isolated => {
+                Err(FreeError::DoubleFree { pfn })
+            }
+            PageState::Tail => Err(FreeError::NotAllocated { pfn }),
+        }
+    }
+
+    /// Free a block of 2^`order` pages that [`Zone::alloc_pages`] returned.
+    pub fn free_pages(&mut self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
+        self.check_allocated(pfn, order)?;
+        self.shared.memmap.clear(self.idx(pfn.0));
+        self.emit(|| TraceEvent::PageFree { pfn: pfn.0, order });
+        self.count(VmEvent::PgFree, 1 << order);
+        self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
+        Ok(())
+    }
+
+    /// `free_pcppages_bulk()`'s per-block step: return a block that sits on a per-CPU list
+    /// (state [`PageState::Pcp`]) to the buddy lists with its pageblock's current type.
+    /// Panics if the block is not a per-CPU block of that order: per-CPU lists are the
+    /// allocator's own data, so a mismatch is a bug, not misuse.
+    pub fn free_pcp_page(&mut self, pfn: Pfn, order: u32) {
+        let idx = self.idx(pfn.0);
+        let info = self.shared.memmap.info(idx);
+        assert!(
+            info.state == PageState::Pcp && info.order == order,
+            "pfn {pfn} order {order}: not a per-CPU block ({info:?})"
+        );
+        self.shared.memmap.clear(idx);
+        let mt = self.pageblock_migratetype(pfn.0);
+        self.emit(|| TraceEvent::PagePcpuDrain {
+            pfn: pfn.0,
+            order,
+            migratetype: mt,
+        });
+        self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
+    }
+}

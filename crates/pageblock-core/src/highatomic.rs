@@ -1,0 +1,80 @@
+//! The HighAtomic reserve (`reserve_highatomic_pageblock`,
+//! `unreserve_highatomic_pageblock`).
+//!
+//! High-order atomic requests cannot reclaim or compact, so after one succeeds the kernel
+//! sets its pageblock aside (about 1% of the zone at most) for later ones. Others may not use
+//! those free pages except as a last resort; when memory runs short the reserve is given back.
+
+use crate::migratetype::MigrateType;
+use crate::stats::VmEvent;
+use crate::zone::Zone;
+
+impl Zone {
+    /// `reserve_highatomic_pageblock()`: after an ALLOC_HIGHATOMIC allocation at `pfn`, turn
+    /// its pageblock (or the blocks it spans) into the HighAtomic reserve, up to ~1% of the
+    /// zone in whole pageblocks.
+    pub(crate) fn reserve_highatomic_pageblock(&mut self, pfn: u64, order: u32) {
+        let pb = self.pageblock_nr_pages();
+        let managed = self.managed_pages();
+        if managed / 100 < pb {
+            return;
+        }
+        let max_managed = (managed / 100).div_ceil(pb) * pb;
+        let c = &self.shared.counters;
+        if c.nr_reserved_highatomic.get() >= max_managed {
+            return;
+        }
+        let mt = self.pageblock_migratetype(pfn);
+        if !mt.is_mergeable() {
+            return;
+        }
+        if order < self.pageblock_order() {
+            if self
+                .move_freepages_block(pfn, mt, MigrateType::HighAtomic)
+                .is_none()
+            {
+                return;
+            }
+            self.shared.counters.nr_reserved_highatomic.add(pb);
+        } else {
+            self.set_pageblock_range(pfn, order, MigrateType::HighAtomic);
+            self.shared.counters.nr_reserved_highatomic.add(1 << order);
+        }
+        self.count(VmEvent::HighAtomicReserve, 1);
+    }
+
+    /// `unreserve_highatomic_pageblock()`: give one reserved pageblock back to `mt`. Unless
+    /// `force`, one pageblock stays reserved. Returns whether a block was released.
+    pub(crate) fn unreserve_highatomic_pageblock(&mut self, mt: MigrateType, force: bool) -> bool {
+        let pb = self.pageblock_nr_pages();
+        let reserved = self.shared.counters.nr_reserved_highatomic.get();
+        if !force && reserved <= pb {
+            return false;
+        }
+        for order in 0..=self.max_order() {
+            let Some(pfn) = self.free_list_first(order, MigrateType::HighAtomic) else {
+                continue;
+            };
+            if order < self.pageblock_order() {
+                // Reserved blocks never straddle the zone edge: reserving checked it.
+                if self
+                    .move_freepages_block(pfn, MigrateType::HighAtomic, mt)
+                    .is_none()
+                {
+                    continue;
+                }
+            } else {
+                self.move_to_free_list(pfn, order, MigrateType::HighAtomic, mt);
+                self.set_pageblock_range(pfn, order, mt);
+            }
+            let size = pb.max(1 << order);
+            self.shared
+                .counters
+                .nr_reserved_highatomic
+                .sub(size.min(reserved));
+            self.count(VmEvent::HighAtomicUnreserve, 1);
+            return true;
+        }
+        false
+    }
+}

@@ -1,0 +1,155 @@
+//! Index-linked doubly linked lists threaded through the [`Memmap`] (the kernel's
+//! `list_head` embedded in `struct page`).
+//!
+//! A list is two `u32`s; its nodes are memmap records, so adding, removing and moving a page
+//! never allocates, and removing an arbitrary page (a buddy found during a merge) is O(1).
+//! Position matters to the allocator: allocation takes the head, frees go to the head unless a
+//! heuristic sends them to the tail, and moved or bulk-refilled pages go to the tail.
+//!
+//! # Invariants
+//!
+//! * `head == NIL` ⇔ `tail == NIL` ⇔ the list is empty.
+//! * For every node `n` on the list: `next(prev(n)) == n` and `prev(next(n)) == n`, with the
+//!   list's own `head`/`tail` standing in for `NIL` neighbours.
+//! * A page is on at most one list at a time.
+
+use crate::memmap::{Memmap, NIL};
+
+/// Head and tail of one list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListHead {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for ListHead {
+    fn default() -> Self {
+        ListHead::EMPTY
+    }
+}
+
+impl ListHead {
+    /// An empty list.
+    pub const EMPTY: ListHead = ListHead {
+        head: NIL,
+        tail: NIL,
+    };
+
+    /// True if the list has no pages.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// The first page, if any.
+    #[inline]
+    pub fn first(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    /// The last page, if any.
+    #[inline]
+    pub fn last(&self) -> Option<u32> {
+        (self.tail != NIL).then_some(self.tail)
+    }
+
+    /// Link `idx` in front of the first page (`list_add`).
+    #[inline]
+    pub fn add_head(&mut self, mm: &Memmap, idx: u32) {
+        mm.set_prev(idx, NIL);
+        mm.set_next(idx, self.head);
+        if self.head == NIL {
+            self.tail = idx;
+        } else {
+            mm.set_prev(self.head, idx);
+        }
+        self.head = idx;
+    }
+
+    /// Link `idx` after the last page (`list_add_tail`).
+    #[inline]
+    pub fn add_tail(&mut self, mm: &Memmap, idx: u32) {
+        mm.set_next(idx, NIL);
+        mm.set_prev(idx, self.tail);
+        if self.tail == NIL {
+            self.head = idx;
+        } else {
+            mm.set_next(self.tail, idx);
+        }
+        self.tail = idx;
+    }
+
+    /// Unlink `idx`, which must be on this list (`list_del`).
+    #[inline]
+    pub fn del(&mut self, mm: &Memmap, idx: u32) {
+        let (prev, next) = (mm.prev(idx), mm.next(idx));
+        if prev == NIL {
+            debug_assert_eq!(self.head, idx, "page {idx} is not on this list");
+            self.head = next;
+        } else {
+            mm.set_next(prev, next);
+        }
+        if next == NIL {
+            debug_assert_eq!(self.tail, idx, "page {idx} is not on this list");
+            self.tail = prev;
+        } else {
+            mm.set_prev(next, prev);
+        }
+    }
+
+    /// Iterate from head to tail. The list must not change while iterating.
+    pub fn iter<'a>(&self, mm: &'a Memmap) -> ListIter<'a> {
+        ListIter { mm, cur: self.head }
+    }
+}
+
+/// Iterator over the page indices of a list, head first.
+pub struct ListIter<'a> {
+    mm: &'a Memmap,
+    cur: u32,
+}
+
+impl Iterator for ListIter<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.cur == NIL {
+            return None;
+        }
+        let idx = self.cur;
+        self.cur = self.mm.next(idx);
+        Some(idx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(l: &ListHead, mm: &Memmap) -> Vec<u32> {
+        l.iter(mm).collect()
+    }
+
+    #[test]
+    fn head_tail_and_delete_keep_order() {
+        let mm = Memmap::new(8);
+        let mut l = ListHead::EMPTY;
+        assert!(l.is_empty());
+        l.add_head(&mm, 3);
+        l.add_tail(&mm, 5);
+        l.add_head(&mm, 1);
+        l.add_tail(&mm, 7);
+        assert_eq!(collect(&l, &mm), vec![1, 3, 5, 7]);
+        l.del(&mm, 3);
+        assert_eq!(collect(&l, &mm), vec![1, 5, 7]);
+        l.del(&mm, 1);
+        l.del(&mm, 7);
+        assert_eq!(collect(&l, &mm), vec![5]);
+        assert_eq!(l.first(), Some(5));
+        assert_eq!(l.last(), Some(5));
+        l.del(&mm, 5);
+        assert!(l.is_empty());
+        assert_eq!(l.last(), None);
+    }
+}

@@ -1,0 +1,308 @@
+//! The memmap: one small record per base page, the analogue of the kernel's `struct page`.
+//!
+//! The kernel spends 64 bytes per 4 KiB page; a record here is 12 bytes, so a 64 GiB zone
+//! (16 Mi pages) needs 192 MiB of metadata. A record holds:
+//!
+//! * the free-list links (`next`, `prev`: zone-relative page indices, [`NIL`] for none), used
+//!   only while the page heads a block that sits on a list (`buddy_list` in the kernel);
+//! * a state word: what the page is ([`PageState`]), the order of the block it heads, and the
+//!   [`AllocTag`] of the request that allocated it.
+//!
+//! Every field is an atomic accessed with relaxed loads and stores. Writers are serialised by
+//! the lock that owns the page at the time (the zone lock for buddy pages, the owning CPU's
+//! lock for per-CPU pages); the atomics exist so that lock-free readers (reports, the runtime's
+//! free path validating a pfn) never see a torn value, exactly like the kernel's
+//! `READ_ONCE`/`WRITE_ONCE` on `struct page` fields. On x86_64 a relaxed atomic load or store
+//! is a plain `mov`.
+//!
+//! # Invariants
+//!
+//! * Only the first page of a block carries a non-[`PageState::Tail`] state; every other page
+//!   of a free, allocated or per-CPU block is `Tail`. (`verify` walks the zone by extents and
+//!   checks that every page is covered exactly once.)
+//! * `state == Buddy` ⇔ the page heads a block on `free_area[order].free_list[mt]` for the
+//!   block's pageblock type (`PageBuddy` + `buddy_order()`).
+//! * Links are meaningful only for pages on a list; stale values elsewhere are never read.
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use crate::migratetype::MigrateType;
+
+/// "No page": the end of a list.
+pub const NIL: u32 = u32::MAX;
+
+/// What a page is, from the allocator's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PageState {
+    /// Not the head of any block: a tail page inside a larger free or allocated block.
+    Tail = 0,
+    /// Head of a free block on a buddy free list (`PageBuddy`).
+    Buddy = 1,
+    /// Head of a block handed out to a caller.
+    Allocated = 2,
+    /// Head of a block cached on a per-CPU list: free to the caller, allocated to the buddy.
+    Pcp = 3,
+    /// Head of a free block taken off the free lists by isolation (compaction's free scanner).
+    Isolated = 4,
+}
+
+impl PageState {
+    const fn from_bits(v: u32) -> PageState {
+        match v & 0xff {
+            1 => PageState::Buddy,
+            2 => PageState::Allocated,
+            3 => PageState::Pcp,
+            4 => PageState::Isolated,
+            _ => PageState::Tail,
+        }
+    }
+}
+
+/// What the allocation request that owns a block was: its migratetype and whether the
+/// contents can be moved by compaction (`PageLRU` or `movable_ops` in the kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocTag {
+    /// The request's migratetype (from its GFP flags).
+    pub migratetype: MigrateType,
+    /// True if compaction could migrate the contents.
+    pub movable: bool,
+}
+
+impl AllocTag {
+    /// The tag of a request of `migratetype`: movable exactly when the request is.
+    pub const fn of(migratetype: MigrateType) -> AllocTag {
+        AllocTag {
+            migratetype,
+            movable: migratetype.is_movable(),
+        }
+    }
+
+    const fn bits(self) -> u32 {
+        (self.migratetype as u32) | ((self.movable as u32) << 3)
+    }
+
+    const fn from_bits(v: u32) -> AllocTag {
+        let migratetype = match MigrateType::from_index((v & 0x7) as usize) {
+            Some(mt) => mt,
+            None => MigrateType::Unmovable,
+        };
+        AllocTag {
+            migratetype,
+            movable: v & 0x8 != 0,
+        }
+    }
+}
+
+/// A decoded state word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageInfo {
+    /// What the page is.
+    pub state: PageState,
+    /// Order of the block the page heads (meaningless for `Tail`).
+    pub order: u32,
+    /// Owner of an allocated block (meaningful for `Allocated`).
+    pub tag: AllocTag,
+}
+
+impl PageInfo {
+    /// A tail page.
+    pub const TAIL: PageInfo = PageInfo {
+        state: PageState::Tail,
+        order: 0,
+        tag: AllocTag {
+            migratetype: MigrateType::Unmovable,
+            movable: false,
+        },
+    };
+
+    const fn pack(self) -> u32 {
+        (self.state as u32) | (self.order << 8) | (self.tag.bits() << 16)
+    }
+
+    const fn unpack(v: u32) -> PageInfo {
+        PageInfo {
+            state: PageState::from_bits(v),
+            order: (v >> 8) & 0xff,
+            tag: AllocTag::from_bits(v >> 16),
+        }
+    }
+}
+
+/// One page's record.
+#[derive(Debug)]
+struct PageMeta {
+    next: AtomicU32,
+    prev: AtomicU32,
+    info: AtomicU32,
+}
+
+const _: () = assert!(std::mem::size_of::<PageMeta>() == 12);
+
+/// The memmap of one zone, indexed by zone-relative page index (`pfn - zone_start_pfn`).
+#[derive(Debug)]
+pub struct Memmap {
+    pages: Box<[PageMeta]>,
+}
+
+impl Memmap {
+    /// A memmap of `nr_pages` tail pages.
+    pub fn new(nr_pages: usize) -> Memmap {
+        let pages = (0..nr_pages)
+            .map(|_| PageMeta {
+                next: AtomicU32::new(NIL),
+                prev: AtomicU32::new(NIL),
+                info: AtomicU32::new(PageInfo::TAIL.pack()),
+            })
+            .collect();
+        Memmap { pages }
+    }
+
+    /// Number of pages.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// True if the memmap has no pages.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// Bytes of metadata per page.
+    pub const BYTES_PER_PAGE: usize = std::mem::size_of::<PageMeta>();
+
+    /// The decoded state of page `idx`.
+    #[inline]
+    pub fn info(&self, idx: u32) -> PageInfo {
+        PageInfo::unpack(self.pages[idx as usize].info.load(Relaxed))
+    }
+
+    /// Overwrite the state of page `idx`.
+    #[inline]
+    pub fn set_info(&self, idx: u32, info: PageInfo) {
+        self.pages[idx as usize].info.store(info.pack(), Relaxed);
+    }
+
+    /// Set page `idx` to the head of a block of `order` in `state` (no owner tag).
+    #[inline]
+    pub fn set_head(&self, idx: u32, state: PageState, order: u32) {
+        self.set_info(
+            idx,
+            PageInfo {
+                state,
+                order,
+                ..PageInfo::TAIL
+            },
+        );
+    }
+
+    /// Make page `idx` a tail page again (it stopped heading a block).
+    #[inline]
+    pub fn clear(&self, idx: u32) {
+        self.set_info(idx, PageInfo::TAIL);
+    }
+
+    /// Atomically replace the state of `idx` if it is still `expected`. Returns the state found.
+    /// Used by lock-free callers that must not race on the same page (the runtime free path).
+    #[inline]
+    pub fn compare_exchange(&self, idx: u32, expected: PageInfo, new: PageInfo) -> PageInfo {
+        match self.pages[idx as usize].info.compare_exchange(
+            expected.pack(),
+            new.pack(),
+            std::sync::atomic::Ordering::AcqRel,
+            std::sync::atomic::Ordering::Acquire,
+        ) {
+            Ok(v) | Err(v) => PageInfo::unpack(v),
+        }
+    }
+
+    /// Next page on the list `idx` is on.
+    #[inline]
+    pub fn next(&self, idx: u32) -> u32 {
+        self.pages[idx as usize].next.load(Relaxed)
+    }
+
+    /// Previous page on the list `idx` is on.
+    #[inline]
+    pub fn prev(&self, idx: u32) -> u32 {
+        self.pages[idx as usize].prev.load(Relaxed)
+    }
+
+    /// Set the forward link of `idx`.
+    #[inline]
+    pub fn set_next(&self, idx: u32, next: u32) {
+        self.pages[idx as usize].next.store(next, Relaxed);
+    }
+
+    /// Set the backward link of `idx`.
+    #[inline]
+    pub fn set_prev(&self, idx: u32, prev: u32) {
+        self.pages[idx as usize].prev.store(prev, Relaxed);
+    }
+
+    /// Hint the CPU to bring `idx`'s record into cache (the buddy prefetch of
+    /// `free_pcppages_bulk`, seed 001). A relaxed load is the portable, safe stand-in for a
+    /// prefetch instruction: it starts the cache miss early and its value is discarded.
+    #[inline]
+    pub fn prefetch(&self, idx: u32) {
+        if let Some(p) = self.pages.get(idx as usize) {
+            std::hint::black_box(p.info.load(Relaxed));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_round_trips_every_state_order_and_tag() {
+        let m = Memmap::new(4);
+        for state in [
+            PageState::Tail,
+            PageState::Buddy,
+            PageState::Allocated,
+            PageState::Pcp,
+            PageState::Isolated,
+        ] {
+            for order in [0, 1, 9, 10, 15] {
+                for mt in MigrateType::ALL {
+                    for movable in [false, true] {
+                        let info = PageInfo {
+                            state,
+                            order,
+                            tag: AllocTag {
+                                migratetype: mt,
+                                movable,
+                            },
+                        };
+                        m.set_info(2, info);
+                        assert_eq!(m.info(2), info);
+                    }
+                }
+            }
+        }
+        assert_eq!(m.info(0), PageInfo::TAIL);
+    }
+
+    #[test]
+    fn compare_exchange_reports_the_state_found() {
+        let m = Memmap::new(1);
+        let alloc = PageInfo {
+            state: PageState::Allocated,
+            order: 3,
+            ..PageInfo::TAIL
+        };
+        let pcp = PageInfo {
+            state: PageState::Pcp,
+            order: 3,
+            ..PageInfo::TAIL
+        };
+        assert_eq!(m.compare_exchange(0, alloc, pcp), PageInfo::TAIL);
+        m.set_info(0, alloc);
+        assert_eq!(m.compare_exchange(0, alloc, pcp), alloc);
+        assert_eq!(m.info(0), pcp);
+    }
+}

@@ -1,0 +1,383 @@
+//! The kernel's reports about a zone, as `pageblock-formats` models that render byte for byte
+//! (`mm/vmstat.c`: `frag_show_print`, `pagetypeinfo_show*`, `zoneinfo_show_print`,
+//! `vmstat_show`, `unusable_show_print`, `extfrag_show_print`; kmem tracepoints).
+//!
+//! Reports built from [`ZoneShared`] need no zone lock: they read counters and pageblock bits
+//! only. The walking form of `/proc/pagetypeinfo` needs the lists, hence `&Zone` (the lock).
+//!
+//! The simulated machine has one node and one populated zone; reports that list every zone
+//! (zoneinfo, vmstat's per-zone events) print the other zone types as unpopulated, as a real
+//! single-zone machine would.
+
+use pageblock_formats::buddyinfo::{BuddyInfo, BuddyInfoZone};
+use pageblock_formats::extfrag::{ExtfragIndex, UnusableIndex};
+use pageblock_formats::kmem::{self, KmemEvent};
+use pageblock_formats::pagetypeinfo::{PageTypeInfo, PageTypeInfoNode, ZoneCounts, FREE_COUNT_CAP};
+use pageblock_formats::vmstat::VmStat;
+use pageblock_formats::zoneinfo::{Pageset, PopulatedZone, ZoneInfo, ZoneInfoZone};
+
+use crate::config::{ZoneConfig, ZoneType, MAX_NR_ZONES};
+use crate::migratetype::MigrateType;
+use crate::pcp;
+use crate::stats::{VmEvent, ZoneStat};
+use crate::trace::TraceEvent;
+use crate::zone::{Zone, ZoneShared};
+
+/// How `/proc/pagetypeinfo` counts free blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PagetypeinfoMode {
+    /// Read the per-migratetype counts (seed 000): no zone lock, O(orders × types).
+    Counts,
+    /// Walk every free list under the zone lock, stopping at 100000 entries (the kernel
+    /// before seed 000): O(free blocks).
+    Walk,
+}
+
+/// The migratetypes the kernel's reports list for this configuration, in ABI order: CMA only
+/// with CONFIG_CMA.
+pub fn reported_migratetypes(cfg: &ZoneConfig) -> Vec<MigrateType> {
+    MigrateType::ALL
+        .into_iter()
+        .filter(|&mt| mt != MigrateType::Cma || cfg.config_cma)
+        .collect()
+}
+
+/// The number a tracepoint prints for `mt` in this configuration (`enum migratetype` is
+/// renumbered when CMA is not configured: Isolate is 4 then).
+pub fn abi_migratetype(cfg: &ZoneConfig, mt: MigrateType) -> i32 {
+    if !cfg.config_cma && mt == MigrateType::Isolate {
+        return 4;
+    }
+    mt as i32
+}
+
+/// `/proc/buddyinfo`.
+pub fn buddyinfo(z: &ZoneShared) -> BuddyInfo {
+    let cfg = z.config();
+    let nr_free = (0..=cfg.max_order)
+        .map(|o| z.counters().nr_free(o))
+        .collect();
+    BuddyInfo {
+        zones: vec![BuddyInfoZone {
+            node: cfg.node,
+            zone: cfg.zone_type.name().to_owned(),
+            nr_free,
+        }],
+    }
+}
+
+/// Pageblocks of each reported type, counted the kernel's way: from `zone_start_pfn` in
+/// pageblock strides to the zone end (an unaligned zone start samples each block once).
+fn block_counts(z: &ZoneShared, types: &[MigrateType]) -> Vec<u64> {
+    let cfg = z.config();
+    let pb = 1u64 << cfg.pageblock_order;
+    let mut counts = vec![0u64; types.len()];
+    let mut pfn = cfg.start_pfn;
+    while pfn < cfg.end_pfn() {
+        let mt = z.pageblock_migratetype(pfn);
+        if let Some(i) = types.iter().position(|&t| t == mt) {
+            counts[i] += 1;
+        }
+        pfn += pb;
+    }
+    counts
+}
+
+fn pagetypeinfo_from(z: &ZoneShared, free_count: impl Fn(u32, MigrateType) -> u64) -> PageTypeInfo {
+    let cfg = z.config();
+    let types = reported_migratetypes(cfg);
+    let free = types
+        .iter()
+        .map(|&mt| (0..=cfg.max_order).map(|o| free_count(o, mt)).collect())
+        .collect();
+    let zone = ZoneCounts {
+        node: cfg.node,
+        zone: cfg.zone_type.name().to_owned(),
+        free,
+        blocks: block_counts(z, &types),
+    };
+    let names: Vec<&str> = types.iter().map(|mt| mt.name()).collect();
+    let node = PageTypeInfoNode::from_counts(
+        cfg.pageblock_order,
+        cfg.max_order as usize + 1,
+        &names,
+        &[zone],
+    );
+    PageTypeInfo { nodes: vec![node] }
+}
+
+/// `/proc/pagetypeinfo` from the per-migratetype counts, without the zone lock (seed 000).
+pub fn pagetypeinfo_counts(z: &ZoneShared) -> PageTypeInfo {
+    pagetypeinfo_from(z, |o, mt| z.counters().mt_nr_free(o, mt))
+}
+
+/// `/proc/pagetypeinfo` by walking the free lists, stopping each count at 100000 (the
+/// kernel's lockup guard). Reads the lists, so it needs the zone (its lock).
+pub fn pagetypeinfo_walk(zone: &Zone) -> PageTypeInfo {
+    pagetypeinfo_from(zone.shared(), |o, mt| {
+        zone.free_list(o, mt).take(FREE_COUNT_CAP as usize).count() as u64
+    })
+}
+
+/// Per reported pageblock type: pageblocks holding at least one allocated block whose
+/// owner's migratetype differs from the pageblock's (the "Number of mixed blocks" table the
+/// kernel prints with `page_owner` enabled). Reads the memmap without the zone lock, as
+/// the kernel does, so it is a snapshot that may be slightly inconsistent under concurrency.
+pub fn mixed_block_counts(z: &ZoneShared) -> Vec<u64> {
+    let cfg = z.config();
+    let types = reported_migratetypes(cfg);
+    let pbo = cfg.pageblock_order;
+    let first_block = cfg.start_pfn >> pbo;
+    let mut mixed = vec![false; z.pageblocks().len()];
+    let mm = z.memmap();
+    let mut idx = 0u64;
+    while idx < cfg.present_pages {
+        let info = mm.info(idx as u32);
+        let pages = if info.state == crate::memmap::PageState::Tail {
+            1
+        } else {
+            1u64 << info.order
+        };
+        if info.state == crate::memmap::PageState::Allocated {
+            let pfn = cfg.start_pfn + idx;
+            for b in ((pfn >> pbo) - first_block)..=(((pfn + pages - 1) >> pbo) - first_block) {
+                if z.pageblocks().migratetype(b as usize) != info.tag.migratetype {
+                    mixed[b as usize] = true;
+                }
+            }
+        }
+        idx += pages;
+    }
+    let mut counts = vec![0u64; types.len()];
+    for (b, _) in mixed.iter().enumerate().filter(|(_, m)| **m) {
+        if let Some(i) = types
+            .iter()
+            .position(|&t| t == z.pageblocks().migratetype(b))
+        {
+            counts[i] += 1;
+        }
+    }
+    counts
+}
+
+/// Add the page_owner "Number of mixed blocks" table to a pagetypeinfo report of this zone.
+pub fn add_mixed_blocks(report: &mut PageTypeInfo, z: &ZoneShared) {
+    let cfg = z.config();
+    for node in report.nodes.iter_mut() {
+        let mut table = node.blocks.clone();
+        for row in table
+            .rows
+            .iter_mut()
+            .filter(|r| r.zone == cfg.zone_type.name())
+        {
+            row.counts = mixed_block_counts(z);
+        }
+        node.mixed = Some(table);
+    }
+}
+
+/// `/proc/pagetypeinfo` in the mode the zone's policy selects.
+pub fn pagetypeinfo(zone: &Zone) -> PageTypeInfo {
+    if zone.policy().pagetypeinfo_from_counts {
+        pagetypeinfo_counts(zone.shared())
+    } else {
+        pagetypeinfo_walk(zone)
+    }
+}
+
+/// Per-CPU pageset figures of the zone: `(batch, high_min, high_max)`.
+pub fn pageset_limits(z: &ZoneShared) -> (u32, u32, u32) {
+    let cfg = z.config();
+    let managed = cfg.present_pages;
+    let batch = pcp::zone_batchsize(managed);
+    let low = z.counters().watermarks().low;
+    let high_min = pcp::zone_highsize(managed, low, batch, cfg.nr_cpus, 0);
+    let high_max = pcp::zone_highsize(
+        managed,
+        low,
+        batch,
+        cfg.nr_cpus,
+        pcp::MIN_PERCPU_PAGELIST_HIGH_FRACTION,
+    );
+    (batch, high_min, high_max)
+}
+
+fn unpopulated_zone(node: u32, t: ZoneType) -> ZoneInfoZone {
+    // ZONE_MOVABLE keeps a floor under its (empty) watermarks; the others compute to 0.
+    let wm = if t == ZoneType::Movable { 32 } else { 0 };
+    ZoneInfoZone {
+        node,
+        zone: t.name().to_owned(),
+        node_stats: None,
+        pages_free: 0,
+        boost: 0,
+        min: wm,
+        low: wm,
+        high: wm,
+        promo: Some(wm),
+        spanned: 0,
+        present: 0,
+        managed: 0,
+        cma: 0,
+        protection: vec![0; MAX_NR_ZONES],
+        populated: None,
+    }
+}
+
+/// `/proc/zoneinfo`: every zone type of the node; ours populated. Per-node LRU statistics
+/// are not modelled and not printed; `pagesets` shows each CPU's limits with the pages cached
+/// in `pcp_counts` (one entry per CPU; empty means no per-CPU caching is attached).
+pub fn zoneinfo(z: &ZoneShared, pcp_counts: &[u32]) -> ZoneInfo {
+    let cfg = z.config();
+    let c = z.counters();
+    let wm = c.watermarks();
+    let boost = c.watermark_boost();
+    let (batch, high_min, high_max) = pageset_limits(z);
+    let threshold = pcp::stat_threshold(cfg.nr_cpus, cfg.present_pages) as i32;
+    let pagesets = (0..cfg.nr_cpus)
+        .map(|cpu| Pageset {
+            cpu,
+            count: pcp_counts.get(cpu as usize).copied().unwrap_or(0) as i32,
+            high: high_min as i32,
+            batch: batch as i32,
+            high_min: Some(high_min as i32),
+            high_max: Some(high_max as i32),
+            stat_threshold: threshold,
+        })
+        .collect();
+    let stats = ZoneStat::ALL
+        .iter()
+        .map(|&s| (s.name().to_owned(), c.zone_stat(s)))
+        .collect();
+    let ours = ZoneInfoZone {
+        node: cfg.node,
+        zone: cfg.zone_type.name().to_owned(),
+        node_stats: None,
+        pages_free: c.zone_stat(ZoneStat::NrFreePages),
+        boost,
+        min: wm.min + boost,
+        low: wm.low + boost,
+        high: wm.high + boost,
+        promo: Some(wm.promo + boost),
+        spanned: cfg.present_pages,
+        present: cfg.present_pages,
+        managed: cfg.present_pages,
+        cma: cfg.cma_pages,
+        protection: vec![0; MAX_NR_ZONES],
+        populated: Some(PopulatedZone {
+            stats,
+            pagesets,
+            node_unreclaimable: 0,
+            start_pfn: cfg.start_pfn,
+        }),
+    };
+    let zones = ZoneType::ALL
+        .into_iter()
+        .map(|t| {
+            if t == cfg.zone_type {
+                ours.clone()
+            } else {
+                unpopulated_zone(cfg.node, t)
+            }
+        })
+        .collect();
+    ZoneInfo { zones }
+}
+
+/// `/proc/vmstat`: the zone statistics and the events the kernel prints under the same
+/// names, in the kernel's order, ending with the deprecated `nr_unstable 0`.
+pub fn vmstat(z: &ZoneShared) -> VmStat {
+    let cfg = z.config();
+    let c = z.counters();
+    let mut items: Vec<(String, u64)> = ZoneStat::ALL
+        .iter()
+        .map(|&s| (s.name().to_owned(), c.zone_stat(s)))
+        .collect();
+    for t in ZoneType::ALL {
+        let v = if t == cfg.zone_type {
+            c.event(VmEvent::PgAlloc)
+        } else {
+            0
+        };
+        items.push((format!("pgalloc_{}", t.vmstat_suffix()), v));
+    }
+    for &ev in VmEvent::ALL {
+        if ev.in_kernel_vmstat() && ev != VmEvent::PgAlloc {
+            items.push((ev.name().to_owned(), c.event(ev)));
+        }
+    }
+    items.push(("nr_unstable".to_owned(), 0));
+    VmStat { items }
+}
+
+/// Every counter, kernel and pageblock-specific, as `(name, value)` in declaration order.
+pub fn all_counters(z: &ZoneShared) -> Vec<(&'static str, u64)> {
+    let c = z.counters();
+    let mut v: Vec<(&'static str, u64)> = ZoneStat::ALL
+        .iter()
+        .map(|&s| (s.name(), c.zone_stat(s)))
+        .collect();
+    v.extend(VmEvent::ALL.iter().map(|&e| (e.name(), c.event(e))));
+    v.push(("nr_free_highatomic", c.nr_free_highatomic()));
+    v.push(("nr_reserved_highatomic", c.nr_reserved_highatomic()));
+    v.push(("watermark_boost_pages", c.watermark_boost()));
+    v
+}
+
+/// debugfs `extfrag/unusable_index`.
+pub fn unusable_index(z: &ZoneShared) -> UnusableIndex {
+    UnusableIndex::from_buddyinfo(&buddyinfo(z))
+}
+
+/// debugfs `extfrag/extfrag_index`.
+pub fn extfrag_index(z: &ZoneShared) -> ExtfragIndex {
+    ExtfragIndex::from_buddyinfo(&buddyinfo(z))
+}
+
+/// A trace event as the kernel's kmem tracepoint prints it in this configuration.
+pub fn kmem_event(cfg: &ZoneConfig, ev: &TraceEvent) -> KmemEvent {
+    let abi = |mt| abi_migratetype(cfg, mt);
+    match *ev {
+        TraceEvent::PageAlloc {
+            pfn,
+            order,
+            migratetype,
+            gfp,
+        } => KmemEvent::PageAlloc(kmem::MmPageAlloc::new(pfn, order, abi(migratetype), gfp)),
+        TraceEvent::PageFree { pfn, order } => {
+            KmemEvent::PageFree(kmem::MmPageFree::new(pfn, order))
+        }
+        TraceEvent::PageAllocZoneLocked {
+            pfn,
+            order,
+            migratetype,
+            percpu_refill,
+        } => KmemEvent::PageAllocZoneLocked(kmem::MmPageAllocZoneLocked::new(
+            Some(pfn),
+            order,
+            abi(migratetype),
+            percpu_refill,
+        )),
+        TraceEvent::PagePcpuDrain {
+            pfn,
+            order,
+            migratetype,
+        } => KmemEvent::PagePcpuDrain(kmem::MmPagePcpuDrain::new(pfn, order, abi(migratetype))),
+        TraceEvent::PageAllocExtfrag {
+            pfn,
+            alloc_order,
+            fallback_order,
+            alloc_migratetype,
+            fallback_migratetype,
+            change_ownership,
+        } => KmemEvent::PageAllocExtfrag(kmem::MmPageAllocExtfrag::new(
+            pfn,
+            alloc_order as i32,
+            fallback_order as i32,
+            cfg.pageblock_order as i32,
+            abi(alloc_migratetype),
+            abi(fallback_migratetype),
+            change_ownership,
+        )),
+    }
+}

@@ -1,0 +1,198 @@
+//! Counters: zone statistics (`enum zone_stat_item`), allocator events (`enum vm_event_item`,
+//! plus pageblock's own decision and work counters), all from one declarative list.
+//!
+//! Every counter is a [`Counter`]: an atomic written only by the holder of the zone lock
+//! (single writer, so a relaxed load + store is enough — the kernel's `WRITE_ONCE`) and read
+//! by anyone at any time with a relaxed load (`READ_ONCE`). A monitor reading statistics
+//! therefore never waits for the zone lock and never stalls allocation.
+//!
+//! Each event says whether the kernel has it under the same name in `/proc/vmstat`. Only those
+//! are printed in the kernel-format vmstat; the others (fallback decisions and the
+//! deterministic work units the lab compares) appear in pageblock's own reports.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A statistics counter with a single writer (the zone-lock holder) and lock-free readers.
+#[derive(Debug, Default)]
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    /// A counter starting at `v`.
+    pub const fn new(v: u64) -> Counter {
+        Counter(AtomicU64::new(v))
+    }
+
+    /// The current value (`READ_ONCE`).
+    #[inline]
+    pub fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+
+    /// Overwrite the value (`WRITE_ONCE`). Only the single writer may call this.
+    #[inline]
+    pub fn set(&self, v: u64) {
+        self.0.store(v, Relaxed);
+    }
+
+    /// Add `d`. Only the single writer may call this: it is not an atomic read-modify-write.
+    #[inline]
+    pub fn add(&self, d: u64) {
+        self.set(self.get().wrapping_add(d));
+    }
+
+    /// Subtract `d`. Only the single writer may call this.
+    #[inline]
+    pub fn sub(&self, d: u64) {
+        self.set(self.get().wrapping_sub(d));
+    }
+
+    /// Add a signed delta. Only the single writer may call this.
+    #[inline]
+    pub fn add_signed(&self, d: i64) {
+        self.set(self.get().wrapping_add_signed(d));
+    }
+
+    /// Add `d` with an atomic read-modify-write, for counters with several writers.
+    #[inline]
+    pub fn add_shared(&self, d: u64) {
+        self.0.fetch_add(d, Relaxed);
+    }
+}
+
+/// Zone statistics kept exact on every free-list change (`enum zone_stat_item`, the subset
+/// the allocator maintains). Printed in zoneinfo and vmstat under these names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneStat {
+    /// `NR_FREE_PAGES`: free pages on the buddy lists, except isolated ones.
+    NrFreePages,
+    /// `NR_FREE_PAGES_BLOCKS` (6.15+): free pages sitting in free blocks of at least
+    /// `pageblock_order`, except isolated ones.
+    NrFreePagesBlocks,
+    /// `NR_FREE_CMA_PAGES`: free pages on CMA lists.
+    NrFreeCmaPages,
+}
+
+/// Number of [`ZoneStat`] items.
+pub const NR_ZONE_STATS: usize = 3;
+
+impl ZoneStat {
+    /// All items, in the kernel's print order.
+    pub const ALL: [ZoneStat; NR_ZONE_STATS] = [
+        ZoneStat::NrFreePages,
+        ZoneStat::NrFreePagesBlocks,
+        ZoneStat::NrFreeCmaPages,
+    ];
+
+    /// The name `/proc/zoneinfo` and `/proc/vmstat` print.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ZoneStat::NrFreePages => "nr_free_pages",
+            ZoneStat::NrFreePagesBlocks => "nr_free_pages_blocks",
+            ZoneStat::NrFreeCmaPages => "nr_free_cma",
+        }
+    }
+}
+
+macro_rules! vm_events {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, kernel: $kernel:literal; )*) => {
+        /// An allocator event or unit of work, counted in [`crate::ZoneCounters`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum VmEvent {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl VmEvent {
+            /// Every event, in declaration order.
+            pub const ALL: &'static [VmEvent] = &[$(VmEvent::$variant,)*];
+
+            /// The counter's name (the kernel's `vmstat_text[]` name where it has one).
+            pub const fn name(self) -> &'static str {
+                match self { $(VmEvent::$variant => $name,)* }
+            }
+
+            /// True if the kernel prints this counter in `/proc/vmstat` under this name.
+            pub const fn in_kernel_vmstat(self) -> bool {
+                match self { $(VmEvent::$variant => $kernel,)* }
+            }
+        }
+    };
+}
+
+vm_events! {
+    /// Base pages allocated from this zone (`PGALLOC_<zone>`; the vmstat renderer prints it
+    /// as `pgalloc_normal` etc. for the zone's type).
+    PgAlloc = "pgalloc", kernel: true;
+    /// Base pages freed (`PGFREE`).
+    PgFree = "pgfree", kernel: true;
+    /// Allocation requests that found no page after every step available to them.
+    PgAllocFail = "pgalloc_fail", kernel: false;
+    /// Requests refused by the zone watermark check (`zone_watermark_fast` failed).
+    WatermarkFail = "watermark_fail", kernel: false;
+    /// Requests retried without ALLOC_NOFRAGMENT after failing with it
+    /// (`get_page_from_freelist`'s relaxation).
+    NoFragmentRelaxed = "nofragment_relaxed", kernel: false;
+    /// Fallback allocations: every `mm_page_alloc_extfrag` event.
+    Extfrag = "pgalloc_extfrag", kernel: false;
+    /// Fallbacks that took less than a pageblock from a foreign block (`fragmenting=1`).
+    ExtfragFragmenting = "pgalloc_extfrag_fragmenting", kernel: false;
+    /// Fallbacks after which the block belonged to the requester (`change_ownership=1`).
+    ExtfragChangeOwnership = "pgalloc_extfrag_change_ownership", kernel: false;
+    /// Claims of whole free pageblocks (`try_to_claim_block`, `current_order >= pageblock_order`).
+    ClaimWholeBlock = "rmqueue_claim_whole_block", kernel: false;
+    /// Claims of a partly used pageblock that met the half-block rule.
+    ClaimPartialBlock = "rmqueue_claim_partial_block", kernel: false;
+    /// Claim attempts rejected by the half-block rule or a zone-straddling block.
+    ClaimFail = "rmqueue_claim_fail", kernel: false;
+    /// Single blocks stolen from a foreign pageblock (`__rmqueue_steal`).
+    Steal = "rmqueue_steal", kernel: false;
+    /// Base pages allocated from CMA pageblocks.
+    PgAllocCma = "pgalloc_cma", kernel: false;
+    /// Base pages allocated from the HIGHATOMIC reserve.
+    PgAllocHighAtomic = "pgalloc_highatomic", kernel: false;
+    /// Pageblocks moved into the HIGHATOMIC reserve (`reserve_highatomic_pageblock`).
+    HighAtomicReserve = "highatomic_reserve", kernel: false;
+    /// Pageblocks released from the HIGHATOMIC reserve (`unreserve_highatomic_pageblock`).
+    HighAtomicUnreserve = "highatomic_unreserve", kernel: false;
+    /// Successful watermark boosts (`boost_watermark` returned true).
+    WatermarkBoost = "watermark_boost", kernel: false;
+    /// Work: free-list heads examined while searching (deterministic cost unit).
+    WorkFreelistProbe = "work_freelist_probe", kernel: false;
+    /// Work: merge steps taken while freeing (buddies absorbed).
+    WorkMergeStep = "work_merge_step", kernel: false;
+    /// Work: free blocks moved between lists by block conversion (`move_freepages_block`).
+    WorkBlockMove = "work_block_move", kernel: false;
+    /// Work: pages examined by pageblock scans (claim's free/movable count).
+    WorkPagesScanned = "work_pages_scanned", kernel: false;
+}
+
+/// Number of [`VmEvent`]s.
+pub const NR_VM_EVENTS: usize = VmEvent::ALL.len();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lowercase() {
+        let mut names: Vec<&str> = VmEvent::ALL.iter().map(|e| e.name()).collect();
+        names.extend(ZoneStat::ALL.iter().map(|s| s.name()));
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        assert!(names
+            .iter()
+            .all(|s| s.chars().all(|c| c.is_ascii_lowercase() || c == '_')));
+    }
+
+    #[test]
+    fn counter_single_writer_arithmetic() {
+        let c = Counter::new(5);
+        c.add(3);
+        c.sub(2);
+        c.add_signed(-6);
+        assert_eq!(c.get(), 0);
+        c.add_shared(7);
+        assert_eq!(c.get(), 7);
+    }
+}

@@ -1,0 +1,267 @@
+//! `verify()`: the whole-structure invariant checker.
+//!
+//! It recomputes everything the zone maintains incrementally — from the memmap, the lists and
+//! the pageblock bits — and compares. It is O(pages) and meant for tests, the simulator and
+//! debugging, after every operation if need be. Each check corresponds to an invariant
+//! written down in [`crate::zone`], [`crate::list`] or [`crate::memmap`].
+
+use std::fmt;
+
+use crate::memmap::{PageState, NIL};
+use crate::migratetype::{MigrateType, MIGRATE_TYPES};
+use crate::stats::ZoneStat;
+use crate::zone::Zone;
+
+/// A broken invariant: which one, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyError(pub String);
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invariant broken: {}", self.0)
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)*) => {
+        if !$cond {
+            return Err(VerifyError(format!($($arg)*)));
+        }
+    };
+}
+
+/// Page totals found by walking the memmap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageCensus {
+    /// Pages in free blocks on buddy lists.
+    pub free: u64,
+    /// Pages in allocated blocks.
+    pub allocated: u64,
+    /// Pages in blocks on per-CPU lists.
+    pub pcp: u64,
+    /// Pages in isolated free blocks.
+    pub isolated: u64,
+}
+
+/// Free block heads found in the memmap, per order.
+type HeadsPerOrder = [u64; crate::types::NR_ORDER_SLOTS];
+
+impl Zone {
+    /// Check every invariant; returns the page census on success.
+    pub fn verify(&self) -> Result<PageCensus, VerifyError> {
+        let (census, heads) = self.verify_memmap()?;
+        self.verify_lists(&heads)?;
+        self.verify_counts()?;
+        self.verify_merged()?;
+        self.verify_highatomic()?;
+        let total = census.free + census.allocated + census.pcp + census.isolated;
+        ensure!(
+            total == self.managed_pages(),
+            "census {census:?} covers {total} of {} pages",
+            self.managed_pages()
+        );
+        ensure!(
+            census.free == self.nr_free_pages() + self.nr_isolated_free_pages(),
+            "memmap has {} free pages, NR_FREE_PAGES {} + isolated {}",
+            census.free,
+            self.nr_free_pages(),
+            self.nr_isolated_free_pages()
+        );
+        Ok(census)
+    }
+
+    /// Walk the zone block by block: every pfn is covered once, blocks are aligned and
+    /// inside the zone, tails are tails, free blocks sit on their pageblock's type.
+    fn verify_memmap(&self) -> Result<(PageCensus, HeadsPerOrder), VerifyError> {
+        let mm = &self.shared.memmap;
+        let mut census = PageCensus::default();
+        let mut heads = HeadsPerOrder::default();
+        let mut pfn = self.start_pfn();
+        while pfn < self.end_pfn() {
+            let info = mm.info(self.idx(pfn));
+            ensure!(
+                info.state != PageState::Tail,
+                "pfn {pfn:#x} is a tail page outside any block"
+            );
+            let o = info.order;
+            ensure!(o <= self.max_order(), "pfn {pfn:#x}: order {o} above max");
+            ensure!(
+                pfn & ((1 << o) - 1) == 0,
+                "pfn {pfn:#x}: block of order {o} is unaligned"
+            );
+            let end = pfn + (1 << o);
+            ensure!(
+                end <= self.end_pfn(),
+                "pfn {pfn:#x}: block of order {o} runs past the zone"
+            );
+            for p in pfn + 1..end {
+                ensure!(
+                    mm.info(self.idx(p)).state == PageState::Tail,
+                    "pfn {p:#x} inside block {pfn:#x}/{o} is a head"
+                );
+            }
+            let pages = 1u64 << o;
+            match info.state {
+                PageState::Buddy => {
+                    census.free += pages;
+                    heads[o as usize] += 1;
+                    self.verify_free_block_type(pfn, o)?;
+                }
+                PageState::Allocated => census.allocated += pages,
+                PageState::Pcp => census.pcp += pages,
+                PageState::Isolated => census.isolated += pages,
+                PageState::Tail => unreachable!(),
+            }
+            pfn = end;
+        }
+        Ok((census, heads))
+    }
+
+    fn verify_free_block_type(&self, pfn: u64, order: u32) -> Result<(), VerifyError> {
+        let mt = self.pageblock_migratetype(pfn);
+        let pb = self.pageblock_nr_pages();
+        let mut p = pfn & !(pb - 1);
+        while p < pfn + (1 << order) {
+            let bmt = self.pageblock_migratetype(p);
+            ensure!(
+                bmt == mt,
+                "free block {pfn:#x}/{order} spans pageblocks of types {mt:?} and {bmt:?}"
+            );
+            p += pb;
+        }
+        Ok(())
+    }
+
+    /// Every list is well linked and holds only free heads of its order and type, no page is
+    /// on two lists (or twice on one), and every free head of the memmap is on a list.
+    fn verify_lists(&self, heads: &HeadsPerOrder) -> Result<(), VerifyError> {
+        let mm = &self.shared.memmap;
+        let mut seen = vec![0u64; mm.len().div_ceil(64)];
+        for order in 0..=self.max_order() {
+            let mut on_lists = 0;
+            for mt in MigrateType::ALL {
+                let list = &self.free_area[order as usize][mt as usize];
+                let mut prev = NIL;
+                for idx in list.iter(mm) {
+                    let pfn = self.pfn_at(idx);
+                    let (word, bit) = (idx as usize / 64, 1u64 << (idx % 64));
+                    ensure!(
+                        seen[word] & bit == 0,
+                        "{pfn:#x} is on a free list twice ({mt:?} order {order})"
+                    );
+                    seen[word] |= bit;
+                    ensure!(
+                        mm.prev(idx) == prev,
+                        "{mt:?} order {order}: bad back link at {pfn:#x}"
+                    );
+                    let info = mm.info(idx);
+                    ensure!(
+                        info.state == PageState::Buddy && info.order == order,
+                        "{mt:?} order {order} list holds {pfn:#x} {info:?}"
+                    );
+                    let bmt = self.pageblock_migratetype(pfn);
+                    ensure!(bmt == mt, "{pfn:#x} on the {mt:?} list of a {bmt:?} block");
+                    prev = idx;
+                    on_lists += 1;
+                }
+                ensure!(
+                    list.last().unwrap_or(NIL) == prev,
+                    "{mt:?} order {order}: tail pointer is stale"
+                );
+            }
+            let h = heads[order as usize];
+            ensure!(
+                on_lists == h,
+                "order {order}: {h} free heads in the memmap, {on_lists} on the lists"
+            );
+        }
+        Ok(())
+    }
+
+    /// Counts equal list lengths; free-page statistics equal what the lists hold.
+    fn verify_counts(&self) -> Result<(), VerifyError> {
+        let c = &self.shared.counters;
+        let mm = &self.shared.memmap;
+        let mut pages = [0u64; MIGRATE_TYPES];
+        let mut blocks_pages = 0;
+        for order in 0..=self.max_order() {
+            let mut nr_free = 0;
+            for mt in MigrateType::ALL {
+                let len = self.free_area[order as usize][mt as usize].iter(mm).count() as u64;
+                ensure!(
+                    c.mt_nr_free(order, mt) == len,
+                    "mt_nr_free[{order}][{mt:?}] = {} but the list has {len}",
+                    c.mt_nr_free(order, mt)
+                );
+                nr_free += len;
+                pages[mt as usize] += len << order;
+                if order >= self.pageblock_order() && mt != MigrateType::Isolate {
+                    blocks_pages += len << order;
+                }
+            }
+            ensure!(
+                c.nr_free(order) == nr_free,
+                "nr_free[{order}] = {} but the lists hold {nr_free}",
+                c.nr_free(order)
+            );
+        }
+        let not_isolated: u64 = pages.iter().sum::<u64>() - pages[MigrateType::Isolate as usize];
+        let expect = [
+            (ZoneStat::NrFreePages, not_isolated),
+            (ZoneStat::NrFreeCmaPages, pages[MigrateType::Cma as usize]),
+            (ZoneStat::NrFreePagesBlocks, blocks_pages),
+        ];
+        for (item, want) in expect {
+            ensure!(
+                c.zone_stat(item) == want,
+                "{} = {} but the lists hold {want}",
+                item.name(),
+                c.zone_stat(item)
+            );
+        }
+        let ha = pages[MigrateType::HighAtomic as usize];
+        ensure!(
+            c.nr_free_highatomic() == ha,
+            "nr_free_highatomic = {} but the lists hold {ha}",
+            c.nr_free_highatomic()
+        );
+        Ok(())
+    }
+
+    /// No free block has a free buddy it should have merged with.
+    fn verify_merged(&self) -> Result<(), VerifyError> {
+        let mm = &self.shared.memmap;
+        for order in 0..self.max_order() {
+            for mt in MigrateType::ALL {
+                for idx in self.free_area[order as usize][mt as usize].iter(mm) {
+                    let pfn = self.pfn_at(idx);
+                    let buddy = pfn ^ (1 << order);
+                    if !self.is_free_buddy(buddy, order) {
+                        continue;
+                    }
+                    let bmt = self.pageblock_migratetype(buddy);
+                    let may_merge = order < self.pageblock_order()
+                        || bmt == mt
+                        || (bmt.is_mergeable() && mt.is_mergeable());
+                    ensure!(!may_merge, "free buddies {pfn:#x} and {buddy:#x} of order {order} ({mt:?}/{bmt:?}) were not merged");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn verify_highatomic(&self) -> Result<(), VerifyError> {
+        let pb = &self.shared.pageblocks;
+        let blocks = (0..pb.len())
+            .filter(|&b| pb.migratetype(b) == MigrateType::HighAtomic)
+            .count() as u64;
+        let reserved = self.shared.counters.nr_reserved_highatomic();
+        ensure!(
+            reserved == blocks * self.pageblock_nr_pages(),
+            "nr_reserved_highatomic = {reserved} but {blocks} pageblocks are HighAtomic"
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,437 @@
+//! The zone: a contiguous pfn range with its memmap, pageblock bits, free areas, watermarks
+//! and counters (`struct zone`).
+//!
+//! A [`Zone`] is the state the kernel protects with `zone->lock`: it is used through
+//! `&mut self`, and the thread-safe runtime keeps it behind a mutex. What reports read lives
+//! in [`ZoneShared`], reachable through an `Arc` without the lock: the configuration, the
+//! memmap and pageblock bits (atomics, as the kernel reads them locklessly), and every counter.
+//!
+//! The algorithms are split by kernel concept: [`crate::free_area`] (list and accounting
+//! primitives), [`crate::buddy`] (merge, split, smallest-first), [`crate::fallback`] (claim
+//! and steal), [`crate::highatomic`], [`crate::watermark`], [`crate::alloc`] (the allocation
+//! entry point and its slow path), [`crate::free`] (the free entry point and misuse checks).
+//!
+//! # Invariants (checked by [`crate::verify`])
+//!
+//! * Every pfn of the zone belongs to exactly one block: free (on a buddy list), allocated,
+//!   cached on a per-CPU list, or isolated. Blocks are naturally aligned and inside the zone.
+//! * A free block of order < `pageblock_order` is on the list of its pageblock's type; a free
+//!   block of order ≥ `pageblock_order` covers pageblocks that all have the list's type.
+//! * `nr_free[o] == Σ_mt len(free_list[o][mt])`, `mt_nr_free[o][mt] == len(free_list[o][mt])`.
+//! * `NR_FREE_PAGES == Σ_{o, mt ≠ Isolate} len(free_list[o][mt]) << o`, and likewise
+//!   `NR_FREE_CMA_PAGES`, `nr_free_highatomic`, `NR_FREE_PAGES_BLOCKS` for their lists.
+//! * No two free buddies of the same order that the merge rules would merge are both free.
+//! * `nr_reserved_highatomic == pageblock_nr_pages × (number of HighAtomic pageblocks)`.
+//! * free + allocated + per-CPU + isolated pages == managed pages.
+
+use std::sync::Arc;
+
+use crate::config::{ConfigError, Policy, ZoneConfig, ZoneType};
+use crate::list::ListHead;
+use crate::memmap::Memmap;
+use crate::migratetype::{MigrateType, MIGRATE_TYPES};
+use crate::pageblock::Pageblocks;
+use crate::stats::{Counter, VmEvent, ZoneStat, NR_VM_EVENTS, NR_ZONE_STATS};
+use crate::trace::{TraceEvent, TraceSink};
+use crate::types::{Pfn, NR_ORDER_SLOTS};
+use crate::watermark::{self, WatermarkLevel, Watermarks};
+
+/// Every counter of a zone: written under the zone lock, read by anyone.
+#[derive(Debug, Default)]
+pub struct ZoneCounters {
+    /// `free_area[order].nr_free`: free blocks of each order, all types.
+    pub(crate) nr_free: [Counter; NR_ORDER_SLOTS],
+    /// `free_area[order].mt_nr_free[mt]` (seed 000): free blocks per order and type.
+    pub(crate) mt_nr_free: [[Counter; MIGRATE_TYPES]; NR_ORDER_SLOTS],
+    pub(crate) zone_stat: [Counter; NR_ZONE_STATS],
+    /// `zone->nr_free_highatomic`: free pages on HighAtomic lists.
+    pub(crate) nr_free_highatomic: Counter,
+    /// `zone->nr_reserved_highatomic`: pages in HighAtomic pageblocks.
+    pub(crate) nr_reserved_highatomic: Counter,
+    /// `_watermark[]`, raw (without boost).
+    pub(crate) watermark: [Counter; 4],
+    /// `watermark_boost`.
+    pub(crate) watermark_boost: Counter,
+    pub(crate) events: [Counter; NR_VM_EVENTS],
+}
+
+impl ZoneCounters {
+    /// Free blocks of `order` on all lists.
+    pub fn nr_free(&self, order: u32) -> u64 {
+        self.nr_free[order as usize].get()
+    }
+
+    /// Free blocks of `order` on the `mt` list.
+    pub fn mt_nr_free(&self, order: u32, mt: MigrateType) -> u64 {
+        self.mt_nr_free[order as usize][mt as usize].get()
+    }
+
+    /// A zone statistic.
+    pub fn zone_stat(&self, item: ZoneStat) -> u64 {
+        self.zone_stat[item as usize].get()
+    }
+
+    /// An event count.
+    pub fn event(&self, ev: VmEvent) -> u64 {
+        self.events[ev as usize].get()
+    }
+
+    /// Free pages on HighAtomic lists.
+    pub fn nr_free_highatomic(&self) -> u64 {
+        self.nr_free_highatomic.get()
+    }
+
+    /// Pages in HighAtomic pageblocks.
+    pub fn nr_reserved_highatomic(&self) -> u64 {
+        self.nr_reserved_highatomic.get()
+    }
+
+    /// The raw watermarks.
+    pub fn watermarks(&self) -> Watermarks {
+        let w = |l: WatermarkLevel| self.watermark[l as usize].get();
+        Watermarks {
+            min: w(WatermarkLevel::Min),
+            low: w(WatermarkLevel::Low),
+            high: w(WatermarkLevel::High),
+            promo: w(WatermarkLevel::Promo),
+        }
+    }
+
+    /// The current watermark boost.
+    pub fn watermark_boost(&self) -> u64 {
+        self.watermark_boost.get()
+    }
+}
+
+/// The part of a zone that readers reach without the zone lock.
+#[derive(Debug)]
+pub struct ZoneShared {
+    config: ZoneConfig,
+    pub(crate) memmap: Memmap,
+    pub(crate) pageblocks: Pageblocks,
+    pub(crate) counters: ZoneCounters,
+    min_free_kbytes: u64,
+}
+
+impl ZoneShared {
+    /// The zone's geometry.
+    pub fn config(&self) -> &ZoneConfig {
+        &self.config
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &ZoneCounters {
+        &self.counters
+    }
+
+    /// The pageblock flag bits.
+    pub fn pageblocks(&self) -> &Pageblocks {
+        &self.pageblocks
+    }
+
+    /// The memmap.
+    pub fn memmap(&self) -> &Memmap {
+        &self.memmap
+    }
+
+    /// The `vm.min_free_kbytes` the watermarks were computed from.
+    pub fn min_free_kbytes(&self) -> u64 {
+        self.min_free_kbytes
+    }
+
+    /// The migratetype of the pageblock containing `pfn` (which must be in the zone).
+    pub fn pageblock_migratetype(&self, pfn: u64) -> MigrateType {
+        let pbo = self.config.pageblock_order;
+        self.pageblocks
+            .migratetype(((pfn >> pbo) - (self.config.start_pfn >> pbo)) as usize)
+    }
+}
+
+/// Zone state flags (`enum zone_flags`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZoneFlags {
+    /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermarks; kswapd should be woken.
+    pub boosted_watermark: bool,
+    /// `ZONE_BELOW_HIGH`: the zone fell below the high watermark (shrinks pcp high).
+    pub below_high: bool,
+}
+
+/// A zone under its lock.
+pub struct Zone {
+    pub(crate) shared: Arc<ZoneShared>,
+    /// `free_area[order].free_list[mt]`.
+    pub(crate) free_area: [[ListHead; MIGRATE_TYPES]; NR_ORDER_SLOTS],
+    pub(crate) policy: Policy,
+    pub(crate) group_by_mobility: bool,
+    pub(crate) flags: ZoneFlags,
+    pub(crate) trace: Option<Box<dyn TraceSink>>,
+    start_pfn: u64,
+    end_pfn: u64,
+    max_order: u32,
+    pageblock_order: u32,
+}
+
+impl std::fmt::Debug for Zone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zone")
+            .field("config", self.shared.config())
+            .field("policy", &self.policy)
+            .field("nr_free_pages", &self.nr_free_pages())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Zone {
+    /// Build a zone: memmap, pageblocks (all Movable, as `memmap_init` leaves them, CMA
+    /// blocks at the top if configured), watermarks, then free every page to the buddy lists
+    /// in pfn order with `FPI_TO_TAIL`, as memblock hands memory over at boot.
+    pub fn new(config: ZoneConfig, policy: Policy) -> Result<Zone, ConfigError> {
+        config.validate()?;
+        policy.validate()?;
+        let pbo = config.pageblock_order;
+        let first_block = config.start_pfn >> pbo;
+        let nr_blocks = (config.end_pfn().div_ceil(1 << pbo) - first_block) as usize;
+        let managed = config.present_pages;
+        let min_free_kbytes = policy.min_free_kbytes.unwrap_or_else(|| {
+            let dflt =
+                watermark::default_min_free_kbytes(managed * (crate::types::PAGE_SIZE / 1024));
+            let thp = watermark::thp_recommended_min_free_kbytes(1 << pbo, 1, managed);
+            if config.thp {
+                dflt.max(thp)
+            } else {
+                dflt
+            }
+        });
+        let shared = ZoneShared {
+            memmap: Memmap::new(config.present_pages as usize),
+            pageblocks: Pageblocks::new(nr_blocks, MigrateType::Movable),
+            counters: ZoneCounters::default(),
+            min_free_kbytes,
+            config,
+        };
+        let wm = watermark::setup_per_zone_wmarks(
+            min_free_kbytes,
+            policy.watermark_scale_factor,
+            &[(shared.config.zone_type, managed)],
+        )[0];
+        for (level, v) in [wm.min, wm.low, wm.high, wm.promo].into_iter().enumerate() {
+            shared.counters.watermark[level].set(v);
+        }
+        // `build_all_zonelists`: grouping by mobility is pointless when there is not even one
+        // pageblock per migratetype above the high watermark.
+        let roomy = managed.saturating_sub(wm.high) >= (MIGRATE_TYPES as u64) << pbo;
+        let mut zone = Zone {
+            start_pfn: shared.config.start_pfn,
+            end_pfn: shared.config.end_pfn(),
+            max_order: shared.config.max_order,
+            pageblock_order: pbo,
+            group_by_mobility: policy.group_by_mobility && roomy,
+            shared: Arc::new(shared),
+            free_area: Default::default(),
+            policy,
+            flags: ZoneFlags::default(),
+            trace: None,
+        };
+        zone.init_cma_blocks();
+        zone.free_all_pages_at_boot();
+        Ok(zone)
+    }
+
+    /// Mark the top `cma_pages` of the zone (whole pageblocks inside it) as CMA.
+    fn init_cma_blocks(&mut self) {
+        let pb = self.pageblock_nr_pages();
+        let mut block_start = (self.end_pfn & !(pb - 1)).wrapping_sub(pb);
+        let mut left = self.shared.config.cma_pages;
+        while left > 0 && block_start >= self.start_pfn {
+            let block = self.block_of(block_start);
+            self.shared
+                .pageblocks
+                .set_migratetype(block, MigrateType::Cma);
+            left -= pb;
+            block_start -= pb;
+        }
+    }
+
+    fn free_all_pages_at_boot(&mut self) {
+        let mut pfn = self.start_pfn;
+        while pfn < self.end_pfn {
+            let mut order = self.max_order;
+            while pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > self.end_pfn {
+                order -= 1;
+            }
+            self.count(VmEvent::PgFree, 1 << order);
+            self.free_pages_to_buddy(pfn, order, crate::buddy::FreeTo::Tail);
+            pfn += 1 << order;
+        }
+    }
+
+    /// The part of the zone readable without its lock.
+    pub fn shared(&self) -> &Arc<ZoneShared> {
+        &self.shared
+    }
+
+    /// The zone's geometry.
+    pub fn config(&self) -> &ZoneConfig {
+        self.shared.config()
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &ZoneCounters {
+        &self.shared.counters
+    }
+
+    /// The behaviour switches this zone runs with.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Zone flags.
+    pub fn flags(&self) -> ZoneFlags {
+        self.flags
+    }
+
+    /// Whether pages are grouped by mobility (false if the policy or the zone's size
+    /// disables it: `page_group_by_mobility_disabled`).
+    pub fn group_by_mobility(&self) -> bool {
+        self.group_by_mobility
+    }
+
+    /// Send kmem tracepoint events to `sink` (or stop tracing with `None`).
+    pub fn set_trace_sink(&mut self, sink: Option<Box<dyn TraceSink>>) {
+        self.trace = sink;
+    }
+
+    /// Take the trace sink back (to flush or inspect it).
+    pub fn take_trace_sink(&mut self) -> Option<Box<dyn TraceSink>> {
+        self.trace.take()
+    }
+
+    #[inline]
+    pub(crate) fn emit(&mut self, ev: impl FnOnce() -> TraceEvent) {
+        if let Some(sink) = self.trace.as_mut() {
+            sink.emit(&ev());
+        }
+    }
+
+    /// `zone_start_pfn`.
+    #[inline]
+    pub fn start_pfn(&self) -> u64 {
+        self.start_pfn
+    }
+
+    /// First pfn past the zone.
+    #[inline]
+    pub fn end_pfn(&self) -> u64 {
+        self.end_pfn
+    }
+
+    /// `MAX_PAGE_ORDER` of this zone.
+    #[inline]
+    pub fn max_order(&self) -> u32 {
+        self.max_order
+    }
+
+    /// `pageblock_order` of this zone.
+    #[inline]
+    pub fn pageblock_order(&self) -> u32 {
+        self.pageblock_order
+    }
+
+    /// `pageblock_nr_pages`.
+    #[inline]
+    pub fn pageblock_nr_pages(&self) -> u64 {
+        1 << self.pageblock_order
+    }
+
+    /// `managed_pages`.
+    #[inline]
+    pub fn managed_pages(&self) -> u64 {
+        self.shared.config.present_pages
+    }
+
+    /// `NR_FREE_PAGES`.
+    #[inline]
+    pub fn nr_free_pages(&self) -> u64 {
+        self.shared.counters.zone_stat(ZoneStat::NrFreePages)
+    }
+
+    /// The zone type.
+    pub fn zone_type(&self) -> ZoneType {
+        self.shared.config.zone_type
+    }
+
+    /// True if `pfn` lies in the zone.
+    #[inline]
+    pub fn contains(&self, pfn: u64) -> bool {
+        pfn >= self.start_pfn && pfn < self.end_pfn
+    }
+
+    /// Memmap index of `pfn` (which must be in the zone).
+    #[inline]
+    pub(crate) fn idx(&self, pfn: u64) -> u32 {
+        debug_assert!(self.contains(pfn), "pfn {pfn:#x} outside the zone");
+        (pfn - self.start_pfn) as u32
+    }
+
+    /// Pfn of memmap index `idx`.
+    #[inline]
+    pub(crate) fn pfn_at(&self, idx: u32) -> u64 {
+        self.start_pfn + idx as u64
+    }
+
+    /// Pageblock number (zone-relative) of `pfn`.
+    #[inline]
+    pub(crate) fn block_of(&self, pfn: u64) -> usize {
+        ((pfn >> self.pageblock_order) - (self.start_pfn >> self.pageblock_order)) as usize
+    }
+
+    /// `get_pageblock_migratetype()` of the block containing `pfn`.
+    #[inline]
+    pub fn pageblock_migratetype(&self, pfn: u64) -> MigrateType {
+        self.shared.pageblocks.migratetype(self.block_of(pfn))
+    }
+
+    /// Set the type of every pageblock covered by the block at `pfn` of `order`
+    /// (`change_pageblock_range`, or `set_pageblock_migratetype` for order ≤ pageblock order).
+    pub(crate) fn set_pageblock_range(&mut self, pfn: u64, order: u32, mt: MigrateType) {
+        let pb = self.pageblock_nr_pages();
+        let start = pfn & !(pb - 1);
+        let nr = 1u64 << order.saturating_sub(self.pageblock_order);
+        for i in 0..nr {
+            let block = self.block_of(start + i * pb);
+            self.shared.pageblocks.set_migratetype(block, mt);
+        }
+    }
+
+    /// True if the pageblock containing `pfn` lies partly outside the zone.
+    pub(crate) fn pageblock_straddles_zone(&self, pfn: u64) -> bool {
+        let pb = self.pageblock_nr_pages();
+        let start = pfn & !(pb - 1);
+        start < self.start_pfn || start + pb > self.end_pfn
+    }
+
+    /// Count `n` occurrences of `ev`.
+    #[inline]
+    pub(crate) fn count(&self, ev: VmEvent, n: u64) {
+        self.shared.counters.events[ev as usize].add(n);
+    }
+
+    /// The free blocks on `free_list[order][mt]`, head first.
+    pub fn free_list(&self, order: u32, mt: MigrateType) -> impl Iterator<Item = Pfn> + '_ {
+        self.free_area[order as usize][mt as usize]
+            .iter(&self.shared.memmap)
+            .map(|idx| Pfn(self.pfn_at(idx)))
+    }
+
+    /// Pages in blocks currently handed out (computed from the counters).
+    pub fn nr_allocated_pages(&self) -> u64 {
+        self.managed_pages() - self.nr_free_pages() - self.nr_isolated_free_pages()
+    }
+
+    /// Free pages on Isolate lists (not counted in `NR_FREE_PAGES`).
+    pub fn nr_isolated_free_pages(&self) -> u64 {
+        (0..=self.max_order)
+            .map(|o| self.shared.counters.mt_nr_free(o, MigrateType::Isolate) << o)
+            .sum()
+    }
+}
