@@ -26,8 +26,12 @@ use crate::zone::{Zone, ZoneShared};
 /// How `/proc/pagetypeinfo` counts free blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PagetypeinfoMode {
-    /// Read the per-migratetype counts (seed 000): no zone lock, O(orders × types).
+    /// Read the per-migratetype counts (seed 000): no zone lock, O(orders × types). The
+    /// counts are exact, so they are printed exactly: the rows sum to buddyinfo always.
     Counts,
+    /// Read the per-migratetype counts but print counts of 100000 or more as `>100000`, as
+    /// the seed 000 patch does to keep the old output for existing tools.
+    CountsCapped,
     /// Walk every free list under the zone lock, stopping at 100000 entries (the kernel
     /// before seed 000): O(free blocks).
     Walk,
@@ -83,7 +87,11 @@ fn block_counts(z: &ZoneShared, types: &[MigrateType]) -> Vec<u64> {
     counts
 }
 
-fn pagetypeinfo_from(z: &ZoneShared, free_count: impl Fn(u32, MigrateType) -> u64) -> PageTypeInfo {
+fn pagetypeinfo_from(
+    z: &ZoneShared,
+    cap: bool,
+    free_count: impl Fn(u32, MigrateType) -> u64,
+) -> PageTypeInfo {
     let cfg = z.config();
     let types = reported_migratetypes(cfg);
     let free = types
@@ -97,26 +105,45 @@ fn pagetypeinfo_from(z: &ZoneShared, free_count: impl Fn(u32, MigrateType) -> u6
         blocks: block_counts(z, &types),
     };
     let names: Vec<&str> = types.iter().map(|mt| mt.name()).collect();
-    let node = PageTypeInfoNode::from_counts(
-        cfg.pageblock_order,
-        cfg.max_order as usize + 1,
-        &names,
-        &[zone],
-    );
+    let orders = cfg.max_order as usize + 1;
+    let node = PageTypeInfoNode::from_counts(cfg.pageblock_order, orders, &names, &[zone], cap);
     PageTypeInfo { nodes: vec![node] }
 }
 
 /// `/proc/pagetypeinfo` from the per-migratetype counts, without the zone lock (seed 000).
-pub fn pagetypeinfo_counts(z: &ZoneShared) -> PageTypeInfo {
-    pagetypeinfo_from(z, |o, mt| z.counters().mt_nr_free(o, mt))
+pub fn pagetypeinfo_counts(z: &ZoneShared, mode: PagetypeinfoMode) -> PageTypeInfo {
+    pagetypeinfo_from(z, mode != PagetypeinfoMode::Counts, |o, mt| {
+        z.counters().mt_nr_free(o, mt)
+    })
 }
 
 /// `/proc/pagetypeinfo` by walking the free lists, stopping each count at 100000 (the
 /// kernel's lockup guard). Reads the lists, so it needs the zone (its lock).
 pub fn pagetypeinfo_walk(zone: &Zone) -> PageTypeInfo {
-    pagetypeinfo_from(zone.shared(), |o, mt| {
+    pagetypeinfo_from(zone.shared(), true, |o, mt| {
         zone.free_list(o, mt).take(FREE_COUNT_CAP as usize).count() as u64
     })
+}
+
+/// `/proc/pagetypeinfo` as the zone's policy reads it: exact counts with
+/// `Policy::pagetypeinfo_from_counts` (seed 000), else the capped list walk.
+pub fn pagetypeinfo_by_policy(zone: &Zone) -> PageTypeInfo {
+    let mode = if zone.policy().pagetypeinfo_from_counts {
+        PagetypeinfoMode::Counts
+    } else {
+        PagetypeinfoMode::Walk
+    };
+    pagetypeinfo(zone, mode)
+}
+
+/// `/proc/pagetypeinfo` in `mode`.
+pub fn pagetypeinfo(zone: &Zone, mode: PagetypeinfoMode) -> PageTypeInfo {
+    match mode {
+        PagetypeinfoMode::Counts | PagetypeinfoMode::CountsCapped => {
+            pagetypeinfo_counts(zone.shared(), mode)
+        }
+        PagetypeinfoMode::Walk => pagetypeinfo_walk(zone),
+    }
 }
 
 /// Per reported pageblock type: pageblocks holding at least one allocated block whose
@@ -173,15 +200,6 @@ pub fn add_mixed_blocks(report: &mut PageTypeInfo, z: &ZoneShared) {
             row.counts = mixed_block_counts(z);
         }
         node.mixed = Some(table);
-    }
-}
-
-/// `/proc/pagetypeinfo` in the mode the zone's policy selects.
-pub fn pagetypeinfo(zone: &Zone) -> PageTypeInfo {
-    if zone.policy().pagetypeinfo_from_counts {
-        pagetypeinfo_counts(zone.shared())
-    } else {
-        pagetypeinfo_walk(zone)
     }
 }
 

@@ -133,14 +133,16 @@ pub struct ZoneCounts {
 }
 
 impl PageTypeInfoNode {
-    /// Builds a node's tables from true counts, as the kernel would print them: free counts
-    /// at or above 100000 become `>100000`; `pages_per_block` is `1 << pageblock_order`.
-    /// Missing entries in `zones` count as 0; extra ones are ignored. No mixed table.
+    /// Builds a node's tables from true counts: with `cap` (what the kernel prints) free
+    /// counts at or above 100000 become `>100000`; without it every count is printed exactly
+    /// (the field widens). `pages_per_block` is `1 << pageblock_order`. Missing entries in
+    /// `zones` count as 0; extra ones are ignored. No mixed table.
     pub fn from_counts(
         pageblock_order: u32,
         nr_page_orders: usize,
         migratetypes: &[&str],
         zones: &[ZoneCounts],
+        cap: bool,
     ) -> Self {
         let mut free = Vec::with_capacity(zones.len() * migratetypes.len());
         let mut rows = Vec::with_capacity(zones.len());
@@ -148,7 +150,17 @@ impl PageTypeInfoNode {
             for (mt, name) in migratetypes.iter().enumerate() {
                 let per_order = z.free.get(mt).map(Vec::as_slice).unwrap_or(&[]);
                 let counts = (0..nr_page_orders)
-                    .map(|o| FreeCount::capped(per_order.get(o).copied().unwrap_or(0)))
+                    .map(|o| {
+                        let n = per_order.get(o).copied().unwrap_or(0);
+                        if cap {
+                            FreeCount::capped(n)
+                        } else {
+                            FreeCount {
+                                count: n,
+                                overflow: false,
+                            }
+                        }
+                    })
                     .collect();
                 free.push(FreeRow {
                     node: z.node,
@@ -503,7 +515,7 @@ mod tests {
             free: vec![vec![99_999, 100_000, 250_000], vec![0, 1]],
             blocks: vec![45, 565, 30, 0, 8],
         };
-        PageTypeInfoNode::from_counts(9, 3, &CMA_TYPES, &[z])
+        PageTypeInfoNode::from_counts(9, 3, &CMA_TYPES, &[z], true)
     }
 
     #[test]
@@ -557,6 +569,19 @@ Node 1, zone   Normal           45          565           30            0       
 ";
         assert_eq!(text, want);
         assert_eq!(PageTypeInfo::parse(&text).unwrap().nodes, vec![n]);
+    }
+
+    #[test]
+    fn from_counts_without_the_cap_prints_exact_counts() {
+        let z = ZoneCounts {
+            node: 0,
+            zone: "Normal".into(),
+            free: vec![vec![7_000_000, 100_000]],
+            blocks: vec![1],
+        };
+        let n = PageTypeInfoNode::from_counts(9, 2, &["Unmovable"], &[z], false);
+        let row = PageTypeInfo { nodes: vec![n] }.render();
+        assert!(row.contains("type    Unmovable 7000000 100000 \n"), "{row}");
     }
 
     #[test]
