@@ -1,1 +1,9 @@
-//! (to be written)
+//! # pageblock-lab: workloads, simulation runs and reports on top of `pageblock-core`
+//!
+//! Everything here is deterministic: one seed drives a run, and the same seed gives the same
+//! zone state and the same reports byte for byte.
+
+pub mod prng;
+pub mod report;
+pub mod sim;
+pub mod workload;
