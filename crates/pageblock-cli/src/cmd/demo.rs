@@ -1,0 +1,119 @@
+//! `pageblock demo`: the main job on a built-in default. A 16 GiB zone boots, the `fragment`
+//! workload runs, and the user sees /proc/pagetypeinfo before and after with a summary.
+
+use std::fmt::Write as _;
+
+use pageblock_core::{show, MigrateType, VmEvent, Zone};
+use pageblock_lab::report::RunReport;
+use pageblock_lab::sim::Run;
+
+use crate::cli::DemoArgs;
+use crate::spec::{run_spec, DEMO_OPS};
+
+/// Run the demo and return everything it prints.
+pub fn run(args: &DemoArgs) -> Result<String, String> {
+    let workload = args.run.workload.as_deref().unwrap_or("fragment");
+    let spec = run_spec(&args.run, Some(workload), DEMO_OPS)?;
+    let fresh = Zone::new(spec.zone.clone(), spec.policy.clone()).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    let gib = spec.zone.present_pages as f64 * 4096.0 / (1u64 << 30) as f64;
+    let _ = writeln!(
+        out,
+        "pageblock demo: a {gib:.1} GiB ZONE_NORMAL, workload `{workload}`, {} operations, seed {}\n",
+        spec.ops, spec.seed
+    );
+    let _ = writeln!(
+        out,
+        "== /proc/pagetypeinfo after boot ==\n{}",
+        show::pagetypeinfo_by_policy(&fresh).render()
+    );
+    let run = super::run_with_progress(&spec, workload)?;
+    let _ = writeln!(
+        out,
+        "== /proc/pagetypeinfo after `{workload}` ==\n{}",
+        show::pagetypeinfo_by_policy(&run.zone).render()
+    );
+    summary(&mut out, &run);
+    Ok(out)
+}
+
+fn summary(out: &mut String, run: &Run) {
+    let z = &run.zone;
+    let c = z.counters();
+    let _ = writeln!(out, "== summary ==");
+    requests(out, &run.report);
+    let ev = |e: VmEvent| c.event(e);
+    let _ = writeln!(
+        out,
+        "fallbacks: {} (fragmenting {}, took ownership {}); whole-block claims {}, partial claims {} (rejected {}), steals {}",
+        ev(VmEvent::Extfrag),
+        ev(VmEvent::ExtfragFragmenting),
+        ev(VmEvent::ExtfragChangeOwnership),
+        ev(VmEvent::ClaimWholeBlock),
+        ev(VmEvent::ClaimPartialBlock),
+        ev(VmEvent::ClaimFail),
+        ev(VmEvent::Steal),
+    );
+    let types = show::reported_migratetypes(z.config());
+    let blocks = show::pagetypeinfo_counts(z.shared(), show::PagetypeinfoMode::Counts).nodes[0]
+        .blocks
+        .rows[0]
+        .counts
+        .clone();
+    let mixed = show::mixed_block_counts(z.shared());
+    let per_type: Vec<String> = types
+        .iter()
+        .zip(blocks.iter().zip(&mixed))
+        .filter(|(mt, (b, _))| **b > 0 || mt.is_mergeable())
+        .map(|(mt, (b, m))| format!("{} {b} ({m} mixed)", mt.name()))
+        .collect();
+    let _ = writeln!(out, "pageblocks: {}", per_type.join(", "));
+    let managed = z.managed_pages();
+    let pct = |p: u64| p as f64 * 100.0 / managed as f64;
+    let largest = (0..=z.max_order()).rev().find(|&o| c.nr_free(o) > 0);
+    let unusable = pageblock_formats::extfrag::unusable_free_index(
+        &show::buddyinfo(z.shared()).zones[0].nr_free,
+        z.pageblock_order(),
+    );
+    let _ = writeln!(
+        out,
+        "memory: workload holds {:.1}%, free {:.1}%; largest free order {}; {:.1}% of free memory is in blocks smaller than a pageblock",
+        pct(run.held_pages),
+        pct(z.nr_free_pages()),
+        largest.map_or("none".to_owned(), |o| o.to_string()),
+        unusable as f64 / 10.0,
+    );
+    let check = match z.verify() {
+        Ok(_) => "all invariants hold".to_owned(),
+        Err(e) => format!("FAILED: {e}"),
+    };
+    let _ = writeln!(out, "verify: {check}");
+}
+
+fn requests(out: &mut String, report: &RunReport) {
+    let _ = writeln!(out, "requests ({} operations):", report.ops);
+    for order in report.orders() {
+        let all = report.by_order(order);
+        let by_type: Vec<String> = [
+            MigrateType::Movable,
+            MigrateType::Unmovable,
+            MigrateType::Reclaimable,
+        ]
+        .iter()
+        .filter_map(|mt| {
+            report
+                .allocs
+                .get(&(order, *mt))
+                .map(|o| format!("{} {}", mt.name(), o.attempts))
+        })
+        .collect();
+        let _ = writeln!(
+            out,
+            "  order {order:>2}: {:>9} requests, {:>6} failed ({:6.2}% success)  [{}]",
+            all.attempts,
+            all.failures(),
+            all.success_percent(),
+            by_type.join(", ")
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! The `pageblock` binary end to end: the acceptance runs, determinism, cross-file
+//! consistency, a third-party parser on our output, and clear errors on bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::pagetypeinfo::PageTypeInfo;
+use pageblock_formats::zoneinfo::ZoneInfo;
+
+fn pageblock(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pageblock"))
+        .args(args)
+        .output()
+        .expect("run pageblock")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = pageblock(args);
+    assert!(
+        out.status.success(),
+        "pageblock {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+const RUN: [&str; 8] = [
+    "--mem",
+    "16G",
+    "--workload",
+    "fragment",
+    "--ops",
+    "2000000",
+    "--seed",
+    "1",
+];
+
+fn show(report: &str, extra: &[&str]) -> String {
+    let mut args = vec!["show", report];
+    args.extend_from_slice(&RUN);
+    args.extend_from_slice(extra);
+    stdout_of(&args)
+}
+
+#[test]
+fn the_reports_of_one_run_agree_with_each_other() {
+    let pti = PageTypeInfo::parse(&show("pagetypeinfo", &[])).expect("kernel-format pagetypeinfo");
+    let buddy = BuddyInfo::parse(&show("buddyinfo", &[])).expect("kernel-format buddyinfo");
+    let zoneinfo = ZoneInfo::parse(&show("zoneinfo", &[])).expect("kernel-format zoneinfo");
+    let node = &pti.nodes[0];
+    assert_eq!((node.pageblock_order, node.pages_per_block), (9, 512));
+    let managed = 16u64 << 30 >> 12;
+    let blocks: u64 = node.blocks.rows[0].counts.iter().sum();
+    assert_eq!(
+        blocks * node.pages_per_block,
+        managed,
+        "pageblocks cover the zone exactly"
+    );
+    assert!(
+        node.free
+            .iter()
+            .all(|r| r.counts.iter().all(|c| !c.overflow)),
+        "counts are exact, never capped"
+    );
+    let per_order = node.zone_free_by_order(0, "Normal");
+    assert_eq!(
+        per_order, buddy.zones[0].nr_free,
+        "pagetypeinfo rows sum to buddyinfo"
+    );
+    let free: u64 = per_order.iter().enumerate().map(|(o, n)| n << o).sum();
+    let normal = zoneinfo.zone(0, "Normal").expect("a Normal zone");
+    assert_eq!(free, normal.pages_free, "free pages agree with zoneinfo");
+    assert_eq!(normal.stat("nr_free_pages"), Some(free));
+    assert_eq!(normal.managed, managed);
+    assert!(
+        free > 0 && free < managed,
+        "the workload holds memory: {free} of {managed} free"
+    );
+}
+
+#[test]
+fn walking_the_lists_prints_the_same_text_unless_a_count_reaches_the_cap() {
+    // After 2M operations the order-0 Movable list holds more than 100000 blocks.
+    let counts = show("pagetypeinfo", &["--pagetypeinfo-mode", "counts"]);
+    let capped = show("pagetypeinfo", &["--pagetypeinfo-mode", "counts-capped"]);
+    let walk = show("pagetypeinfo", &["--pagetypeinfo-mode", "walk"]);
+    assert!(!counts.contains('>'));
+    assert!(walk.contains(">100000 "), "{walk}");
+    assert_eq!(
+        walk, capped,
+        "the capped counts print what the capped walk prints"
+    );
+    let uncap = |t: &str| t.replace(">100000 ", "");
+    let differing: Vec<(&str, &str)> = counts
+        .lines()
+        .zip(walk.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    for (c, w) in &differing {
+        assert!(w.contains(">100000"), "only capped rows differ: {c} / {w}");
+        assert_ne!(uncap(c), uncap(w));
+    }
+    // A shorter run stays below the cap: every mode prints the same bytes.
+    let short = [
+        "--mem",
+        "16G",
+        "--workload",
+        "fragment",
+        "--ops",
+        "300000",
+        "--seed",
+        "1",
+    ];
+    let texts: Vec<String> = ["counts", "counts-capped", "walk"]
+        .iter()
+        .map(|m| {
+            stdout_of(
+                &[
+                    &["show", "pagetypeinfo", "--pagetypeinfo-mode", m][..],
+                    &short[..],
+                ]
+                .concat(),
+            )
+        })
+        .collect();
+    assert!(!texts[0].contains('>'));
+    assert!(texts.iter().all(|t| *t == texts[0]));
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_bytes() {
+    let a = show("pagetypeinfo", &[]);
+    let b = show("pagetypeinfo", &[]);
+    assert_eq!(a, b);
+    let other = stdout_of(&[
+        "show",
+        "pagetypeinfo",
+        "--mem",
+        "16G",
+        "--workload",
+        "fragment",
+        "--ops",
+        "2000000",
+        "--seed",
+        "2",
+    ]);
+    assert_ne!(a, other);
+}
+
+#[test]
+fn a_fresh_zone_is_all_free_max_order_movable_blocks() {
+    let text = stdout_of(&["show", "buddyinfo", "--mem", "1G"]);
+    assert_eq!(
+        text,
+        format!("Node 0, zone   Normal {}   256 \n", "     0 ".repeat(10))
+    );
+    let vmstat = stdout_of(&["show", "vmstat", "--mem", "1G"]);
+    assert!(
+        vmstat.starts_with("nr_free_pages 262144\nnr_free_pages_blocks 262144\nnr_free_cma 0\n"),
+        "{vmstat}"
+    );
+    assert!(
+        vmstat.ends_with("pgfree 262144\nnr_unstable 0\n"),
+        "{vmstat}"
+    );
+}
+
+#[test]
+fn page_owner_adds_the_mixed_blocks_table() {
+    let text = show("pagetypeinfo", &["--page-owner"]);
+    let pti = PageTypeInfo::parse(&text).expect("parses with the mixed table");
+    let mixed = pti.nodes[0].mixed.as_ref().expect("mixed table");
+    let blocks = &pti.nodes[0].blocks.rows[0].counts;
+    for (m, b) in mixed.rows[0].counts.iter().zip(blocks) {
+        assert!(m <= b, "mixed {m} <= blocks {b}");
+    }
+}
+
+#[test]
+fn bad_arguments_get_clear_errors() {
+    let out = pageblock(&["show", "buddyinfo", "--mem", "16X"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown unit"));
+    let out = pageblock(&["show", "buddyinfo", "--workload", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown workload `nope`; known: fragment")
+    );
+    let out = pageblock(&["show", "buddyinfo", "--mem", "1K"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a zone needs at least one page"));
+    let out = pageblock(&["show", "buddyinfo", "--watermark-scale-factor", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("watermark_scale_factor 0"));
+}
+
+/// Prometheus' procfs (node_exporter's parser) reads the simulator's files as we do.
+#[test]
+fn prometheus_procfs_reads_the_simulated_machine() {
+    let go = Command::new("go")
+        .arg("version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !go {
+        assert!(
+            std::env::var_os("PAGEBLOCK_REQUIRE_GO").is_none(),
+            "PAGEBLOCK_REQUIRE_GO set but no go"
+        );
+        eprintln!("SKIPPED: go is not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("pageblock-cli-procfs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let buddy_text = show("buddyinfo", &[]);
+    let zone_text = show("zoneinfo", &[]);
+    std::fs::write(dir.join("buddyinfo"), &buddy_text).unwrap();
+    std::fs::write(dir.join("zoneinfo"), &zone_text).unwrap();
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/procfs-check");
+    let out = Command::new("go")
+        .arg("run")
+        .arg(".")
+        .arg(&dir)
+        .current_dir(tool)
+        .output()
+        .expect("go run");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = String::from_utf8(out.stdout).unwrap();
+    let buddy = BuddyInfo::parse(&buddy_text).unwrap();
+    let sizes: Vec<String> = buddy.zones[0]
+        .nr_free
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert!(
+        json.replace(char::is_whitespace, "")
+            .contains(&format!("\"sizes\":[{}]", sizes.join(","))),
+        "{json}"
+    );
+    let zi = ZoneInfo::parse(&zone_text).unwrap();
+    let normal = zi.zone(0, "Normal").unwrap();
+    for (key, v) in [
+        ("nr_free_pages", normal.pages_free),
+        ("min", normal.min),
+        ("managed", normal.managed),
+    ] {
+        assert!(
+            json.replace(char::is_whitespace, "")
+                .contains(&format!("\"{key}\":{v}")),
+            "{key} {v} in {json}"
+        );
+    }
+}
+
+/// The memory budget: a 64 GiB zone after a million operations stays under 1.5 GiB
+/// of resident memory (the memmap alone is 192 MiB).
+#[test]
+fn a_64_gib_zone_fits_in_a_small_resident_set() {
+    let out = pageblock(&[
+        "show",
+        "zoneinfo",
+        "--mem",
+        "64G",
+        "--workload",
+        "fragment",
+        "--ops",
+        "1000000",
+    ]);
+    assert!(out.status.success());
+    // SAFETY: getrusage only writes the struct we hand it.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut u), 0);
+        u
+    };
+    // ru_maxrss of children is the largest peak of any child waited for, in KiB: an upper
+    // bound on the 64 GiB run's peak.
+    let peak_kib = usage.ru_maxrss as u64;
+    assert!(
+        peak_kib < 1536 * 1024,
+        "peak resident set {peak_kib} KiB >= 1.5 GiB"
+    );
+}
