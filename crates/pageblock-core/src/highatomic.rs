@@ -78,3 +78,43 @@ impl Zone {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Gfp, MigrateType, Policy, Zone, ZoneConfig};
+
+    /// Regression (found by the property test): releasing a reserved whole free pageblock
+    /// retypes it without re-merging, exactly as the kernel does, so it stays split from its
+    /// free buddy; `verify` must accept that state.
+    #[test]
+    fn releasing_a_whole_free_reserved_block_leaves_it_unmerged() {
+        let cfg = ZoneConfig {
+            present_pages: 512,
+            max_order: 4,
+            pageblock_order: 2,
+            ..ZoneConfig::normal(0)
+        };
+        let policy = Policy {
+            min_free_kbytes: Some(64),
+            ..Policy::default()
+        };
+        let mut z = Zone::new(cfg, policy).unwrap();
+        let p = z.alloc_pages(2, Gfp::HIGHUSER_MOVABLE).unwrap().0;
+        z.reserve_highatomic_pageblock(p, 2);
+        assert_eq!(z.pageblock_migratetype(p), MigrateType::HighAtomic);
+        z.free_pages(crate::Pfn(p), 2).unwrap();
+        assert!(
+            z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2),
+            "HighAtomic does not merge with Movable"
+        );
+        z.verify().unwrap();
+        assert!(z.unreserve_highatomic_pageblock(MigrateType::Movable, true));
+        assert_eq!(z.pageblock_migratetype(p), MigrateType::Movable);
+        assert!(
+            z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2),
+            "retyped, not re-merged"
+        );
+        assert_eq!(z.counters().nr_reserved_highatomic(), 0);
+        z.verify().unwrap();
+    }
+}

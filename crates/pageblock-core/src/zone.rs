@@ -20,7 +20,8 @@
 //! * `nr_free[o] == Σ_mt len(free_list[o][mt])`, `mt_nr_free[o][mt] == len(free_list[o][mt])`.
 //! * `NR_FREE_PAGES == Σ_{o, mt ≠ Isolate} len(free_list[o][mt]) << o`, and likewise
 //!   `NR_FREE_CMA_PAGES`, `nr_free_highatomic`, `NR_FREE_PAGES_BLOCKS` for their lists.
-//! * No two free buddies of the same order that the merge rules would merge are both free.
+//! * No two buddies below `pageblock_order` are both free (merges there ignore types; from
+//!   pageblock order up a pair can stay split after a HighAtomic release, as in the kernel).
 //! * `nr_reserved_highatomic == pageblock_nr_pages × (number of HighAtomic pageblocks)`.
 //! * free + allocated + per-CPU + isolated pages == managed pages.
 
