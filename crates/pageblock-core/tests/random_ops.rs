@@ -1,8 +1,9 @@
 //! Property test: random geometries and random operation sequences, with `verify()` after
 //! every operation. The cases below add up to over one million operations.
 //!
-//! A failure prints the minimised geometry and operation list; re-run with
-//! `PROPTEST_CASES=1` and the printed seed to replay it.
+//! `scripts/test` fixes `PROPTEST_RNG_SEED` so CI is reproducible; run with another seed to
+//! explore. A failure prints the shrunk geometry and operations and is saved to
+//! `random_ops.proptest-regressions`, which is replayed first on every later run.
 
 mod common;
 
