@@ -117,27 +117,26 @@ pub fn fragmentation_index(nr_free: &[u64], order: u32) -> i32 {
 /// `unusable_free_index(order, info)`: thousandths of the free memory that cannot satisfy
 /// an allocation of `order`; 1000 when nothing is free.
 pub fn unusable_free_index(nr_free: &[u64], order: u32) -> i32 {
-    let info = fill_contig_page_info(nr_free, order);
-    if info.free_pages == 0 {
-        return 1000;
-    }
-    let unusable = info
-        .free_pages
-        .wrapping_sub(shl(info.free_blocks_suitable, order));
-    (unusable.wrapping_mul(1000) / info.free_pages) as i32
+    unusable_share(nr_free, order, 1000).unwrap_or(1000) as i32
 }
 
 /// `extfrag_for_order(zone, order)`: the percentage version of the unusable index, used by
 /// proactive compaction's fragmentation score; 0 when nothing is free.
 pub fn extfrag_for_order(nr_free: &[u64], order: u32) -> u32 {
+    unusable_share(nr_free, order, 100).unwrap_or(0) as u32
+}
+
+/// The share of free memory in blocks smaller than `order`, in `1/scale` units; `None` when
+/// nothing is free (the two callers disagree on what to report then).
+fn unusable_share(nr_free: &[u64], order: u32, scale: u64) -> Option<u64> {
     let info = fill_contig_page_info(nr_free, order);
     if info.free_pages == 0 {
-        return 0;
+        return None;
     }
     let unusable = info
         .free_pages
         .wrapping_sub(shl(info.free_blocks_suitable, order));
-    (unusable.wrapping_mul(100) / info.free_pages) as u32
+    Some(unusable.wrapping_mul(scale) / info.free_pages)
 }
 
 fn rows_from(b: &BuddyInfo, f: fn(&[u64], u32) -> i32) -> Vec<IndexRow> {
