@@ -114,4 +114,8 @@ pub struct RunArgs {
     /// vm.watermark_boost_factor (0 disables boosting).
     #[arg(long, default_value_t = 15000)]
     pub watermark_boost_factor: u32,
+    /// Write the run's kmem tracepoint events to FILE as ftrace text
+    /// (`/sys/kernel/tracing/trace` format).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
 }

@@ -279,3 +279,65 @@ fn a_64_gib_zone_fits_in_a_small_resident_set() {
         "peak resident set {peak_kib} KiB >= 1.5 GiB"
     );
 }
+
+#[test]
+fn trace_writes_kernel_format_events_that_replay_the_counters() {
+    let path = std::env::temp_dir().join(format!("pageblock-trace-{}.txt", std::process::id()));
+    let p = path.to_str().unwrap();
+    let counters = stdout_of(&[
+        "show",
+        "counters",
+        "--mem",
+        "256M",
+        "--workload",
+        "fragment",
+        "--ops",
+        "20000",
+        "--trace",
+        p,
+    ]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let reader = pageblock_formats::ftrace::FtraceReader::new(text.as_bytes());
+    let (mut allocs, mut frees, mut extfrag) = (0u64, 0u64, 0u64);
+    for item in reader {
+        let (_, line) = item.expect("every line parses");
+        let pageblock_formats::ftrace::Line::Event(l) = line else {
+            panic!("no comments expected")
+        };
+        match l.kmem().expect("a kmem event") {
+            pageblock_formats::kmem::KmemEvent::PageAlloc(a) if !a.failed() => {
+                allocs += 1 << a.order
+            }
+            pageblock_formats::kmem::KmemEvent::PageFree(f) => frees += 1 << f.order,
+            pageblock_formats::kmem::KmemEvent::PageAllocExtfrag(_) => extfrag += 1,
+            _ => {}
+        }
+    }
+    let counter = |name: &str| -> u64 {
+        counters
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let boot_frees = 256 << 8;
+    assert_eq!(allocs, counter("pgalloc"), "mm_page_alloc pages = pgalloc");
+    assert_eq!(
+        frees + boot_frees,
+        counter("pgfree"),
+        "mm_page_free pages + boot = pgfree"
+    );
+    assert_eq!(extfrag, counter("pgalloc_extfrag"));
+    let bad = pageblock(&[
+        "show",
+        "counters",
+        "--mem",
+        "64M",
+        "--trace",
+        "/nonexistent/dir/t.txt",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("/nonexistent/dir/t.txt"));
+}

@@ -6,4 +6,5 @@
 pub mod prng;
 pub mod report;
 pub mod sim;
+pub mod trace_writer;
 pub mod workload;

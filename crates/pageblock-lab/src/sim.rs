@@ -1,6 +1,6 @@
 //! Run a workload against a simulated zone, deterministically.
 
-use pageblock_core::{ConfigError, Policy, Zone, ZoneConfig};
+use pageblock_core::{ConfigError, Policy, TraceSink, Zone, ZoneConfig};
 
 use crate::report::RunReport;
 use crate::workload::{Workload, WorkloadKind};
@@ -34,9 +34,15 @@ pub struct Run {
 pub const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Build the zone and run the workload, calling `progress(ops_done)` every
-/// [`PROGRESS_EVERY`] operations and at the end.
-pub fn run(spec: &RunSpec, progress: &mut dyn FnMut(u64)) -> Result<Run, ConfigError> {
+/// [`PROGRESS_EVERY`] operations and at the end. Kmem events of the run (not of the boot) go
+/// to `trace` if given; the sink stays installed in the returned zone.
+pub fn run(
+    spec: &RunSpec,
+    trace: Option<Box<dyn TraceSink>>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Run, ConfigError> {
     let mut zone = Zone::new(spec.zone.clone(), spec.policy.clone())?;
+    zone.set_trace_sink(trace);
     let mut report = RunReport::default();
     let mut held_pages = 0;
     if let Some(kind) = spec.workload {

@@ -27,7 +27,7 @@ pub fn run(args: &DemoArgs) -> Result<String, String> {
         "== /proc/pagetypeinfo after boot ==\n{}",
         show::pagetypeinfo_by_policy(&fresh).render()
     );
-    let run = super::run_with_progress(&spec, workload)?;
+    let run = super::run_with_progress(&spec, workload, args.run.trace.as_deref())?;
     let _ = writeln!(
         out,
         "== /proc/pagetypeinfo after `{workload}` ==\n{}",

@@ -8,7 +8,7 @@ use crate::spec::{run_spec, DEFAULT_OPS};
 /// Run the workload and return the report's text.
 pub fn run(args: &ShowArgs) -> Result<String, String> {
     let spec = run_spec(&args.run, args.run.workload.as_deref(), DEFAULT_OPS)?;
-    let run = super::run_with_progress(&spec, "running")?;
+    let run = super::run_with_progress(&spec, "running", args.run.trace.as_deref())?;
     let zone = &run.zone;
     let shared = zone.shared();
     Ok(match args.report {
