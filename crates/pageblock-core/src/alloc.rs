@@ -125,13 +125,13 @@ impl Zone {
         mut flags: AllocFlags,
     ) -> Option<u64> {
         loop {
-            if self.watermark_allows(order, flags) {
-                if let Some(pfn) = self.rmqueue_buddy(order, mt, flags) {
-                    if flags.contains(AllocFlags::HIGHATOMIC) {
-                        self.reserve_highatomic_pageblock(pfn, order);
-                    }
-                    return Some(pfn);
+            if !self.shared.watermark_allows(order, flags) {
+                self.count(VmEvent::WatermarkFail, 1);
+            } else if let Some(pfn) = self.rmqueue_buddy(order, mt, flags) {
+                if flags.contains(AllocFlags::HIGHATOMIC) {
+                    self.reserve_highatomic_pageblock(pfn, order);
                 }
+                return Some(pfn);
             }
             if flags.contains(AllocFlags::NOFRAGMENT) && !self.policy.defrag_mode {
                 flags = flags & !AllocFlags::NOFRAGMENT;
@@ -140,27 +140,6 @@ impl Zone {
             }
             return None;
         }
-    }
-
-    /// The watermark gate of `get_page_from_freelist`, including the `ZONE_BELOW_HIGH`
-    /// bookkeeping that per-CPU lists use to shrink their caches.
-    fn watermark_allows(&mut self, order: u32, flags: AllocFlags) -> bool {
-        if flags.contains(AllocFlags::NO_WATERMARKS) {
-            return true;
-        }
-        if !self.flags.below_high {
-            let high = self.wmark_pages(crate::watermark::WatermarkLevel::High);
-            if self.zone_watermark_fast(order, high, flags) {
-                return true;
-            }
-            self.flags.below_high = true;
-        }
-        let mark = self.wmark_pages(flags.watermark());
-        if self.zone_watermark_fast(order, mark, flags) {
-            return true;
-        }
-        self.count(VmEvent::WatermarkFail, 1);
-        false
     }
 
     /// `rmqueue_buddy()`: one block from the buddy lists under the zone lock. HighAtomic

@@ -171,6 +171,15 @@ pub struct Policy {
     /// Seed 000: `/proc/pagetypeinfo` reads the per-migratetype free counts instead of walking
     /// the free lists under the zone lock.
     pub pagetypeinfo_from_counts: bool,
+    /// Seed 001: before a bulk free from a per-CPU list takes the zone lock, load the memmap
+    /// records of the first `batch` pages' buddies (4.17–5.x kernels prefetched them; 6.18
+    /// does not, so it is off by default).
+    pub buddy_prefetch: bool,
+    /// Per-CPU list batch; `None` computes `zone_batchsize()`.
+    pub pcp_batch: Option<u32>,
+    /// `vm.percpu_pagelist_high_fraction`: 0 auto-tunes `high` between the low watermark and
+    /// an eighth of the zone (shared among CPUs); N ≥ 8 fixes it at managed/N shared.
+    pub percpu_pagelist_high_fraction: u32,
 }
 
 impl Default for Policy {
@@ -184,6 +193,9 @@ impl Default for Policy {
             group_by_mobility: true,
             rmqueue_mode_memory: true,
             pagetypeinfo_from_counts: true,
+            buddy_prefetch: false,
+            pcp_batch: None,
+            percpu_pagelist_high_fraction: 0,
         }
     }
 }
@@ -224,6 +236,10 @@ pub enum ConfigError {
     Cpus(u32),
     /// `watermark_scale_factor` outside 1..=3000.
     WatermarkScaleFactor(u32),
+    /// `percpu_pagelist_high_fraction` neither 0 nor at least 8.
+    HighFraction(u32),
+    /// A per-CPU batch of 0.
+    PcpBatch,
 }
 
 impl fmt::Display for ConfigError {
@@ -256,6 +272,13 @@ impl fmt::Display for ConfigError {
             ConfigError::WatermarkScaleFactor(n) => {
                 write!(f, "watermark_scale_factor {n} is outside 1..=3000")
             }
+            ConfigError::HighFraction(n) => {
+                write!(
+                    f,
+                    "percpu_pagelist_high_fraction {n} must be 0 (auto) or at least 8"
+                )
+            }
+            ConfigError::PcpBatch => write!(f, "a per-CPU batch must be at least 1"),
         }
     }
 }

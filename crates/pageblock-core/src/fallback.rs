@@ -201,7 +201,7 @@ impl Zone {
         }
         // Mixing types inside a pageblock: ask kswapd/kcompactd to restore some headroom.
         if self.boost_watermark() && flags.contains(AllocFlags::KSWAPD) {
-            self.flags.boosted_watermark = true;
+            self.shared.flags.set_boosted_watermark(true);
         }
         if self.pageblock_straddles_zone(pfn) {
             self.count(VmEvent::ClaimFail, 1);

@@ -12,7 +12,7 @@ use crate::memmap::{PageInfo, PageState};
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
-use crate::zone::Zone;
+use crate::zone::{Zone, ZoneShared};
 
 /// A free that was refused. Nothing was changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,20 +80,21 @@ impl fmt::Display for FreeError {
 
 impl std::error::Error for FreeError {}
 
-impl Zone {
+impl ZoneShared {
     /// Check that `(pfn, order)` names a block this zone handed out and has not taken back.
-    /// Returns the page's state on success.
+    /// Reads the memmap without the zone lock; returns the page's state on success.
     pub fn check_allocated(&self, pfn: Pfn, order: u32) -> Result<PageInfo, FreeError> {
-        if !self.contains(pfn.0) {
+        let cfg = self.config();
+        if pfn.0 < cfg.start_pfn || pfn.0 >= cfg.end_pfn() {
             return Err(FreeError::OutOfRange { pfn });
         }
-        if order > self.max_order() {
+        if order > cfg.max_order {
             return Err(FreeError::OrderTooLarge { order });
         }
-        if !pfn.is_aligned(order) || pfn.0 + (1 << order) > self.end_pfn() {
+        if !pfn.is_aligned(order) || pfn.0 + (1 << order) > cfg.end_pfn() {
             return Err(FreeError::Unaligned { pfn, order });
         }
-        let info = self.shared.memmap.info(self.idx(pfn.0));
+        let info = self.memmap.info((pfn.0 - cfg.start_pfn) as u32);
         match info.state {
             PageState::Allocated if info.order == order => Ok(info),
             PageState::Allocated => Err(FreeError::WrongOrder {
@@ -108,10 +109,28 @@ impl Zone {
         }
     }
 
+    /// Validate a free and take the block away from its owner in one atomic step: the page
+    /// goes from the `Allocated` state found to `to`. Two threads freeing the same block at
+    /// once cannot both succeed: the loser gets [`FreeError::DoubleFree`].
+    pub fn claim_for_free(&self, pfn: Pfn, order: u32, to: PageInfo) -> Result<(), FreeError> {
+        let info = self.check_allocated(pfn, order)?;
+        let idx = (pfn.0 - self.config().start_pfn) as u32;
+        if self.memmap.compare_exchange(idx, info, to) != info {
+            return Err(FreeError::DoubleFree { pfn });
+        }
+        Ok(())
+    }
+}
+
+impl Zone {
+    /// Check that `(pfn, order)` names a block this zone handed out and has not taken back.
+    pub fn check_allocated(&self, pfn: Pfn, order: u32) -> Result<PageInfo, FreeError> {
+        self.shared.check_allocated(pfn, order)
+    }
+
     /// Free a block of 2^`order` pages that [`Zone::alloc_pages`] returned.
     pub fn free_pages(&mut self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
-        self.check_allocated(pfn, order)?;
-        self.shared.memmap.clear(self.idx(pfn.0));
+        self.shared.claim_for_free(pfn, order, PageInfo::TAIL)?;
         self.emit(|| TraceEvent::PageFree { pfn: pfn.0, order });
         self.count(VmEvent::PgFree, 1 << order);
         self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
@@ -137,5 +156,13 @@ impl Zone {
             migratetype: mt,
         });
         self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
+    }
+
+    /// `free_pcppages_bulk()` after the blocks were taken off their per-CPU lists: one zone
+    /// lock hold for the whole batch.
+    pub fn free_pcppages_bulk(&mut self, blocks: &[(Pfn, u32)]) {
+        for &(pfn, order) in blocks {
+            self.free_pcp_page(pfn, order);
+        }
     }
 }

@@ -1,6 +1,446 @@
-//! Per-CPU page list sizing (`zone_batchsize`, `zone_highsize`) and the per-CPU vmstat
-//! threshold (`calculate_normal_threshold`): how the kernel sizes the caches that
-//! `/proc/zoneinfo` reports under `pagesets`.
+//! Per-CPU page lists (`struct per_cpu_pages`, `rmqueue_pcplist`, `free_frozen_page_commit`,
+//! `nr_pcp_alloc`, `nr_pcp_high`, `nr_pcp_free`, `free_pcppages_bulk`, `drain_pages_zone`)
+//! and how the kernel sizes them (`zone_batchsize`, `zone_highsize`), plus the per-CPU
+//! vmstat threshold `/proc/zoneinfo` prints.
+//!
+//! Each CPU keeps small LIFO lists of free blocks per (migratetype, order) for orders 0–3
+//! and, with THP, the pageblock order. Allocation and free touch only the CPU's own lists;
+//! the zone lock is taken to refill a list with a batch (`rmqueue_bulk`) or to free a batch
+//! back when the CPU holds more than `high` pages. The lists are threaded through the memmap
+//! like the buddy lists (the page state is [`PageState::Pcp`]), so they never allocate.
+//!
+//! [`PerCpuPages`] is pure data and policy: the caller supplies the zone access as closures
+//! (the runtime takes the zone lock inside them; a single-threaded simulation passes the zone
+//! directly), and the caller is responsible for serialising access to one `PerCpuPages`.
+//!
+//! # Invariants
+//!
+//! * `count == Σ_lists Σ_blocks 2^order` (base pages), mirrored in the CPU's counters.
+//! * Every block on list `p` has order `pindex_to_order(p)` and state `Pcp`.
+
+use crate::list::ListHead;
+use crate::memmap::{AllocTag, PageInfo, PageState};
+use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
+use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
+use crate::watermark::WatermarkLevel;
+use crate::zone::ZoneShared;
+use crate::{AllocFlags, Policy};
+
+/// Lists for orders 0..=3, one per mobility type (`NR_LOWORDER_PCP_LISTS`).
+pub const NR_LOWORDER_PCP_LISTS: usize = MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER as usize + 1);
+/// All lists: the low orders plus two for THP (movable, and unmovable+reclaimable).
+pub const NR_PCP_LISTS: usize = NR_LOWORDER_PCP_LISTS + 2;
+/// `CONFIG_PCP_BATCH_SCALE_MAX`: refills grow to `batch << 5`, frees to the same.
+pub const PCP_BATCH_SCALE_MAX: u32 = 5;
+
+/// `PCPF_PREV_FREE_HIGH_ORDER`: the last free was of order 1..=3.
+const PREV_FREE_HIGH_ORDER: u8 = 1 << 0;
+/// `PCPF_FREE_HIGH_BATCH`: the CPU cache is big enough to keep a batch of high-order frees.
+const FREE_HIGH_BATCH: u8 = 1 << 1;
+
+/// One CPU's lists for one zone.
+#[derive(Debug)]
+pub struct PerCpuPages {
+    cpu: usize,
+    lists: [ListHead; NR_PCP_LISTS],
+    /// Base pages on all lists.
+    count: u64,
+    /// Current high mark, auto-tuned within `[high_min, high_max]`.
+    high: u64,
+    high_min: u64,
+    high_max: u64,
+    batch: u64,
+    flags: u8,
+    /// Refills are `batch << alloc_factor` pages (grows on consecutive refills).
+    alloc_factor: u32,
+    /// Recent run of frees, in pages (halved by each allocation).
+    free_count: u64,
+    pageblock_order: u32,
+    thp: bool,
+    buddy_prefetch: bool,
+    refill_buf: Vec<Pfn>,
+    drain_buf: Vec<(Pfn, u32)>,
+}
+
+/// The per-CPU list sizes of a zone (`pcp->batch`, `high_min`, `high_max`), fixed when the
+/// zone is built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PagesetLimits {
+    /// Blocks moved per refill or bulk free (before scaling).
+    pub batch: u32,
+    /// Lower bound of the auto-tuned high mark.
+    pub high_min: u32,
+    /// Upper bound of the auto-tuned high mark.
+    pub high_max: u32,
+}
+
+impl PagesetLimits {
+    /// `zone_set_pageset_high_and_batch()` for a zone of `managed` pages with low watermark
+    /// `low_wmark` and `nr_cpus` CPUs, under `policy`.
+    pub fn compute(managed: u64, low_wmark: u64, nr_cpus: u32, policy: &Policy) -> PagesetLimits {
+        let batch = policy.pcp_batch.unwrap_or_else(|| zone_batchsize(managed));
+        let size = |fraction| zone_highsize(managed, low_wmark, batch, nr_cpus, fraction);
+        match policy.percpu_pagelist_high_fraction {
+            0 => PagesetLimits {
+                batch,
+                high_min: size(0),
+                high_max: size(MIN_PERCPU_PAGELIST_HIGH_FRACTION),
+            },
+            f => PagesetLimits {
+                batch,
+                high_min: size(f),
+                high_max: size(f),
+            },
+        }
+    }
+}
+
+impl PerCpuPages {
+    /// The lists of `cpu` for the zone of `shared`, sized by the zone's [`PagesetLimits`].
+    /// `policy` decides the buddy prefetch (seed 001).
+    pub fn new(cpu: usize, shared: &ZoneShared, policy: &Policy) -> PerCpuPages {
+        let PagesetLimits {
+            batch,
+            high_min,
+            high_max,
+        } = shared.pageset();
+        let cfg = shared.config();
+        let buf = (batch as usize) << PCP_BATCH_SCALE_MAX;
+        PerCpuPages {
+            cpu,
+            lists: [ListHead::EMPTY; NR_PCP_LISTS],
+            count: 0,
+            high: 0,
+            high_min: high_min as u64,
+            high_max: high_max as u64,
+            batch: batch as u64,
+            // A 1 MiB cache slice per CPU holds more than three batches of 63 pages.
+            flags: FREE_HIGH_BATCH,
+            alloc_factor: 0,
+            free_count: 0,
+            pageblock_order: cfg.pageblock_order,
+            thp: cfg.thp,
+            buddy_prefetch: policy.buddy_prefetch,
+            refill_buf: Vec::with_capacity(buf),
+            drain_buf: Vec::with_capacity(buf),
+        }
+    }
+
+    /// Base pages cached.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The batch size.
+    pub fn batch(&self) -> u64 {
+        self.batch
+    }
+
+    /// `pcp_allowed_order()`.
+    #[inline]
+    pub fn allowed_order(&self, order: u32) -> bool {
+        order <= PAGE_ALLOC_COSTLY_ORDER || (self.thp && order == self.pageblock_order)
+    }
+
+    /// `order_to_pindex()`: which list a block of `order` and type `mt` lives on. HighAtomic
+    /// and CMA blocks are cached on the Movable list, as the kernel does.
+    #[inline]
+    pub fn order_to_pindex(&self, mt: MigrateType, order: u32) -> usize {
+        let mt = if mt.is_mergeable() {
+            mt as usize
+        } else {
+            MigrateType::Movable as usize
+        };
+        if order > PAGE_ALLOC_COSTLY_ORDER {
+            NR_LOWORDER_PCP_LISTS + (mt == MigrateType::Movable as usize) as usize
+        } else {
+            MIGRATE_PCPTYPES * order as usize + mt
+        }
+    }
+
+    #[inline]
+    fn pindex_to_order(&self, pindex: usize) -> u32 {
+        if pindex >= NR_LOWORDER_PCP_LISTS {
+            self.pageblock_order
+        } else {
+            (pindex / MIGRATE_PCPTYPES) as u32
+        }
+    }
+
+    fn publish(&self, shared: &ZoneShared) {
+        let c = shared.counters().cpu(self.cpu);
+        c.count.set(self.count);
+        c.high.set(self.high);
+    }
+}
+
+impl PerCpuPages {
+    /// `rmqueue_pcplist()`: a block of `order` for a `mt` request from this CPU's lists.
+    /// An empty list is refilled first: `refill(n, out)` must append up to `n` blocks taken
+    /// from the zone under its lock (`rmqueue_bulk`). Returns `None` if the refill got none.
+    #[inline]
+    pub fn rmqueue(
+        &mut self,
+        shared: &ZoneShared,
+        order: u32,
+        mt: MigrateType,
+        refill: impl FnOnce(usize, &mut Vec<Pfn>),
+    ) -> Option<Pfn> {
+        // An allocation ends a run of frees.
+        self.free_count >>= 1;
+        let pindex = self.order_to_pindex(mt, order);
+        let idx = match self.lists[pindex].first() {
+            Some(idx) => idx,
+            None => self.refill(shared, order, pindex, refill)?,
+        };
+        // Fast path: unlink the head (cache-hot, last freed), hand it out, count it.
+        let mm = &shared.memmap;
+        self.lists[pindex].del(mm, idx);
+        self.count -= 1 << order;
+        mm.set_info(
+            idx,
+            PageInfo {
+                state: PageState::Allocated,
+                order,
+                tag: AllocTag::of(mt),
+            },
+        );
+        let c = shared.counters().cpu(self.cpu);
+        c.pgalloc.add(1 << order);
+        c.count.set(self.count);
+        Some(Pfn(shared.config().start_pfn + idx as u64))
+    }
+
+    #[cold]
+    fn refill(
+        &mut self,
+        shared: &ZoneShared,
+        order: u32,
+        pindex: usize,
+        refill: impl FnOnce(usize, &mut Vec<Pfn>),
+    ) -> Option<u32> {
+        let n = self.nr_pcp_alloc(order, shared.flags().below_high());
+        let mut buf = std::mem::take(&mut self.refill_buf);
+        buf.clear();
+        refill(n, &mut buf);
+        let start = shared.config().start_pfn;
+        for pfn in &buf {
+            // Bulk refills keep physical order: append at the tail.
+            self.lists[pindex].add_tail(&shared.memmap, (pfn.0 - start) as u32);
+        }
+        self.count += (buf.len() as u64) << order;
+        self.refill_buf = buf;
+        self.publish(shared);
+        self.lists[pindex].first()
+    }
+
+    /// `nr_pcp_alloc()`: how many blocks a refill asks for. Order-0 refills grow
+    /// (`alloc_factor`) while the CPU keeps allocating, up to `batch << 5`; `high` grows too
+    /// while the zone is above its high watermark.
+    fn nr_pcp_alloc(&mut self, order: u32, zone_below_high: bool) -> usize {
+        let base = self.batch;
+        self.high = self.high.clamp(self.high_min, self.high_max);
+        let mut high = self.high;
+        if high < base {
+            return 1;
+        }
+        let mut b = if order == 0 {
+            base << self.alloc_factor
+        } else {
+            base
+        };
+        if self.high_min != self.high_max && !zone_below_high {
+            high = (high + b).min(self.high_max);
+            self.high = high;
+        }
+        if order == 0 {
+            let max_alloc = (high as i64 - self.count as i64 - base as i64).max(base as i64) as u64;
+            if b <= max_alloc && self.alloc_factor < PCP_BATCH_SCALE_MAX {
+                self.alloc_factor += 1;
+            }
+            b = b.min(max_alloc);
+        }
+        if b > 1 {
+            b = (b >> order).max(2);
+        }
+        b as usize
+    }
+
+    /// `free_frozen_page_commit()`: cache a block the caller freed (its page must already be
+    /// in the `Pcp` state: the caller claimed it from its owner) and, if the CPU now holds
+    /// `high` pages or more, free a batch back: `drain(blocks)` must return them to the zone
+    /// under its lock (`free_pcppages_bulk`).
+    #[inline]
+    pub fn free(
+        &mut self,
+        shared: &ZoneShared,
+        pfn: Pfn,
+        order: u32,
+        drain: impl FnMut(&[(Pfn, u32)]),
+    ) {
+        let mt = shared.pageblock_migratetype(pfn.0);
+        let pindex = self.order_to_pindex(mt, order);
+        let idx = (pfn.0 - shared.config().start_pfn) as u32;
+        self.alloc_factor >>= 1;
+        self.lists[pindex].add_head(&shared.memmap, idx);
+        self.count += 1 << order;
+        shared.counters().cpu(self.cpu).pgfree.add(1 << order);
+        let free_high = self.note_free_order(order);
+        if self.free_count < self.batch << PCP_BATCH_SCALE_MAX {
+            self.free_count += 1 << order;
+        }
+        let high = self.nr_pcp_high(shared, free_high);
+        if self.count >= high {
+            self.free_over_high(shared, high, free_high, pindex, drain);
+        }
+        self.publish(shared);
+    }
+
+    /// Track runs of high-order frees: a CPU that frees many order 1..=3 blocks in a row
+    /// (a process exiting) flushes them instead of caching them (`free_high`).
+    fn note_free_order(&mut self, order: u32) -> bool {
+        if (1..=PAGE_ALLOC_COSTLY_ORDER).contains(&order) {
+            let free_high = self.free_count >= self.batch + self.high_min / 2
+                && self.flags & PREV_FREE_HIGH_ORDER != 0
+                && (self.flags & FREE_HIGH_BATCH == 0 || self.count >= self.batch);
+            self.flags |= PREV_FREE_HIGH_ORDER;
+            free_high
+        } else {
+            self.flags &= !PREV_FREE_HIGH_ORDER;
+            false
+        }
+    }
+
+    #[cold]
+    fn free_over_high(
+        &mut self,
+        shared: &ZoneShared,
+        high: u64,
+        free_high: bool,
+        pindex: usize,
+        drain: impl FnMut(&[(Pfn, u32)]),
+    ) {
+        let to_free = self.nr_pcp_free(high, free_high);
+        self.free_pcppages_bulk(shared, to_free, pindex, drain);
+        // Freeing may have lifted the zone back above its high mark: let caches grow again.
+        if shared.flags().below_high() {
+            let mark = shared.wmark_pages(WatermarkLevel::High);
+            if shared.zone_watermark_ok(0, mark, AllocFlags::WMARK_MIN) {
+                shared.flags().set_below_high(false);
+            }
+        }
+    }
+
+    /// `nr_pcp_high()`: the effective high mark for this free, auto-tuning `self.high`:
+    /// shrink while the zone is short of memory or kswapd reclaims it, grow while the CPU
+    /// keeps freeing into a healthy zone.
+    fn nr_pcp_high(&mut self, shared: &ZoneShared, free_high: bool) -> u64 {
+        let batch = self.batch;
+        self.high = self.high.clamp(self.high_min, self.high_max);
+        let high = self.high;
+        if high == 0 {
+            return 0;
+        }
+        if free_high {
+            self.high = high
+                .saturating_sub(batch << PCP_BATCH_SCALE_MAX)
+                .max(self.high_min);
+            return 0;
+        }
+        let flags = shared.flags();
+        if flags.reclaim_active() {
+            let fc = self.free_count.max(batch);
+            self.high = high.saturating_sub(fc).max(self.high_min);
+            return (batch << 2).min(self.high);
+        }
+        if self.high_min == self.high_max {
+            return high;
+        }
+        if flags.below_high() {
+            let fc = self.free_count.max(batch);
+            self.high = high.saturating_sub(fc).max(self.high_min);
+            return self.count.max(self.high_min);
+        }
+        if self.count >= high {
+            let need = self.free_count + batch;
+            if self.high < need {
+                self.high = need.clamp(self.high_min, self.high_max);
+            }
+        }
+        high
+    }
+
+    /// `nr_pcp_free()`: pages to free back once over `high`: at least a batch, at most what
+    /// leaves a batch cached; a whole scaled batch for a run of high-order frees.
+    fn nr_pcp_free(&self, high: u64, free_high: bool) -> u64 {
+        let batch = self.batch;
+        if free_high {
+            return self.count.min(batch << PCP_BATCH_SCALE_MAX);
+        }
+        if high < batch {
+            return 1;
+        }
+        self.free_count.max(batch).min(high - batch)
+    }
+
+    /// `free_pcppages_bulk()`'s list walk: take `count` pages' worth of blocks from the list
+    /// tails (oldest first), starting with list `pindex` and going round, then hand them to
+    /// `drain` in one call (one zone lock hold). With `Policy::buddy_prefetch` (seed 001) the
+    /// memmap records of the first `batch` blocks' buddies are loaded before `drain` runs, so
+    /// the cache misses happen outside the zone lock.
+    fn free_pcppages_bulk(
+        &mut self,
+        shared: &ZoneShared,
+        count: u64,
+        pindex: usize,
+        mut drain: impl FnMut(&[(Pfn, u32)]),
+    ) {
+        let mut left = count.min(self.count) as i64;
+        let mut buf = std::mem::take(&mut self.drain_buf);
+        buf.clear();
+        let mm = &shared.memmap;
+        let start = shared.config().start_pfn;
+        let mut p = (pindex + NR_PCP_LISTS - 1) % NR_PCP_LISTS;
+        while left > 0 {
+            // self.count > 0 here, so some list is non-empty and this loop ends.
+            loop {
+                p = (p + 1) % NR_PCP_LISTS;
+                if !self.lists[p].is_empty() {
+                    break;
+                }
+            }
+            let order = self.pindex_to_order(p);
+            while let Some(idx) = self.lists[p].last() {
+                self.lists[p].del(mm, idx);
+                left -= 1 << order;
+                self.count -= 1 << order;
+                buf.push((Pfn(start + idx as u64), order));
+                if left <= 0 {
+                    break;
+                }
+            }
+        }
+        if self.buddy_prefetch {
+            for &(pfn, order) in buf.iter().take(self.batch as usize) {
+                let buddy = pfn.0 ^ (1 << order);
+                if buddy >= start && buddy < shared.config().end_pfn() {
+                    mm.prefetch((buddy - start) as u32);
+                }
+            }
+        }
+        drain(&buf);
+        self.drain_buf = buf;
+    }
+
+    /// `drain_pages_zone()`: give every cached block back, a scaled batch per zone-lock hold.
+    pub fn drain(&mut self, shared: &ZoneShared, mut drain: impl FnMut(&[(Pfn, u32)])) {
+        while self.count > 0 {
+            let n = self.count.min(self.batch << PCP_BATCH_SCALE_MAX);
+            self.free_pcppages_bulk(shared, n, 0, &mut drain);
+        }
+        self.publish(shared);
+    }
+}
 
 /// `zone_batchsize()`: pages moved between the zone and a per-CPU list in one lock hold.
 /// One page per 16 MiB of zone, at most 256 KiB, then scaled by 1.5 and rounded down to

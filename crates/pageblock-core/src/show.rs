@@ -203,23 +203,6 @@ pub fn add_mixed_blocks(report: &mut PageTypeInfo, z: &ZoneShared) {
     }
 }
 
-/// Per-CPU pageset figures of the zone: `(batch, high_min, high_max)`.
-pub fn pageset_limits(z: &ZoneShared) -> (u32, u32, u32) {
-    let cfg = z.config();
-    let managed = cfg.present_pages;
-    let batch = pcp::zone_batchsize(managed);
-    let low = z.counters().watermarks().low;
-    let high_min = pcp::zone_highsize(managed, low, batch, cfg.nr_cpus, 0);
-    let high_max = pcp::zone_highsize(
-        managed,
-        low,
-        batch,
-        cfg.nr_cpus,
-        pcp::MIN_PERCPU_PAGELIST_HIGH_FRACTION,
-    );
-    (batch, high_min, high_max)
-}
-
 fn unpopulated_zone(node: u32, t: ZoneType) -> ZoneInfoZone {
     // ZONE_MOVABLE keeps a floor under its (empty) watermarks; the others compute to 0.
     let wm = if t == ZoneType::Movable { 32 } else { 0 };
@@ -243,23 +226,23 @@ fn unpopulated_zone(node: u32, t: ZoneType) -> ZoneInfoZone {
 }
 
 /// `/proc/zoneinfo`: every zone type of the node; ours populated. Per-node LRU statistics
-/// are not modelled and not printed; `pagesets` shows each CPU's limits with the pages cached
-/// in `pcp_counts` (one entry per CPU; empty means no per-CPU caching is attached).
-pub fn zoneinfo(z: &ZoneShared, pcp_counts: &[u32]) -> ZoneInfo {
+/// are not modelled and not printed. `pagesets` shows each CPU's cached pages and current high
+/// mark (0 until the CPU first uses its lists, as in the kernel) with the zone's limits.
+pub fn zoneinfo(z: &ZoneShared) -> ZoneInfo {
     let cfg = z.config();
     let c = z.counters();
     let wm = c.watermarks();
     let boost = c.watermark_boost();
-    let (batch, high_min, high_max) = pageset_limits(z);
+    let limits = z.pageset();
     let threshold = pcp::stat_threshold(cfg.nr_cpus, cfg.present_pages) as i32;
     let pagesets = (0..cfg.nr_cpus)
         .map(|cpu| Pageset {
             cpu,
-            count: pcp_counts.get(cpu as usize).copied().unwrap_or(0) as i32,
-            high: high_min as i32,
-            batch: batch as i32,
-            high_min: Some(high_min as i32),
-            high_max: Some(high_max as i32),
+            count: c.cpu(cpu as usize).count() as i32,
+            high: c.cpu(cpu as usize).high() as i32,
+            batch: limits.batch as i32,
+            high_min: Some(limits.high_min as i32),
+            high_max: Some(limits.high_max as i32),
             stat_threshold: threshold,
         })
         .collect();

@@ -16,7 +16,7 @@ use crate::config::ZoneType;
 use crate::gfp::AllocFlags;
 use crate::migratetype::MigrateType;
 use crate::stats::ZoneStat;
-use crate::zone::Zone;
+use crate::zone::{Zone, ZoneShared};
 
 /// Which mark an allocation checks (`enum zone_watermarks`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,13 +103,6 @@ pub fn setup_per_zone_wmarks(
 }
 
 impl Zone {
-    /// `wmark_pages(zone, level)`: the raw mark plus the current boost.
-    #[inline]
-    pub fn wmark_pages(&self, level: WatermarkLevel) -> u64 {
-        let c = &self.shared.counters;
-        c.watermark[level as usize].get() + c.watermark_boost.get()
-    }
-
     /// `boost_watermark()`: after a fragmenting fallback, raise the marks by one pageblock,
     /// up to `watermark_boost_factor`/10000 of the high mark. Returns whether it boosted.
     pub(crate) fn boost_watermark(&mut self) -> bool {
@@ -131,6 +124,23 @@ impl Zone {
         self.count(crate::stats::VmEvent::WatermarkBoost, 1);
         true
     }
+}
+
+/// The watermark checks read only counters, so they run without the zone lock (the kernel's
+/// fast path checks before it takes any lock).
+impl ZoneShared {
+    /// `wmark_pages(zone, level)`: the raw mark plus the current boost.
+    #[inline]
+    pub fn wmark_pages(&self, level: WatermarkLevel) -> u64 {
+        let c = &self.counters;
+        c.watermark[level as usize].get() + c.watermark_boost.get()
+    }
+
+    /// `NR_FREE_PAGES`.
+    #[inline]
+    pub fn nr_free_pages(&self) -> u64 {
+        self.counters.zone_stat(ZoneStat::NrFreePages)
+    }
 
     /// `__zone_watermark_ok()`: would `free_pages` stay above `mark` after allocating a block
     /// of `order`, counting only memory this request may use, and is there a free block of at
@@ -142,7 +152,7 @@ impl Zone {
         flags: AllocFlags,
         free_pages: u64,
     ) -> bool {
-        let c = &self.shared.counters;
+        let c = &self.counters;
         let mut unusable = (1i64 << order) - 1;
         if !flags.intersects(AllocFlags::RESERVES) {
             unusable += c.nr_free_highatomic.get() as i64;
@@ -176,8 +186,8 @@ impl Zone {
     /// The order part of the watermark check: a free block of at least `order` on a mobility
     /// list (any of the three), on CMA with ALLOC_CMA, on HIGHATOMIC with ALLOC_HIGHATOMIC/OOM.
     fn has_usable_block(&self, order: u32, flags: AllocFlags) -> bool {
-        let c = &self.shared.counters;
-        for o in order..=self.max_order() {
+        let c = &self.counters;
+        for o in order..=self.config().max_order {
             if c.nr_free[o as usize].get() == 0 {
                 continue;
             }
@@ -211,8 +221,9 @@ impl Zone {
 
     /// `zone_watermark_fast()`: a cheap order-0 test first, the full check otherwise, and for
     /// `__GFP_HIGH` order-0 requests a second chance against the un-boosted min mark.
+    #[inline]
     pub fn zone_watermark_fast(&self, order: u32, mark: u64, flags: AllocFlags) -> bool {
-        let c = &self.shared.counters;
+        let c = &self.counters;
         let free = self.nr_free_pages();
         if order == 0 {
             let mut unusable = 0;
@@ -226,15 +237,40 @@ impl Zone {
                 return true;
             }
         }
+        self.zone_watermark_slow(order, mark, flags, free)
+    }
+
+    #[cold]
+    fn zone_watermark_slow(&self, order: u32, mark: u64, flags: AllocFlags, free: u64) -> bool {
         if self.zone_watermark_ok_with(order, mark, flags, free) {
             return true;
         }
+        let c = &self.counters;
         let raw_min = c.watermark[WatermarkLevel::Min as usize].get();
         order == 0
             && flags.contains(AllocFlags::MIN_RESERVE)
             && c.watermark_boost.get() != 0
             && flags.watermark() == WatermarkLevel::Min
             && self.zone_watermark_ok_with(0, raw_min, flags, free)
+    }
+
+    /// The watermark gate of `get_page_from_freelist`, including the `ZONE_BELOW_HIGH`
+    /// bookkeeping that per-CPU lists use to size their caches. Returns whether this request
+    /// may allocate from the zone.
+    #[inline]
+    pub fn watermark_allows(&self, order: u32, flags: AllocFlags) -> bool {
+        if flags.contains(AllocFlags::NO_WATERMARKS) {
+            return true;
+        }
+        if !self.flags.below_high() {
+            let high = self.wmark_pages(WatermarkLevel::High);
+            if self.zone_watermark_fast(order, high, flags) {
+                return true;
+            }
+            self.flags.set_below_high(true);
+        }
+        let mark = self.wmark_pages(flags.watermark());
+        self.zone_watermark_fast(order, mark, flags)
     }
 }
 

@@ -25,6 +25,7 @@
 //! * `nr_reserved_highatomic == pageblock_nr_pages × (number of HighAtomic pageblocks)`.
 //! * free + allocated + per-CPU + isolated pages == managed pages.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::config::{ConfigError, Policy, ZoneConfig, ZoneType};
@@ -32,6 +33,7 @@ use crate::list::ListHead;
 use crate::memmap::Memmap;
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
 use crate::pageblock::Pageblocks;
+use crate::pcp::PagesetLimits;
 use crate::stats::{Counter, VmEvent, ZoneStat, NR_VM_EVENTS, NR_ZONE_STATS};
 use crate::trace::{TraceEvent, TraceSink};
 use crate::types::{Pfn, NR_ORDER_SLOTS};
@@ -54,9 +56,23 @@ pub struct ZoneCounters {
     /// `watermark_boost`.
     pub(crate) watermark_boost: Counter,
     pub(crate) events: [Counter; NR_VM_EVENTS],
+    /// Per-CPU parts of the counters and `pcp->count`/`high`, one entry per CPU.
+    pub(crate) cpus: Box<[CpuCounters]>,
 }
 
 impl ZoneCounters {
+    fn new(nr_cpus: usize) -> ZoneCounters {
+        ZoneCounters {
+            cpus: (0..nr_cpus).map(|_| CpuCounters::default()).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The per-CPU counters of `cpu`.
+    pub fn cpu(&self, cpu: usize) -> &CpuCounters {
+        &self.cpus[cpu]
+    }
+
     /// Free blocks of `order` on all lists.
     pub fn nr_free(&self, order: u32) -> u64 {
         self.nr_free[order as usize].get()
@@ -72,9 +88,14 @@ impl ZoneCounters {
         self.zone_stat[item as usize].get()
     }
 
-    /// An event count.
+    /// An event count: the zone's part plus every CPU's part.
     pub fn event(&self, ev: VmEvent) -> u64 {
-        self.events[ev as usize].get()
+        let per_cpu = match ev {
+            VmEvent::PgAlloc => self.cpus.iter().map(|c| c.pgalloc.get()).sum(),
+            VmEvent::PgFree => self.cpus.iter().map(|c| c.pgfree.get()).sum(),
+            _ => 0,
+        };
+        self.events[ev as usize].get() + per_cpu
     }
 
     /// Free pages on HighAtomic lists.
@@ -111,7 +132,9 @@ pub struct ZoneShared {
     pub(crate) memmap: Memmap,
     pub(crate) pageblocks: Pageblocks,
     pub(crate) counters: ZoneCounters,
+    pub(crate) flags: ZoneFlags,
     min_free_kbytes: u64,
+    pageset: PagesetLimits,
 }
 
 impl ZoneShared {
@@ -135,6 +158,16 @@ impl ZoneShared {
         &self.memmap
     }
 
+    /// Zone flags.
+    pub fn flags(&self) -> &ZoneFlags {
+        &self.flags
+    }
+
+    /// The per-CPU list sizes.
+    pub fn pageset(&self) -> PagesetLimits {
+        self.pageset
+    }
+
     /// The `vm.min_free_kbytes` the watermarks were computed from.
     pub fn min_free_kbytes(&self) -> u64 {
         self.min_free_kbytes
@@ -148,13 +181,69 @@ impl ZoneShared {
     }
 }
 
-/// Zone state flags (`enum zone_flags`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Zone state flags (`enum zone_flags`), set and cleared with atomic bit operations as the
+/// kernel does, so the lock-free fast path can read and set them.
+#[derive(Debug, Default)]
 pub struct ZoneFlags {
+    boosted_watermark: AtomicBool,
+    below_high: AtomicBool,
+    reclaim_active: AtomicBool,
+}
+
+impl ZoneFlags {
     /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermarks; kswapd should be woken.
-    pub boosted_watermark: bool,
-    /// `ZONE_BELOW_HIGH`: the zone fell below the high watermark (shrinks pcp high).
-    pub below_high: bool,
+    pub fn boosted_watermark(&self) -> bool {
+        self.boosted_watermark.load(Relaxed)
+    }
+
+    /// `ZONE_BELOW_HIGH`: the zone fell below the high watermark (shrinks per-CPU caches).
+    pub fn below_high(&self) -> bool {
+        self.below_high.load(Relaxed)
+    }
+
+    /// `ZONE_RECLAIM_ACTIVE`: kswapd is reclaiming this zone (per-CPU caches shrink faster).
+    pub fn reclaim_active(&self) -> bool {
+        self.reclaim_active.load(Relaxed)
+    }
+
+    pub(crate) fn set_boosted_watermark(&self, on: bool) {
+        self.boosted_watermark.store(on, Relaxed);
+    }
+
+    pub(crate) fn set_below_high(&self, on: bool) {
+        // Test first: the flag's cache line is read on every allocation; keep it clean.
+        if self.below_high.load(Relaxed) != on {
+            self.below_high.store(on, Relaxed);
+        }
+    }
+}
+
+/// Per-CPU statistics of the zone: written by the holder of that CPU's per-CPU page lock
+/// (single writer per CPU), summed by readers (the kernel's per-CPU vm event counters and
+/// `pcp->count`). Padded to a cache line so CPUs do not share lines.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct CpuCounters {
+    /// Base pages allocated through this CPU's lists (part of `PGALLOC`).
+    pub(crate) pgalloc: Counter,
+    /// Base pages freed to this CPU's lists (part of `PGFREE`).
+    pub(crate) pgfree: Counter,
+    /// `pcp->count`: base pages cached on this CPU's lists.
+    pub(crate) count: Counter,
+    /// `pcp->high`: the current high mark.
+    pub(crate) high: Counter,
+}
+
+impl CpuCounters {
+    /// Pages cached on this CPU's lists.
+    pub fn count(&self) -> u64 {
+        self.count.get()
+    }
+
+    /// The CPU's current high mark.
+    pub fn high(&self) -> u64 {
+        self.high.get()
+    }
 }
 
 /// A zone under its lock.
@@ -164,7 +253,6 @@ pub struct Zone {
     pub(crate) free_area: [[ListHead; MIGRATE_TYPES]; NR_ORDER_SLOTS],
     pub(crate) policy: Policy,
     pub(crate) group_by_mobility: bool,
-    pub(crate) flags: ZoneFlags,
     pub(crate) trace: Option<Box<dyn TraceSink>>,
     start_pfn: u64,
     end_pfn: u64,
@@ -203,11 +291,13 @@ impl Zone {
                 dflt
             }
         });
-        let shared = ZoneShared {
+        let mut shared = ZoneShared {
             memmap: Memmap::new(config.present_pages as usize),
             pageblocks: Pageblocks::new(nr_blocks, MigrateType::Movable),
-            counters: ZoneCounters::default(),
+            counters: ZoneCounters::new(config.nr_cpus as usize),
+            flags: ZoneFlags::default(),
             min_free_kbytes,
+            pageset: PagesetLimits::default(),
             config,
         };
         let wm = watermark::setup_per_zone_wmarks(
@@ -218,6 +308,7 @@ impl Zone {
         for (level, v) in [wm.min, wm.low, wm.high, wm.promo].into_iter().enumerate() {
             shared.counters.watermark[level].set(v);
         }
+        shared.pageset = PagesetLimits::compute(managed, wm.low, shared.config.nr_cpus, &policy);
         // `build_all_zonelists`: grouping by mobility is pointless when there is not even one
         // pageblock per migratetype above the high watermark.
         let roomy = managed.saturating_sub(wm.high) >= (MIGRATE_TYPES as u64) << pbo;
@@ -230,7 +321,6 @@ impl Zone {
             shared: Arc::new(shared),
             free_area: Default::default(),
             policy,
-            flags: ZoneFlags::default(),
             trace: None,
         };
         zone.init_cma_blocks();
@@ -287,8 +377,8 @@ impl Zone {
     }
 
     /// Zone flags.
-    pub fn flags(&self) -> ZoneFlags {
-        self.flags
+    pub fn flags(&self) -> &ZoneFlags {
+        &self.shared.flags
     }
 
     /// Whether pages are grouped by mobility (false if the policy or the zone's size
@@ -353,7 +443,7 @@ impl Zone {
     /// `NR_FREE_PAGES`.
     #[inline]
     pub fn nr_free_pages(&self) -> u64 {
-        self.shared.counters.zone_stat(ZoneStat::NrFreePages)
+        self.shared.nr_free_pages()
     }
 
     /// The zone type.

@@ -7,7 +7,11 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::fingerprint;
+use pageblock_core::memmap::{PageInfo, PageState};
+use pageblock_core::pcp::PerCpuPages;
 use pageblock_core::{AllocFlags, Gfp, MigrateType, Pfn, Policy, Zone, ZoneConfig};
 use proptest::prelude::*;
 
@@ -21,6 +25,12 @@ enum Op {
     Bulk { order: u32, count: usize, mt: usize },
     /// A misuse: free a live block with the wrong order, or free one twice.
     Misuse { nth: usize, double: bool },
+    /// Allocate through CPU `cpu`'s per-CPU lists (refilled from the zone when empty).
+    PcpAlloc { cpu: usize, order: u32, gfp: usize },
+    /// Free the n-th live allocation through CPU `cpu`'s lists.
+    PcpFree { cpu: usize, nth: usize },
+    /// Drain CPU `cpu`'s lists.
+    Drain { cpu: usize },
 }
 
 const GFPS: [Gfp; 6] = [
@@ -38,6 +48,9 @@ fn op(max_order: u32) -> impl Strategy<Value = Op> {
         5 => any::<usize>().prop_map(|nth| Op::Free { nth }),
         1 => (0..=3u32, 1..40usize, 0..3usize).prop_map(|(order, count, mt)| Op::Bulk { order, count, mt }),
         1 => (any::<usize>(), any::<bool>()).prop_map(|(nth, double)| Op::Misuse { nth, double }),
+        4 => (0..2usize, 0..=max_order, 0..GFPS.len()).prop_map(|(cpu, order, gfp)| Op::PcpAlloc { cpu, order, gfp }),
+        4 => (0..2usize, any::<usize>()).prop_map(|(cpu, nth)| Op::PcpFree { cpu, nth }),
+        1 => (0..2usize).prop_map(|cpu| Op::Drain { cpu }),
     ]
 }
 
@@ -102,23 +115,100 @@ fn build(g: &Geometry) -> Zone {
     Zone::new(cfg, g.policy.clone()).expect("valid geometry")
 }
 
+/// Everything a run drives: the zone, two CPUs' lists, and the blocks the "callers" hold.
+struct Machine {
+    zone: Zone,
+    pcp: Vec<PerCpuPages>,
+    live: Vec<(Pfn, u32)>,
+}
+
+impl Machine {
+    fn pcp_alloc(&mut self, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
+        let shared = Arc::clone(self.zone.shared());
+        let mt = pageblock_core::gfp::gfp_migratetype(gfp, self.zone.group_by_mobility()).ok()?;
+        let pcp = &mut self.pcp[cpu];
+        if !pcp.allowed_order(order) {
+            return None;
+        }
+        let zone = &mut self.zone;
+        let flags = AllocFlags::WMARK_LOW | AllocFlags::NOFRAGMENT;
+        pcp.rmqueue(&shared, order, mt, |n, out| {
+            zone.rmqueue_bulk(order, n, mt, flags, out);
+        })
+    }
+
+    fn pcp_free(&mut self, cpu: usize, pfn: Pfn, order: u32) -> Result<(), TestCaseError> {
+        let shared = Arc::clone(self.zone.shared());
+        if !self.pcp[cpu].allowed_order(order) {
+            prop_assert_eq!(self.zone.free_pages(pfn, order), Ok(()));
+            return Ok(());
+        }
+        let cached = PageInfo {
+            state: PageState::Pcp,
+            order,
+            ..PageInfo::TAIL
+        };
+        prop_assert_eq!(shared.claim_for_free(pfn, order, cached), Ok(()));
+        let zone = &mut self.zone;
+        self.pcp[cpu].free(&shared, pfn, order, |blocks| {
+            zone.free_pcppages_bulk(blocks)
+        });
+        Ok(())
+    }
+
+    fn drain(&mut self, cpu: usize) {
+        let shared = Arc::clone(self.zone.shared());
+        let zone = &mut self.zone;
+        self.pcp[cpu].drain(&shared, |blocks| zone.free_pcppages_bulk(blocks));
+    }
+
+    fn check(&self, after: &Op) -> Result<(), TestCaseError> {
+        let census = self
+            .zone
+            .verify()
+            .map_err(|e| TestCaseError::fail(format!("after {after:?}: {e}")))?;
+        let cached: u64 = self.pcp.iter().map(|p| p.count()).sum();
+        prop_assert_eq!(census.pcp, cached, "per-CPU pages after {:?}", after);
+        let held: u64 = self.live.iter().map(|&(_, o)| 1u64 << o).sum();
+        prop_assert_eq!(census.allocated, held, "allocated pages after {:?}", after);
+        Ok(())
+    }
+}
+
 fn run(g: &Geometry, ops: &[Op]) -> Result<(), TestCaseError> {
-    let mut z = build(g);
-    z.verify().map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let mut live: Vec<(Pfn, u32)> = Vec::new();
+    let zone = build(g);
+    let pcp = (0..2)
+        .map(|cpu| PerCpuPages::new(cpu, zone.shared(), &g.policy))
+        .collect();
+    let mut m = Machine {
+        zone,
+        pcp,
+        live: Vec::new(),
+    };
     for op in ops {
         match *op {
             Op::Alloc { order, gfp } => {
-                if let Ok(p) = z.alloc_pages(order.min(g.max_order), GFPS[gfp]) {
+                if let Ok(p) = m.zone.alloc_pages(order.min(g.max_order), GFPS[gfp]) {
                     prop_assert!(p.is_aligned(order.min(g.max_order)));
-                    live.push((p, order.min(g.max_order)));
+                    m.live.push((p, order.min(g.max_order)));
                 }
             }
-            Op::Free { nth } if !live.is_empty() => {
-                let (p, o) = live.swap_remove(nth % live.len());
-                prop_assert_eq!(z.free_pages(p, o), Ok(()));
+            Op::PcpAlloc { cpu, order, gfp } => {
+                let order = order.min(g.max_order);
+                if let Some(p) = m.pcp_alloc(cpu, order, GFPS[gfp]) {
+                    prop_assert!(p.is_aligned(order));
+                    m.live.push((p, order));
+                }
             }
-            Op::Free { .. } => {}
+            Op::Free { nth } | Op::PcpFree { nth, .. } if !m.live.is_empty() => {
+                let (p, o) = m.live.swap_remove(nth % m.live.len());
+                match *op {
+                    Op::PcpFree { cpu, .. } => m.pcp_free(cpu, p, o)?,
+                    _ => prop_assert_eq!(m.zone.free_pages(p, o), Ok(())),
+                }
+            }
+            Op::Free { .. } | Op::PcpFree { .. } => {}
+            Op::Drain { cpu } => m.drain(cpu),
             Op::Bulk { order, count, mt } => {
                 let mt = [
                     MigrateType::Unmovable,
@@ -127,41 +217,48 @@ fn run(g: &Geometry, ops: &[Op]) -> Result<(), TestCaseError> {
                 ][mt];
                 let mut got = Vec::new();
                 let flags = AllocFlags::WMARK_LOW | AllocFlags::NOFRAGMENT;
-                let n = z.rmqueue_bulk(order.min(g.max_order), count, mt, flags, &mut got);
+                let n = m
+                    .zone
+                    .rmqueue_bulk(order.min(g.max_order), count, mt, flags, &mut got);
                 prop_assert_eq!(n, got.len());
-                z.verify()
+                m.zone
+                    .verify()
                     .map_err(|e| TestCaseError::fail(format!("after bulk refill: {e}")))?;
                 for p in got {
-                    z.free_pcp_page(p, order.min(g.max_order));
+                    m.zone.free_pcp_page(p, order.min(g.max_order));
                 }
             }
-            Op::Misuse { nth, double } if !live.is_empty() => {
-                let (p, o) = live[nth % live.len()];
-                let before = fingerprint(&z);
+            Op::Misuse { nth, double } if !m.live.is_empty() => {
+                let (p, o) = m.live[nth % m.live.len()];
+                let z = &mut m.zone;
                 if double {
                     z.free_pages(p, o).unwrap();
-                    live.swap_remove(nth % live.len());
-                    let after_free = fingerprint(&z);
+                    m.live.swap_remove(nth % m.live.len());
+                    let after_free = fingerprint(z);
                     prop_assert!(z.free_pages(p, o).is_err());
-                    prop_assert_eq!(after_free, fingerprint(&z));
+                    prop_assert_eq!(after_free, fingerprint(z));
                 } else {
+                    let before = fingerprint(z);
                     prop_assert!(z.free_pages(p, (o + 1) % (g.max_order + 1)).is_err());
-                    prop_assert_eq!(before, fingerprint(&z));
+                    prop_assert_eq!(before, fingerprint(z));
                 }
             }
             Op::Misuse { .. } => {}
         }
-        z.verify()
-            .map_err(|e| TestCaseError::fail(format!("after {op:?}: {e}")))?;
+        m.check(op)?;
     }
-    let census = z.verify().map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let held: u64 = live.iter().map(|&(_, o)| 1u64 << o).sum();
-    prop_assert_eq!(census.allocated, held);
-    for (p, o) in live {
-        prop_assert_eq!(z.free_pages(p, o), Ok(()));
+    for (p, o) in std::mem::take(&mut m.live) {
+        prop_assert_eq!(m.zone.free_pages(p, o), Ok(()));
     }
-    prop_assert_eq!(z.nr_free_pages() + z.nr_isolated_free_pages(), g.pages);
-    z.verify().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    m.drain(0);
+    m.drain(1);
+    prop_assert_eq!(
+        m.zone.nr_free_pages() + m.zone.nr_isolated_free_pages(),
+        g.pages
+    );
+    m.zone
+        .verify()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     Ok(())
 }
 

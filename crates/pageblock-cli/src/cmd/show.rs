@@ -25,7 +25,7 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
             report.render()
         }
         Report::Buddyinfo => show::buddyinfo(shared).render(),
-        Report::Zoneinfo => show::zoneinfo(shared, &[]).render(),
+        Report::Zoneinfo => show::zoneinfo(shared).render(),
         Report::Vmstat => show::vmstat(shared).render(),
         Report::UnusableIndex => show::unusable_index(shared).render(),
         Report::ExtfragIndex => show::extfrag_index(shared).render(),

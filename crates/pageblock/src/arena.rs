@@ -1,0 +1,124 @@
+//! Real memory: an anonymous mapping whose pages the allocator hands out.
+//!
+//! The mapping is aligned to 2 MiB and its pfns are its virtual page numbers (`address >>
+//! 12`), so a buddy block of order `o` is naturally aligned in memory too: every order-9
+//! block is a 2 MiB-aligned region that the kernel can back with one transparent huge page,
+//! which the arena asks for with `madvise(MADV_HUGEPAGE)`. Nothing is touched (or committed)
+//! until a caller writes to the memory it was given.
+
+use std::ptr::NonNull;
+
+use pageblock_core::types::{PAGE_SHIFT, PAGE_SIZE};
+
+/// 2 MiB: the alignment of the arena (one PMD, one pageblock by default).
+const ARENA_ALIGN: usize = 2 << 20;
+
+/// An anonymous, private mapping of `len` bytes, 2 MiB-aligned.
+#[derive(Debug)]
+pub struct Arena {
+    /// Start of the original mapping (for munmap).
+    map: NonNull<u8>,
+    map_len: usize,
+    /// The aligned region the allocator manages.
+    base: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the arena is plain memory; who may touch which page is decided by the allocator and
+// its callers, not by the mapping.
+unsafe impl Send for Arena {}
+// SAFETY: as above; the arena's own fields are never written after creation.
+unsafe impl Sync for Arena {}
+
+impl Arena {
+    /// Map `bytes` (rounded up to pages) of anonymous memory, 2 MiB-aligned, THP-advised.
+    pub fn new(bytes: u64) -> std::io::Result<Arena> {
+        let len = (bytes.div_ceil(PAGE_SIZE) * PAGE_SIZE) as usize;
+        let map_len = len + ARENA_ALIGN;
+        // SAFETY: a fresh anonymous private mapping at an address of the kernel's choosing;
+        // no existing memory is affected.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let addr = map as usize;
+        let aligned = addr.next_multiple_of(ARENA_ALIGN);
+        // SAFETY: `aligned..aligned+len` lies inside the mapping just created. MADV_HUGEPAGE
+        // is advice: failure (THP disabled) changes nothing we rely on, so it is ignored.
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+        Ok(Arena {
+            map: NonNull::new(map.cast()).expect("mmap never returns null on success"),
+            map_len,
+            base: NonNull::new(aligned as *mut u8).expect("aligned address inside the mapping"),
+            len,
+        })
+    }
+
+    /// Pfn of the first page.
+    pub fn start_pfn(&self) -> u64 {
+        self.base.as_ptr() as u64 >> PAGE_SHIFT
+    }
+
+    /// Pages in the arena.
+    pub fn nr_pages(&self) -> u64 {
+        self.len as u64 / PAGE_SIZE
+    }
+
+    /// The address of page `pfn`, if it lies in the arena.
+    pub fn page_ptr(&self, pfn: u64) -> Option<NonNull<u8>> {
+        let offset = pfn.checked_sub(self.start_pfn())?;
+        if offset >= self.nr_pages() {
+            return None;
+        }
+        NonNull::new((pfn << PAGE_SHIFT) as *mut u8)
+    }
+
+    /// The pfn of the page containing `ptr`, if it lies in the arena.
+    pub fn pfn_of(&self, ptr: *const u8) -> Option<u64> {
+        let addr = ptr as usize;
+        let base = self.base.as_ptr() as usize;
+        (addr >= base && addr < base + self.len).then_some(addr as u64 >> PAGE_SHIFT)
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping `new` created; the allocator that owned the
+        // arena is being dropped, and pointers into it are dead by the caller's contract.
+        unsafe {
+            libc::munmap(self.map.as_ptr().cast(), self.map_len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arena_is_aligned_writable_and_maps_pfns_both_ways() {
+        let a = Arena::new(8 << 20).unwrap();
+        assert_eq!(a.start_pfn() % 512, 0, "2 MiB aligned");
+        assert_eq!(a.nr_pages(), 2048);
+        let last = a.start_pfn() + a.nr_pages() - 1;
+        let p = a.page_ptr(last).unwrap();
+        // SAFETY: the page lies inside the live mapping and nobody else uses it.
+        unsafe { p.as_ptr().write_bytes(0xa5, PAGE_SIZE as usize) };
+        // SAFETY: as above; the bytes were just written.
+        assert_eq!(unsafe { *p.as_ptr().add(4095) }, 0xa5);
+        assert_eq!(a.pfn_of(p.as_ptr()), Some(last));
+        assert_eq!(a.page_ptr(last + 1), None);
+        assert_eq!(a.page_ptr(a.start_pfn() - 1), None);
+    }
+}
