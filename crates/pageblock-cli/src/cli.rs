@@ -20,6 +20,32 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run a workload and print one kernel-format report of the zone it leaves behind.
     Show(ShowArgs),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `pageblock bench ...`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// The fast path against buddy_system_allocator and buddy-alloc on a 4 GiB region:
+    /// (a) order-0 alloc+free pairs, (b) 1M allocations then random-order frees, (c) a mixed
+    /// workload, (e) a and c on two threads. Medians of several repetitions.
+    Fastpath(FastpathArgs),
+}
+
+/// `pageblock bench fastpath`.
+#[derive(Debug, Args)]
+pub struct FastpathArgs {
+    /// Also write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Repetitions (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    /// A tiny run that only checks that every case works (numbers are meaningless).
+    #[arg(long)]
+    pub smoke: bool,
 }
 
 /// `pageblock demo`.

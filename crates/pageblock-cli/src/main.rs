@@ -18,14 +18,13 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         cli::Command::Demo(args) => cmd::demo::run(args),
         cli::Command::Show(args) => cmd::show::run(args),
+        cli::Command::Bench(cli::BenchCommand::Fastpath(args)) => cmd::bench::fastpath(args),
     };
     match result {
         Ok(text) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth a message.
-            let _ = stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush());
+            let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
             ExitCode::SUCCESS
         }
         Err(e) => {

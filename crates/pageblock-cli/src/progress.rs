@@ -6,9 +6,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// A progress bar over `total` operations, drawn on stderr only if it is a terminal.
 pub fn bar(total: u64, label: &str) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg} [{bar:40}] {human_pos}/{human_len} ops ({eta})")
-    {
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:40}] {human_pos}/{human_len} ops ({eta})") {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(label.to_owned());

@@ -4,14 +4,10 @@
 /// of 1024, case-insensitive; a bare number is bytes; a fractional number needs a suffix.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let digits_end = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits_end);
     if num.is_empty() {
-        return Err(format!(
-            "`{text}` is not a size: expected a number like 16G, 512M or 4GiB"
-        ));
+        return Err(format!("`{text}` is not a size: expected a number like 16G, 512M or 4GiB"));
     }
     let shift = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
@@ -20,20 +16,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
         other => {
-            return Err(format!(
-                "`{text}`: unknown unit `{other}` (use K, M, G or T, optionally with iB)"
-            ))
+            return Err(format!("`{text}`: unknown unit `{other}` (use K, M, G or T, optionally with iB)"))
         }
     };
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
     if frac.contains('.') || (int.is_empty() && frac.is_empty()) {
         return Err(format!("`{text}` is not a number"));
     }
-    let int: u64 = if int.is_empty() {
-        0
-    } else {
-        int.parse().map_err(|_| format!("`{text}` is too large"))?
-    };
+    let int: u64 =
+        if int.is_empty() { 0 } else { int.parse().map_err(|_| format!("`{text}` is too large"))? };
     let whole = int
         .checked_shl(shift)
         .filter(|v| v >> shift == int)
@@ -42,19 +33,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         return Ok(whole);
     }
     if shift == 0 {
-        return Err(format!(
-            "`{text}`: a fraction of a byte makes no sense; add a unit"
-        ));
+        return Err(format!("`{text}`: a fraction of a byte makes no sense; add a unit"));
     }
     let frac_digits = &frac[..frac.len().min(9)];
-    let frac_val: u64 = frac_digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number"))?;
+    let frac_val: u64 = frac_digits.parse().map_err(|_| format!("`{text}` is not a number"))?;
     let scale = 10u64.pow(frac_digits.len() as u32);
     let extra = ((frac_val as u128) << shift) / scale as u128;
-    whole
-        .checked_add(extra as u64)
-        .ok_or_else(|| format!("`{text}` is too large"))
+    whole.checked_add(extra as u64).ok_or_else(|| format!("`{text}` is too large"))
 }
 
 #[cfg(test)]

@@ -12,11 +12,7 @@ pub const DEFAULT_OPS: u64 = 1_000_000;
 pub const DEMO_OPS: u64 = 4_000_000;
 
 /// Build the run specification, or say what is wrong with the arguments.
-pub fn run_spec(
-    args: &RunArgs,
-    workload: Option<&str>,
-    default_ops: u64,
-) -> Result<RunSpec, String> {
+pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Result<RunSpec, String> {
     let workload = match workload {
         None => None,
         Some(name) => Some(WorkloadKind::from_name(name).ok_or_else(|| {
@@ -24,10 +20,7 @@ pub fn run_spec(
             format!("unknown workload `{name}`; known: {}", known.join(", "))
         })?),
     };
-    let zone = ZoneConfig {
-        nr_cpus: args.cpus,
-        ..ZoneConfig::normal(args.mem)
-    };
+    let zone = ZoneConfig { nr_cpus: args.cpus, ..ZoneConfig::normal(args.mem) };
     let policy = Policy {
         min_free_kbytes: args.min_free_kbytes,
         watermark_scale_factor: args.watermark_scale_factor,
@@ -36,14 +29,7 @@ pub fn run_spec(
         rmqueue_mode_memory: !args.no_rmqueue_mode_memory,
         ..Policy::default()
     };
-    zone.validate()
-        .map_err(|e| format!("--mem {}: {e}", args.mem))?;
+    zone.validate().map_err(|e| format!("--mem {}: {e}", args.mem))?;
     policy.validate().map_err(|e| e.to_string())?;
-    Ok(RunSpec {
-        zone,
-        policy,
-        workload,
-        ops: args.ops.unwrap_or(default_ops),
-        seed: args.seed,
-    })
+    Ok(RunSpec { zone, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed })
 }

@@ -9,34 +9,18 @@ use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::zoneinfo::ZoneInfo;
 
 fn pageblock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pageblock"))
-        .args(args)
-        .output()
-        .expect("run pageblock")
+    Command::new(env!("CARGO_BIN_EXE_pageblock")).args(args).output().expect("run pageblock")
 }
 
 fn stdout_of(args: &[&str]) -> String {
     let out = pageblock(args);
-    assert!(
-        out.status.success(),
-        "pageblock {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "pageblock {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
 /// The acceptance run: 16 GiB, `fragment`, two million operations, with `seed`.
 fn run_args(seed: &str) -> [&str; 8] {
-    [
-        "--mem",
-        "16G",
-        "--workload",
-        "fragment",
-        "--ops",
-        "2000000",
-        "--seed",
-        seed,
-    ]
+    ["--mem", "16G", "--workload", "fragment", "--ops", "2000000", "--seed", seed]
 }
 
 fn show(report: &str, extra: &[&str]) -> String {
@@ -55,31 +39,16 @@ fn the_reports_of_one_run_agree_with_each_other() {
     assert_eq!((node.pageblock_order, node.pages_per_block), (9, 512));
     let managed = 16u64 << 30 >> 12;
     let blocks: u64 = node.blocks.rows[0].counts.iter().sum();
-    assert_eq!(
-        blocks * node.pages_per_block,
-        managed,
-        "pageblocks cover the zone exactly"
-    );
-    assert!(
-        node.free
-            .iter()
-            .all(|r| r.counts.iter().all(|c| !c.overflow)),
-        "counts are exact, never capped"
-    );
+    assert_eq!(blocks * node.pages_per_block, managed, "pageblocks cover the zone exactly");
+    assert!(node.free.iter().all(|r| r.counts.iter().all(|c| !c.overflow)), "counts are exact, never capped");
     let per_order = node.zone_free_by_order(0, "Normal");
-    assert_eq!(
-        per_order, buddy.zones[0].nr_free,
-        "pagetypeinfo rows sum to buddyinfo"
-    );
+    assert_eq!(per_order, buddy.zones[0].nr_free, "pagetypeinfo rows sum to buddyinfo");
     let free: u64 = per_order.iter().enumerate().map(|(o, n)| n << o).sum();
     let normal = zoneinfo.zone(0, "Normal").expect("a Normal zone");
     assert_eq!(free, normal.pages_free, "free pages agree with zoneinfo");
     assert_eq!(normal.stat("nr_free_pages"), Some(free));
     assert_eq!(normal.managed, managed);
-    assert!(
-        free > 0 && free < managed,
-        "the workload holds memory: {free} of {managed} free"
-    );
+    assert!(free > 0 && free < managed, "the workload holds memory: {free} of {managed} free");
 }
 
 #[test]
@@ -90,42 +59,18 @@ fn walking_the_lists_prints_the_same_text_unless_a_count_reaches_the_cap() {
     let walk = show("pagetypeinfo", &["--pagetypeinfo-mode", "walk"]);
     assert!(!counts.contains('>'));
     assert!(walk.contains(">100000 "), "{walk}");
-    assert_eq!(
-        walk, capped,
-        "the capped counts print what the capped walk prints"
-    );
+    assert_eq!(walk, capped, "the capped counts print what the capped walk prints");
     let uncap = |t: &str| t.replace(">100000 ", "");
-    let differing: Vec<(&str, &str)> = counts
-        .lines()
-        .zip(walk.lines())
-        .filter(|(a, b)| a != b)
-        .collect();
+    let differing: Vec<(&str, &str)> = counts.lines().zip(walk.lines()).filter(|(a, b)| a != b).collect();
     for (c, w) in &differing {
         assert!(w.contains(">100000"), "only capped rows differ: {c} / {w}");
         assert_ne!(uncap(c), uncap(w));
     }
     // A shorter run stays below the cap: every mode prints the same bytes.
-    let short = [
-        "--mem",
-        "16G",
-        "--workload",
-        "fragment",
-        "--ops",
-        "300000",
-        "--seed",
-        "1",
-    ];
+    let short = ["--mem", "16G", "--workload", "fragment", "--ops", "300000", "--seed", "1"];
     let texts: Vec<String> = ["counts", "counts-capped", "walk"]
         .iter()
-        .map(|m| {
-            stdout_of(
-                &[
-                    &["show", "pagetypeinfo", "--pagetypeinfo-mode", m][..],
-                    &short[..],
-                ]
-                .concat(),
-            )
-        })
+        .map(|m| stdout_of(&[&["show", "pagetypeinfo", "--pagetypeinfo-mode", m][..], &short[..]].concat()))
         .collect();
     assert!(!texts[0].contains('>'));
     assert!(texts.iter().all(|t| *t == texts[0]));
@@ -143,19 +88,13 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
 #[test]
 fn a_fresh_zone_is_all_free_max_order_movable_blocks() {
     let text = stdout_of(&["show", "buddyinfo", "--mem", "1G"]);
-    assert_eq!(
-        text,
-        format!("Node 0, zone   Normal {}   256 \n", "     0 ".repeat(10))
-    );
+    assert_eq!(text, format!("Node 0, zone   Normal {}   256 \n", "     0 ".repeat(10)));
     let vmstat = stdout_of(&["show", "vmstat", "--mem", "1G"]);
     assert!(
         vmstat.starts_with("nr_free_pages 262144\nnr_free_pages_blocks 262144\nnr_free_cma 0\n"),
         "{vmstat}"
     );
-    assert!(
-        vmstat.ends_with("pgfree 262144\nnr_unstable 0\n"),
-        "{vmstat}"
-    );
+    assert!(vmstat.ends_with("pgfree 262144\nnr_unstable 0\n"), "{vmstat}");
 }
 
 #[test]
@@ -176,9 +115,7 @@ fn bad_arguments_get_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown unit"));
     let out = pageblock(&["show", "buddyinfo", "--workload", "nope"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("unknown workload `nope`; known: fragment")
-    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown workload `nope`; known: fragment"));
     let out = pageblock(&["show", "buddyinfo", "--mem", "1K"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("a zone needs at least one page"));
@@ -190,16 +127,9 @@ fn bad_arguments_get_clear_errors() {
 /// Prometheus' procfs (node_exporter's parser) reads the simulator's files as we do.
 #[test]
 fn prometheus_procfs_reads_the_simulated_machine() {
-    let go = Command::new("go")
-        .arg("version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
+    let go = Command::new("go").arg("version").output().map(|o| o.status.success()).unwrap_or(false);
     if !go {
-        assert!(
-            std::env::var_os("PAGEBLOCK_REQUIRE_GO").is_none(),
-            "PAGEBLOCK_REQUIRE_GO set but no go"
-        );
+        assert!(std::env::var_os("PAGEBLOCK_REQUIRE_GO").is_none(), "PAGEBLOCK_REQUIRE_GO set but no go");
         eprintln!("SKIPPED: go is not installed");
         return;
     }
@@ -210,41 +140,21 @@ fn prometheus_procfs_reads_the_simulated_machine() {
     std::fs::write(dir.join("buddyinfo"), &buddy_text).unwrap();
     std::fs::write(dir.join("zoneinfo"), &zone_text).unwrap();
     let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/procfs-check");
-    let out = Command::new("go")
-        .arg("run")
-        .arg(".")
-        .arg(&dir)
-        .current_dir(tool)
-        .output()
-        .expect("go run");
+    let out = Command::new("go").arg("run").arg(".").arg(&dir).current_dir(tool).output().expect("go run");
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json = String::from_utf8(out.stdout).unwrap();
     let buddy = BuddyInfo::parse(&buddy_text).unwrap();
-    let sizes: Vec<String> = buddy.zones[0]
-        .nr_free
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
+    let sizes: Vec<String> = buddy.zones[0].nr_free.iter().map(|n| n.to_string()).collect();
     assert!(
-        json.replace(char::is_whitespace, "")
-            .contains(&format!("\"sizes\":[{}]", sizes.join(","))),
+        json.replace(char::is_whitespace, "").contains(&format!("\"sizes\":[{}]", sizes.join(","))),
         "{json}"
     );
     let zi = ZoneInfo::parse(&zone_text).unwrap();
     let normal = zi.zone(0, "Normal").unwrap();
-    for (key, v) in [
-        ("nr_free_pages", normal.pages_free),
-        ("min", normal.min),
-        ("managed", normal.managed),
-    ] {
+    for (key, v) in [("nr_free_pages", normal.pages_free), ("min", normal.min), ("managed", normal.managed)] {
         assert!(
-            json.replace(char::is_whitespace, "")
-                .contains(&format!("\"{key}\":{v}")),
+            json.replace(char::is_whitespace, "").contains(&format!("\"{key}\":{v}")),
             "{key} {v} in {json}"
         );
     }
@@ -254,16 +164,7 @@ fn prometheus_procfs_reads_the_simulated_machine() {
 /// of resident memory (the memmap alone is 192 MiB).
 #[test]
 fn a_64_gib_zone_fits_in_a_small_resident_set() {
-    let out = pageblock(&[
-        "show",
-        "zoneinfo",
-        "--mem",
-        "64G",
-        "--workload",
-        "fragment",
-        "--ops",
-        "1000000",
-    ]);
+    let out = pageblock(&["show", "zoneinfo", "--mem", "64G", "--workload", "fragment", "--ops", "1000000"]);
     assert!(out.status.success());
     // SAFETY: getrusage only writes the struct we hand it.
     let usage = unsafe {
@@ -274,10 +175,7 @@ fn a_64_gib_zone_fits_in_a_small_resident_set() {
     // ru_maxrss of children is the largest peak of any child waited for, in KiB: an upper
     // bound on the 64 GiB run's peak.
     let peak_kib = usage.ru_maxrss as u64;
-    assert!(
-        peak_kib < 1536 * 1024,
-        "peak resident set {peak_kib} KiB >= 1.5 GiB"
-    );
+    assert!(peak_kib < 1536 * 1024, "peak resident set {peak_kib} KiB >= 1.5 GiB");
 }
 
 #[test]
@@ -302,42 +200,44 @@ fn trace_writes_kernel_format_events_that_replay_the_counters() {
     let (mut allocs, mut frees, mut extfrag) = (0u64, 0u64, 0u64);
     for item in reader {
         let (_, line) = item.expect("every line parses");
-        let pageblock_formats::ftrace::Line::Event(l) = line else {
-            panic!("no comments expected")
-        };
+        let pageblock_formats::ftrace::Line::Event(l) = line else { panic!("no comments expected") };
         match l.kmem().expect("a kmem event") {
-            pageblock_formats::kmem::KmemEvent::PageAlloc(a) if !a.failed() => {
-                allocs += 1 << a.order
-            }
+            pageblock_formats::kmem::KmemEvent::PageAlloc(a) if !a.failed() => allocs += 1 << a.order,
             pageblock_formats::kmem::KmemEvent::PageFree(f) => frees += 1 << f.order,
             pageblock_formats::kmem::KmemEvent::PageAllocExtfrag(_) => extfrag += 1,
             _ => {}
         }
     }
     let counter = |name: &str| -> u64 {
-        counters
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name} ")))
-            .unwrap()
-            .parse()
-            .unwrap()
+        counters.lines().find_map(|l| l.strip_prefix(&format!("{name} "))).unwrap().parse().unwrap()
     };
     let boot_frees = 256 << 8;
     assert_eq!(allocs, counter("pgalloc"), "mm_page_alloc pages = pgalloc");
-    assert_eq!(
-        frees + boot_frees,
-        counter("pgfree"),
-        "mm_page_free pages + boot = pgfree"
-    );
+    assert_eq!(frees + boot_frees, counter("pgfree"), "mm_page_free pages + boot = pgfree");
     assert_eq!(extfrag, counter("pgalloc_extfrag"));
-    let bad = pageblock(&[
-        "show",
-        "counters",
-        "--mem",
-        "64M",
-        "--trace",
-        "/nonexistent/dir/t.txt",
-    ]);
+    let bad = pageblock(&["show", "counters", "--mem", "64M", "--trace", "/nonexistent/dir/t.txt"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("/nonexistent/dir/t.txt"));
+}
+
+#[test]
+fn bench_fastpath_writes_the_promised_json() {
+    let path = std::env::temp_dir().join(format!("pageblock-bench-{}.json", std::process::id()));
+    let text = stdout_of(&["bench", "fastpath", "--smoke", "--json", path.to_str().unwrap()]);
+    assert!(text.contains("goals (issue 3), this run:"), "{text}");
+    let json = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let results = v["results"].as_array().expect("results");
+    assert_eq!(results.len(), 18, "3 allocators x 6 cases");
+    for r in results {
+        let allocator = r["allocator"].as_str().unwrap();
+        assert!(["pageblock", "buddy_system_allocator", "buddy-alloc"].contains(&allocator));
+        let case = r["case"].as_str().unwrap();
+        assert!(["a", "b_alloc", "b_free", "c", "e_a", "e_c"].contains(&case));
+        let key = if case.starts_with("e_") { "mops_per_s" } else { "ns_per_op" };
+        let x = r[key].as_f64().unwrap_or_else(|| panic!("{allocator} {case}: {key} in {r}"));
+        assert!(x.is_finite() && x > 0.0, "{allocator} {case}: {x}");
+    }
+    assert_eq!(v["bulk_free_prefetch"].as_array().unwrap().len(), 2);
 }

@@ -50,11 +50,9 @@ impl fmt::Display for AllocError {
             AllocError::OrderTooLarge { order, max_order } => {
                 write!(f, "order {order} exceeds MAX_PAGE_ORDER {max_order}")
             }
-            AllocError::InvalidGfp(g) => write!(
-                f,
-                "gfp {:#x} sets both __GFP_MOVABLE and __GFP_RECLAIMABLE",
-                g.0
-            ),
+            AllocError::InvalidGfp(g) => {
+                write!(f, "gfp {:#x} sets both __GFP_MOVABLE and __GFP_RECLAIMABLE", g.0)
+            }
             AllocError::NoMemory { order } => write!(f, "no free block of order {order}"),
         }
     }
@@ -66,24 +64,16 @@ impl Zone {
     /// Allocate a block of 2^`order` pages for a request with GFP mask `gfp`.
     pub fn alloc_pages(&mut self, order: u32, gfp: Gfp) -> Result<Pfn, AllocError> {
         if order > self.max_order() {
-            return Err(AllocError::OrderTooLarge {
-                order,
-                max_order: self.max_order(),
-            });
+            return Err(AllocError::OrderTooLarge { order, max_order: self.max_order() });
         }
-        let mt = gfp::gfp_migratetype(gfp, self.group_by_mobility)
-            .map_err(|e| AllocError::InvalidGfp(e.0))?;
+        let mt =
+            gfp::gfp_migratetype(gfp, self.group_by_mobility).map_err(|e| AllocError::InvalidGfp(e.0))?;
         let fast = gfp::alloc_flags_fast(gfp, mt, self.nofragment_rule());
         let found = match self.get_page_from_freelist(order, mt, fast) {
             Some(pfn) => Some(pfn),
             None => self.alloc_slowpath(order, gfp, mt),
         };
-        self.emit(|| TraceEvent::PageAlloc {
-            pfn: found,
-            order,
-            migratetype: mt,
-            gfp,
-        });
+        self.emit(|| TraceEvent::PageAlloc { pfn: found, order, migratetype: mt, gfp });
         match found {
             Some(pfn) => {
                 self.prep_new_page(pfn, order, mt);
@@ -107,11 +97,7 @@ impl Zone {
 
     /// `prep_new_page()`: the block now belongs to its caller.
     fn prep_new_page(&self, pfn: u64, order: u32, mt: MigrateType) {
-        let info = PageInfo {
-            state: PageState::Allocated,
-            order,
-            tag: AllocTag::of(mt),
-        };
+        let info = PageInfo { state: PageState::Allocated, order, tag: AllocTag::of(mt) };
         self.shared.memmap.set_info(self.idx(pfn), info);
     }
 
@@ -176,8 +162,7 @@ impl Zone {
             return Some(pfn);
         }
         if gfp.contains(Gfp::MEMALLOC) && !gfp.contains(Gfp::NOMEMALLOC) {
-            let reserve =
-                AllocFlags::NO_WATERMARKS | (flags & (AllocFlags::CMA | AllocFlags::KSWAPD));
+            let reserve = AllocFlags::NO_WATERMARKS | (flags & (AllocFlags::CMA | AllocFlags::KSWAPD));
             if let Some(pfn) = self.get_page_from_freelist(order, mt, reserve) {
                 return Some(pfn);
             }
@@ -220,9 +205,7 @@ impl Zone {
             let Some(pfn) = self.rmqueue(order, mt, flags, &mut mode) else {
                 break;
             };
-            self.shared
-                .memmap
-                .set_head(self.idx(pfn), PageState::Pcp, order);
+            self.shared.memmap.set_head(self.idx(pfn), PageState::Pcp, order);
             out.push(Pfn(pfn));
             got += 1;
         }

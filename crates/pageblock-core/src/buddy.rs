@@ -58,17 +58,8 @@ impl Zone {
     /// range: it merges if its type is the same, or if both types are mobility types — then
     /// the buddy's blocks are retagged to `mt` so that a later split puts every piece on the
     /// right list. HighAtomic, CMA and Isolate blocks never merge with a different type.
-    pub(crate) fn free_one_page(
-        &mut self,
-        mut pfn: u64,
-        mut order: u32,
-        mt: MigrateType,
-        to: FreeTo,
-    ) {
-        debug_assert!(
-            pfn & ((1 << order) - 1) == 0,
-            "pfn {pfn:#x} not aligned to order {order}"
-        );
+    pub(crate) fn free_one_page(&mut self, mut pfn: u64, mut order: u32, mt: MigrateType, to: FreeTo) {
+        debug_assert!(pfn & ((1 << order) - 1) == 0, "pfn {pfn:#x} not aligned to order {order}");
         self.account_freepages(1 << order, mt);
         let mut buddy_pfn = pfn;
         while order < self.max_order() {
@@ -143,12 +134,7 @@ impl Zone {
             };
             self.page_del_and_expand(pfn, order, cur, mt);
             let percpu_refill = self.pcp_allowed_order(order) && mt.is_mergeable();
-            self.emit(|| TraceEvent::PageAllocZoneLocked {
-                pfn,
-                order,
-                migratetype: mt,
-                percpu_refill,
-            });
+            self.emit(|| TraceEvent::PageAllocZoneLocked { pfn, order, migratetype: mt, percpu_refill });
             return Some(pfn);
         }
         None

@@ -30,13 +30,8 @@ pub const MAX_NR_ZONES: usize = 5;
 
 impl ZoneType {
     /// Every zone type in index order.
-    pub const ALL: [ZoneType; MAX_NR_ZONES] = [
-        ZoneType::Dma,
-        ZoneType::Dma32,
-        ZoneType::Normal,
-        ZoneType::Movable,
-        ZoneType::Device,
-    ];
+    pub const ALL: [ZoneType; MAX_NR_ZONES] =
+        [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal, ZoneType::Movable, ZoneType::Device];
 
     /// The name the kernel prints (`zone_names[]`).
     pub const fn name(self) -> &'static str {
@@ -204,9 +199,7 @@ impl Policy {
     /// Check the tunables against the kernel's sysctl ranges.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=3000).contains(&self.watermark_scale_factor) {
-            return Err(ConfigError::WatermarkScaleFactor(
-                self.watermark_scale_factor,
-            ));
+            return Err(ConfigError::WatermarkScaleFactor(self.watermark_scale_factor));
         }
         Ok(())
     }
@@ -248,14 +241,8 @@ impl fmt::Display for ConfigError {
             ConfigError::MaxOrder(o) => {
                 write!(f, "max order {o} exceeds the limit {MAX_ORDER_LIMIT}")
             }
-            ConfigError::PageblockOrder {
-                pageblock_order,
-                max_order,
-            } => {
-                write!(
-                    f,
-                    "pageblock order {pageblock_order} exceeds max order {max_order}"
-                )
+            ConfigError::PageblockOrder { pageblock_order, max_order } => {
+                write!(f, "pageblock order {pageblock_order} exceeds max order {max_order}")
             }
             ConfigError::Empty => write!(f, "a zone needs at least one page"),
             ConfigError::TooLarge(n) => {
@@ -263,20 +250,14 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::CmaWithoutConfig => write!(f, "a CMA area needs config_cma"),
             ConfigError::CmaArea(n) => {
-                write!(
-                    f,
-                    "CMA area of {n} pages must be whole pageblocks and at most half the zone"
-                )
+                write!(f, "CMA area of {n} pages must be whole pageblocks and at most half the zone")
             }
             ConfigError::Cpus(n) => write!(f, "{n} CPUs is outside 1..=1024"),
             ConfigError::WatermarkScaleFactor(n) => {
                 write!(f, "watermark_scale_factor {n} is outside 1..=3000")
             }
             ConfigError::HighFraction(n) => {
-                write!(
-                    f,
-                    "percpu_pagelist_high_fraction {n} must be 0 (auto) or at least 8"
-                )
+                write!(f, "percpu_pagelist_high_fraction {n} must be 0 (auto) or at least 8")
             }
             ConfigError::PcpBatch => write!(f, "a per-CPU batch must be at least 1"),
         }
@@ -295,28 +276,13 @@ mod tests {
         assert_eq!(c.present_pages, 4 << 20);
         assert_eq!(c.validate(), Ok(()));
         assert_eq!(Policy::default().validate(), Ok(()));
-        let bad = ZoneConfig {
-            pageblock_order: 11,
-            ..c.clone()
-        };
-        assert!(matches!(
-            bad.validate(),
-            Err(ConfigError::PageblockOrder { .. })
-        ));
-        let empty = ZoneConfig {
-            present_pages: 0,
-            ..c.clone()
-        };
+        let bad = ZoneConfig { pageblock_order: 11, ..c.clone() };
+        assert!(matches!(bad.validate(), Err(ConfigError::PageblockOrder { .. })));
+        let empty = ZoneConfig { present_pages: 0, ..c.clone() };
         assert_eq!(empty.validate(), Err(ConfigError::Empty));
-        let cma = ZoneConfig {
-            cma_pages: 512,
-            ..c.clone()
-        };
+        let cma = ZoneConfig { cma_pages: 512, ..c.clone() };
         assert_eq!(cma.validate(), Err(ConfigError::CmaWithoutConfig));
-        let huge = ZoneConfig {
-            present_pages: 1 << 33,
-            ..c
-        };
+        let huge = ZoneConfig { present_pages: 1 << 33, ..c };
         assert!(matches!(huge.validate(), Err(ConfigError::TooLarge(_))));
     }
 }

@@ -61,12 +61,7 @@ impl Zone {
     }
 
     /// `find_suitable_fallback()` (6.16+ form).
-    fn find_suitable_fallback(
-        &self,
-        order: u32,
-        start_mt: MigrateType,
-        claimable: bool,
-    ) -> Fallback {
+    fn find_suitable_fallback(&self, order: u32, start_mt: MigrateType, claimable: bool) -> Fallback {
         if claimable && !self.should_try_claim_block(order, start_mt) {
             return Fallback::TooSmallToClaim;
         }
@@ -135,18 +130,9 @@ impl Zone {
 
     /// `__rmqueue_claim()`: scan orders from the top down for a fallback block whose
     /// pageblock can be claimed. With ALLOC_NOFRAGMENT only whole free pageblocks qualify.
-    fn rmqueue_claim(
-        &mut self,
-        order: u32,
-        start_mt: MigrateType,
-        flags: AllocFlags,
-    ) -> Option<u64> {
+    fn rmqueue_claim(&mut self, order: u32, start_mt: MigrateType, flags: AllocFlags) -> Option<u64> {
         let pbo = self.pageblock_order();
-        let min_order = if order < pbo && flags.contains(AllocFlags::NOFRAGMENT) {
-            pbo
-        } else {
-            order
-        };
+        let min_order = if order < pbo && flags.contains(AllocFlags::NOFRAGMENT) { pbo } else { order };
         for cur in (min_order..=self.max_order()).rev() {
             let fmt = match self.find_suitable_fallback(cur, start_mt, true) {
                 Fallback::Found(fmt) => fmt,
@@ -154,8 +140,7 @@ impl Zone {
                 Fallback::TooSmallToClaim => break,
             };
             let candidate = self.free_list_first(cur, fmt)?;
-            if let Some(pfn) = self.try_to_claim_block(candidate, cur, order, start_mt, fmt, flags)
-            {
+            if let Some(pfn) = self.try_to_claim_block(candidate, cur, order, start_mt, fmt, flags) {
                 self.trace_extfrag(pfn, order, cur, start_mt, fmt);
                 return Some(pfn);
             }

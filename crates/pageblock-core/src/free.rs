@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::buddy::FreeTo;
-use crate::memmap::{PageInfo, PageState};
+use crate::memmap::{Memmap, PageInfo, PageState};
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
@@ -64,11 +64,7 @@ impl fmt::Display for FreeError {
                 write!(f, "pfn {pfn} is not aligned to order {order}")
             }
             FreeError::DoubleFree { pfn } => write!(f, "pfn {pfn} is already free (double free)"),
-            FreeError::WrongOrder {
-                pfn,
-                order,
-                allocated_order,
-            } => {
+            FreeError::WrongOrder { pfn, order, allocated_order } => {
                 write!(f, "pfn {pfn} was allocated with order {allocated_order}, freed with order {order}")
             }
             FreeError::NotAllocated { pfn } => {
@@ -84,41 +80,54 @@ impl ZoneShared {
     /// Check that `(pfn, order)` names a block this zone handed out and has not taken back.
     /// Reads the memmap without the zone lock; returns the page's state on success.
     pub fn check_allocated(&self, pfn: Pfn, order: u32) -> Result<PageInfo, FreeError> {
+        self.allocated_word(pfn, order).map(|_| self.memmap.info((pfn.0 - self.config().start_pfn) as u32))
+    }
+
+    /// The fast form of [`ZoneShared::check_allocated`]: the page's raw state word if
+    /// `(pfn, order)` heads an allocated block, for a compare-and-swap that claims it.
+    #[inline]
+    pub fn allocated_word(&self, pfn: Pfn, order: u32) -> Result<u32, FreeError> {
+        let cfg = self.config();
+        let idx = pfn.0.wrapping_sub(cfg.start_pfn);
+        // One range test covers "below the zone" too (the subtraction wraps).
+        if idx < cfg.present_pages && pfn.is_aligned(order) && idx + (1 << order) <= cfg.present_pages {
+            let word = self.memmap.info_word(idx as u32);
+            if Memmap::word_is_allocated(word, order) {
+                return Ok(word);
+            }
+        }
+        Err(self.free_error(pfn, order))
+    }
+
+    /// Why `(pfn, order)` cannot be freed.
+    #[cold]
+    fn free_error(&self, pfn: Pfn, order: u32) -> FreeError {
         let cfg = self.config();
         if pfn.0 < cfg.start_pfn || pfn.0 >= cfg.end_pfn() {
-            return Err(FreeError::OutOfRange { pfn });
+            return FreeError::OutOfRange { pfn };
         }
         if order > cfg.max_order {
-            return Err(FreeError::OrderTooLarge { order });
+            return FreeError::OrderTooLarge { order };
         }
         if !pfn.is_aligned(order) || pfn.0 + (1 << order) > cfg.end_pfn() {
-            return Err(FreeError::Unaligned { pfn, order });
+            return FreeError::Unaligned { pfn, order };
         }
         let info = self.memmap.info((pfn.0 - cfg.start_pfn) as u32);
         match info.state {
-            PageState::Allocated if info.order == order => Ok(info),
-            PageState::Allocated => Err(FreeError::WrongOrder {
-                pfn,
-                order,
-                allocated_order: info.order,
-            }),
-            PageState::Buddy | PageState::Pcp | PageState::Isolated => {
-                Err(FreeError::DoubleFree { pfn })
-            }
-            PageState::Tail => Err(FreeError::NotAllocated { pfn }),
+            PageState::Allocated => FreeError::WrongOrder { pfn, order, allocated_order: info.order },
+            PageState::Buddy | PageState::Pcp | PageState::Isolated => FreeError::DoubleFree { pfn },
+            PageState::Tail => FreeError::NotAllocated { pfn },
         }
     }
 
     /// Validate a free and take the block away from its owner in one atomic step: the page
-    /// goes from the `Allocated` state found to `to`. Two threads freeing the same block at
-    /// once cannot both succeed: the loser gets [`FreeError::DoubleFree`].
+    /// goes from its `Allocated` state to `to`. Two threads freeing the same block at once
+    /// cannot both succeed: the loser gets [`FreeError::DoubleFree`].
+    #[inline]
     pub fn claim_for_free(&self, pfn: Pfn, order: u32, to: PageInfo) -> Result<(), FreeError> {
-        let info = self.check_allocated(pfn, order)?;
+        let word = self.allocated_word(pfn, order)?;
         let idx = (pfn.0 - self.config().start_pfn) as u32;
-        if self.memmap.compare_exchange(idx, info, to) != info {
-            return Err(FreeError::DoubleFree { pfn });
-        }
-        Ok(())
+        self.memmap.compare_exchange_word(idx, word, to).map_err(|_| FreeError::DoubleFree { pfn })
     }
 }
 
@@ -150,11 +159,7 @@ impl Zone {
         );
         self.shared.memmap.clear(idx);
         let mt = self.pageblock_migratetype(pfn.0);
-        self.emit(|| TraceEvent::PagePcpuDrain {
-            pfn: pfn.0,
-            order,
-            migratetype: mt,
-        });
+        self.emit(|| TraceEvent::PagePcpuDrain { pfn: pfn.0, order, migratetype: mt });
         self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
     }
 

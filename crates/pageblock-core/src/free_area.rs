@@ -48,8 +48,7 @@ impl Zone {
     #[inline]
     fn account_free_blocks(&self, order: u32, mt: MigrateType, sign: i64) {
         if order >= self.pageblock_order() && mt != MigrateType::Isolate {
-            self.shared.counters.zone_stat[ZoneStat::NrFreePagesBlocks as usize]
-                .add_signed(sign << order);
+            self.shared.counters.zone_stat[ZoneStat::NrFreePagesBlocks as usize].add_signed(sign << order);
         }
     }
 
@@ -130,9 +129,7 @@ impl Zone {
     #[inline]
     pub(crate) fn free_list_first(&self, order: u32, mt: MigrateType) -> Option<u64> {
         self.count(crate::stats::VmEvent::WorkFreelistProbe, 1);
-        self.free_area[order as usize][mt as usize]
-            .first()
-            .map(|idx| self.pfn_at(idx))
+        self.free_area[order as usize][mt as usize].first().map(|idx| self.pfn_at(idx))
     }
 
     /// True if `free_list[order][mt]` is empty (`free_area_empty`).
@@ -169,9 +166,7 @@ impl Zone {
                 PageState::Tail => p += 1,
             }
         }
-        self.shared
-            .pageblocks
-            .set_migratetype(self.block_of(start), new_mt);
+        self.shared.pageblocks.set_migratetype(self.block_of(start), new_mt);
         Some(moved)
     }
 }

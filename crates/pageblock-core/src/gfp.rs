@@ -111,11 +111,7 @@ impl fmt::Debug for AllocFlags {
             (0x400, "TRYLOCK"),
             (0x800, "KSWAPD"),
         ];
-        write!(
-            f,
-            "WMARK_{}",
-            ["MIN", "LOW", "HIGH", "?"][(self.0 & 3) as usize]
-        )?;
+        write!(f, "WMARK_{}", ["MIN", "LOW", "HIGH", "?"][(self.0 & 3) as usize])?;
         for (_, name) in NAMES.iter().filter(|(bit, _)| self.0 & bit != 0) {
             write!(f, "|{name}")?;
         }
@@ -138,11 +134,7 @@ pub fn gfp_migratetype(gfp: Gfp, group_by_mobility: bool) -> Result<MigrateType,
         (false, true) => MigrateType::Reclaimable,
         (false, false) => MigrateType::Unmovable,
     };
-    Ok(if group_by_mobility {
-        mt
-    } else {
-        MigrateType::Unmovable
-    })
+    Ok(if group_by_mobility { mt } else { MigrateType::Unmovable })
 }
 
 /// Whether the zone the request prefers gets ALLOC_NOFRAGMENT by default: the kernel gives it
@@ -183,12 +175,7 @@ pub fn alloc_flags_fast(gfp: Gfp, mt: MigrateType, rule: NoFragmentRule) -> Allo
 /// Slow-path flags (`gfp_to_alloc_flags`): min watermark, reserves for `__GFP_HIGH` and
 /// non-blocking callers, HIGHATOMIC for high-order atomic requests, NOFRAGMENT only under
 /// `defrag_mode` (and only where the flag exists).
-pub fn gfp_to_alloc_flags(
-    gfp: Gfp,
-    order: u32,
-    mt: MigrateType,
-    rule: NoFragmentRule,
-) -> AllocFlags {
+pub fn gfp_to_alloc_flags(gfp: Gfp, order: u32, mt: MigrateType, rule: NoFragmentRule) -> AllocFlags {
     let mut flags = AllocFlags::WMARK_MIN | AllocFlags::CPUSET;
     if gfp.contains(Gfp::HIGH) {
         flags |= AllocFlags::MIN_RESERVE;
@@ -220,30 +207,15 @@ pub fn gfp_to_alloc_flags(
 mod tests {
     use super::*;
 
-    const RULE: NoFragmentRule = NoFragmentRule {
-        configured: true,
-        zone_is_normal: true,
-        defrag_mode: false,
-    };
+    const RULE: NoFragmentRule =
+        NoFragmentRule { configured: true, zone_is_normal: true, defrag_mode: false };
 
     #[test]
     fn migratetype_follows_the_mobility_bits() {
-        assert_eq!(
-            gfp_migratetype(Gfp::KERNEL, true),
-            Ok(MigrateType::Unmovable)
-        );
-        assert_eq!(
-            gfp_migratetype(Gfp::HIGHUSER_MOVABLE, true),
-            Ok(MigrateType::Movable)
-        );
-        assert_eq!(
-            gfp_migratetype(Gfp::KERNEL | Gfp::RECLAIMABLE, true),
-            Ok(MigrateType::Reclaimable)
-        );
-        assert_eq!(
-            gfp_migratetype(Gfp::HIGHUSER_MOVABLE, false),
-            Ok(MigrateType::Unmovable)
-        );
+        assert_eq!(gfp_migratetype(Gfp::KERNEL, true), Ok(MigrateType::Unmovable));
+        assert_eq!(gfp_migratetype(Gfp::HIGHUSER_MOVABLE, true), Ok(MigrateType::Movable));
+        assert_eq!(gfp_migratetype(Gfp::KERNEL | Gfp::RECLAIMABLE, true), Ok(MigrateType::Reclaimable));
+        assert_eq!(gfp_migratetype(Gfp::HIGHUSER_MOVABLE, false), Ok(MigrateType::Unmovable));
         let both = Gfp::MOVABLE | Gfp::RECLAIMABLE;
         assert_eq!(gfp_migratetype(both, true), Err(InvalidGfp(both)));
     }
@@ -252,52 +224,32 @@ mod tests {
     fn fast_path_flags() {
         let f = alloc_flags_fast(Gfp::HIGHUSER_MOVABLE, MigrateType::Movable, RULE);
         assert_eq!(f, AllocFlags(0x1 | 0x40 | 0x80 | 0x800 | 0x100));
-        let no_dma32 = NoFragmentRule {
-            configured: false,
-            ..RULE
-        };
+        let no_dma32 = NoFragmentRule { configured: false, ..RULE };
         assert!(
-            !alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, no_dma32)
-                .contains(AllocFlags::NOFRAGMENT)
+            !alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, no_dma32).contains(AllocFlags::NOFRAGMENT)
         );
-        let dma32_zone = NoFragmentRule {
-            zone_is_normal: false,
-            ..RULE
-        };
+        let dma32_zone = NoFragmentRule { zone_is_normal: false, ..RULE };
+        assert!(!alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, dma32_zone)
+            .contains(AllocFlags::NOFRAGMENT));
+        let defrag = NoFragmentRule { zone_is_normal: false, defrag_mode: true, ..RULE };
         assert!(
-            !alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, dma32_zone)
-                .contains(AllocFlags::NOFRAGMENT)
-        );
-        let defrag = NoFragmentRule {
-            zone_is_normal: false,
-            defrag_mode: true,
-            ..RULE
-        };
-        assert!(
-            alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, defrag)
-                .contains(AllocFlags::NOFRAGMENT)
+            alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, defrag).contains(AllocFlags::NOFRAGMENT)
         );
     }
 
     #[test]
     fn slow_path_flags_for_atomic_and_kernel_requests() {
         let atomic = gfp_to_alloc_flags(Gfp::ATOMIC, 2, MigrateType::Unmovable, RULE);
-        assert!(atomic
-            .contains(AllocFlags::MIN_RESERVE | AllocFlags::NON_BLOCK | AllocFlags::HIGHATOMIC));
+        assert!(atomic.contains(AllocFlags::MIN_RESERVE | AllocFlags::NON_BLOCK | AllocFlags::HIGHATOMIC));
         assert!(!atomic.contains(AllocFlags::CPUSET));
         assert!(!atomic.contains(AllocFlags::NOFRAGMENT));
         let atomic0 = gfp_to_alloc_flags(Gfp::ATOMIC, 0, MigrateType::Unmovable, RULE);
         assert!(!atomic0.contains(AllocFlags::HIGHATOMIC));
         let kernel = gfp_to_alloc_flags(Gfp::KERNEL, 3, MigrateType::Unmovable, RULE);
         assert_eq!(kernel, AllocFlags(0x40 | 0x800));
-        let defrag = NoFragmentRule {
-            defrag_mode: true,
-            ..RULE
-        };
-        assert!(
-            gfp_to_alloc_flags(Gfp::KERNEL, 0, MigrateType::Unmovable, defrag)
-                .contains(AllocFlags::NOFRAGMENT)
-        );
+        let defrag = NoFragmentRule { defrag_mode: true, ..RULE };
+        assert!(gfp_to_alloc_flags(Gfp::KERNEL, 0, MigrateType::Unmovable, defrag)
+            .contains(AllocFlags::NOFRAGMENT));
         assert_eq!(format!("{kernel:?}"), "WMARK_MIN|CPUSET|KSWAPD");
     }
 }

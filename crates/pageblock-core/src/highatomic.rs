@@ -29,10 +29,7 @@ impl Zone {
             return;
         }
         if order < self.pageblock_order() {
-            if self
-                .move_freepages_block(pfn, mt, MigrateType::HighAtomic)
-                .is_none()
-            {
+            if self.move_freepages_block(pfn, mt, MigrateType::HighAtomic).is_none() {
                 return;
             }
             self.shared.counters.nr_reserved_highatomic.add(pb);
@@ -57,10 +54,7 @@ impl Zone {
             };
             if order < self.pageblock_order() {
                 // Reserved blocks never straddle the zone edge: reserving checked it.
-                if self
-                    .move_freepages_block(pfn, MigrateType::HighAtomic, mt)
-                    .is_none()
-                {
+                if self.move_freepages_block(pfn, MigrateType::HighAtomic, mt).is_none() {
                     continue;
                 }
             } else {
@@ -68,10 +62,7 @@ impl Zone {
                 self.set_pageblock_range(pfn, order, mt);
             }
             let size = pb.max(1 << order);
-            self.shared
-                .counters
-                .nr_reserved_highatomic
-                .sub(size.min(reserved));
+            self.shared.counters.nr_reserved_highatomic.sub(size.min(reserved));
             self.count(VmEvent::HighAtomicUnreserve, 1);
             return true;
         }
@@ -88,32 +79,19 @@ mod tests {
     /// free buddy; `verify` must accept that state.
     #[test]
     fn releasing_a_whole_free_reserved_block_leaves_it_unmerged() {
-        let cfg = ZoneConfig {
-            present_pages: 512,
-            max_order: 4,
-            pageblock_order: 2,
-            ..ZoneConfig::normal(0)
-        };
-        let policy = Policy {
-            min_free_kbytes: Some(64),
-            ..Policy::default()
-        };
+        let cfg =
+            ZoneConfig { present_pages: 512, max_order: 4, pageblock_order: 2, ..ZoneConfig::normal(0) };
+        let policy = Policy { min_free_kbytes: Some(64), ..Policy::default() };
         let mut z = Zone::new(cfg, policy).unwrap();
         let p = z.alloc_pages(2, Gfp::HIGHUSER_MOVABLE).unwrap().0;
         z.reserve_highatomic_pageblock(p, 2);
         assert_eq!(z.pageblock_migratetype(p), MigrateType::HighAtomic);
         z.free_pages(crate::Pfn(p), 2).unwrap();
-        assert!(
-            z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2),
-            "HighAtomic does not merge with Movable"
-        );
+        assert!(z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2), "HighAtomic does not merge with Movable");
         z.verify().unwrap();
         assert!(z.unreserve_highatomic_pageblock(MigrateType::Movable, true));
         assert_eq!(z.pageblock_migratetype(p), MigrateType::Movable);
-        assert!(
-            z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2),
-            "retyped, not re-merged"
-        );
+        assert!(z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2), "retyped, not re-merged");
         assert_eq!(z.counters().nr_reserved_highatomic(), 0);
         z.verify().unwrap();
     }

@@ -30,7 +30,8 @@
 //! | `reserve/unreserve_highatomic_pageblock` | [`highatomic`] |
 //! | `/proc/pagetypeinfo`, buddyinfo, zoneinfo, vmstat, extfrag | [`show`] |
 
-#![forbid(unsafe_code)]
+// One audited exception, the prefetch hint in `memmap::Memmap::prefetch`.
+#![deny(unsafe_code)]
 
 pub mod alloc;
 pub mod buddy;

@@ -30,10 +30,7 @@ impl Default for ListHead {
 
 impl ListHead {
     /// An empty list.
-    pub const EMPTY: ListHead = ListHead {
-        head: NIL,
-        tail: NIL,
-    };
+    pub const EMPTY: ListHead = ListHead { head: NIL, tail: NIL };
 
     /// True if the list has no pages.
     #[inline]

@@ -72,10 +72,7 @@ pub struct AllocTag {
 impl AllocTag {
     /// The tag of a request of `migratetype`: movable exactly when the request is.
     pub const fn of(migratetype: MigrateType) -> AllocTag {
-        AllocTag {
-            migratetype,
-            movable: migratetype.is_movable(),
-        }
+        AllocTag { migratetype, movable: migratetype.is_movable() }
     }
 
     const fn bits(self) -> u32 {
@@ -87,10 +84,7 @@ impl AllocTag {
             Some(mt) => mt,
             None => MigrateType::Unmovable,
         };
-        AllocTag {
-            migratetype,
-            movable: v & 0x8 != 0,
-        }
+        AllocTag { migratetype, movable: v & 0x8 != 0 }
     }
 }
 
@@ -110,10 +104,7 @@ impl PageInfo {
     pub const TAIL: PageInfo = PageInfo {
         state: PageState::Tail,
         order: 0,
-        tag: AllocTag {
-            migratetype: MigrateType::Unmovable,
-            movable: false,
-        },
+        tag: AllocTag { migratetype: MigrateType::Unmovable, movable: false },
     };
 
     const fn pack(self) -> u32 {
@@ -121,11 +112,7 @@ impl PageInfo {
     }
 
     const fn unpack(v: u32) -> PageInfo {
-        PageInfo {
-            state: PageState::from_bits(v),
-            order: (v >> 8) & 0xff,
-            tag: AllocTag::from_bits(v >> 16),
-        }
+        PageInfo { state: PageState::from_bits(v), order: (v >> 8) & 0xff, tag: AllocTag::from_bits(v >> 16) }
     }
 }
 
@@ -188,20 +175,41 @@ impl Memmap {
     /// Set page `idx` to the head of a block of `order` in `state` (no owner tag).
     #[inline]
     pub fn set_head(&self, idx: u32, state: PageState, order: u32) {
-        self.set_info(
-            idx,
-            PageInfo {
-                state,
-                order,
-                ..PageInfo::TAIL
-            },
-        );
+        self.set_info(idx, PageInfo { state, order, ..PageInfo::TAIL });
     }
 
     /// Make page `idx` a tail page again (it stopped heading a block).
     #[inline]
     pub fn clear(&self, idx: u32) {
         self.set_info(idx, PageInfo::TAIL);
+    }
+
+    /// The raw state word of page `idx` (an opaque encoding of [`PageInfo`], for fast paths
+    /// that compare and swap it without decoding).
+    #[inline]
+    pub fn info_word(&self, idx: u32) -> u32 {
+        self.pages[idx as usize].info.load(Relaxed)
+    }
+
+    /// Atomically replace the raw state word of `idx` if it is still `expected`; on failure
+    /// returns the word found.
+    #[inline]
+    pub fn compare_exchange_word(&self, idx: u32, expected: u32, new: PageInfo) -> Result<(), u32> {
+        self.pages[idx as usize]
+            .info
+            .compare_exchange(
+                expected,
+                new.pack(),
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Acquire,
+            )
+            .map(|_| ())
+    }
+
+    /// True if a raw state word says "head of an allocated block of `order`".
+    #[inline]
+    pub const fn word_is_allocated(word: u32, order: u32) -> bool {
+        word & 0xffff == (PageState::Allocated as u32) | (order << 8)
     }
 
     /// Atomically replace the state of `idx` if it is still `expected`. Returns the state found.
@@ -243,12 +251,24 @@ impl Memmap {
     }
 
     /// Hint the CPU to bring `idx`'s record into cache (the buddy prefetch of
-    /// `free_pcppages_bulk`, seed 001). A relaxed load is the portable, safe stand-in for a
-    /// prefetch instruction: it starts the cache miss early and its value is discarded.
+    /// `free_pcppages_bulk`, seed 001). On x86_64 this is the `prefetcht0` instruction: it
+    /// never blocks, faults or changes anything the program can observe. Elsewhere it does
+    /// nothing.
     #[inline]
     pub fn prefetch(&self, idx: u32) {
         if let Some(p) = self.pages.get(idx as usize) {
-            std::hint::black_box(p.info.load(Relaxed));
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `_mm_prefetch` is `unsafe` only because it is a target-feature
+            // function; SSE is part of the x86_64 baseline, and a prefetch of any address
+            // (here, one we hold a reference to) has no effect but on the cache. This is the
+            // only `unsafe` in pageblock-core.
+            #[allow(unsafe_code)]
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>((p as *const PageMeta).cast());
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = p;
         }
     }
 }
@@ -260,24 +280,13 @@ mod tests {
     #[test]
     fn info_round_trips_every_state_order_and_tag() {
         let m = Memmap::new(4);
-        for state in [
-            PageState::Tail,
-            PageState::Buddy,
-            PageState::Allocated,
-            PageState::Pcp,
-            PageState::Isolated,
-        ] {
+        for state in
+            [PageState::Tail, PageState::Buddy, PageState::Allocated, PageState::Pcp, PageState::Isolated]
+        {
             for order in [0, 1, 9, 10, 15] {
                 for mt in MigrateType::ALL {
                     for movable in [false, true] {
-                        let info = PageInfo {
-                            state,
-                            order,
-                            tag: AllocTag {
-                                migratetype: mt,
-                                movable,
-                            },
-                        };
+                        let info = PageInfo { state, order, tag: AllocTag { migratetype: mt, movable } };
                         m.set_info(2, info);
                         assert_eq!(m.info(2), info);
                     }
@@ -290,16 +299,8 @@ mod tests {
     #[test]
     fn compare_exchange_reports_the_state_found() {
         let m = Memmap::new(1);
-        let alloc = PageInfo {
-            state: PageState::Allocated,
-            order: 3,
-            ..PageInfo::TAIL
-        };
-        let pcp = PageInfo {
-            state: PageState::Pcp,
-            order: 3,
-            ..PageInfo::TAIL
-        };
+        let alloc = PageInfo { state: PageState::Allocated, order: 3, ..PageInfo::TAIL };
+        let pcp = PageInfo { state: PageState::Pcp, order: 3, ..PageInfo::TAIL };
         assert_eq!(m.compare_exchange(0, alloc, pcp), PageInfo::TAIL);
         m.set_info(0, alloc);
         assert_eq!(m.compare_exchange(0, alloc, pcp), alloc);

@@ -118,9 +118,6 @@ mod tests {
                 assert_ne!(*f, mt);
             }
         }
-        assert_eq!(
-            MigrateType::Movable.fallbacks()[0],
-            MigrateType::Reclaimable
-        );
+        assert_eq!(MigrateType::Movable.fallbacks()[0], MigrateType::Reclaimable);
     }
 }

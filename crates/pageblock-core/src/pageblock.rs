@@ -30,10 +30,7 @@ pub struct Pageblocks {
 impl Pageblocks {
     /// `nr_blocks` blocks, all of type `mt`.
     pub fn new(nr_blocks: usize, mt: MigrateType) -> Pageblocks {
-        assert!(
-            mt != MigrateType::Isolate,
-            "isolation is a flag, not a type"
-        );
+        assert!(mt != MigrateType::Isolate, "isolation is a flag, not a type");
         let flags = (0..nr_blocks).map(|_| AtomicU8::new(mt as u8)).collect();
         Pageblocks { flags }
     }
@@ -78,10 +75,7 @@ impl Pageblocks {
     /// set with [`Pageblocks::set_isolate`], never through here.
     #[inline]
     pub fn set_migratetype(&self, block: usize, mt: MigrateType) {
-        assert!(
-            mt != MigrateType::Isolate,
-            "block {block}: use set_isolate to isolate"
-        );
+        assert!(mt != MigrateType::Isolate, "block {block}: use set_isolate to isolate");
         let old = self.flags[block].load(Relaxed);
         let new = (old & !(MIGRATETYPE_MASK | PB_MIGRATE_ISOLATE)) | mt as u8;
         self.flags[block].store(new, Relaxed);
@@ -127,11 +121,7 @@ mod tests {
         assert!(pb.skip(1), "skip bit survives");
         pb.set_isolate(2, true);
         pb.set_migratetype(2, MigrateType::Reclaimable);
-        assert_eq!(
-            pb.migratetype(2),
-            MigrateType::Reclaimable,
-            "setting a type un-isolates"
-        );
+        assert_eq!(pb.migratetype(2), MigrateType::Reclaimable, "setting a type un-isolates");
         assert_eq!(pb.migratetype(0), MigrateType::Movable);
     }
 }

@@ -81,16 +81,10 @@ impl PagesetLimits {
         let batch = policy.pcp_batch.unwrap_or_else(|| zone_batchsize(managed));
         let size = |fraction| zone_highsize(managed, low_wmark, batch, nr_cpus, fraction);
         match policy.percpu_pagelist_high_fraction {
-            0 => PagesetLimits {
-                batch,
-                high_min: size(0),
-                high_max: size(MIN_PERCPU_PAGELIST_HIGH_FRACTION),
-            },
-            f => PagesetLimits {
-                batch,
-                high_min: size(f),
-                high_max: size(f),
-            },
+            0 => {
+                PagesetLimits { batch, high_min: size(0), high_max: size(MIN_PERCPU_PAGELIST_HIGH_FRACTION) }
+            }
+            f => PagesetLimits { batch, high_min: size(f), high_max: size(f) },
         }
     }
 }
@@ -99,11 +93,7 @@ impl PerCpuPages {
     /// The lists of `cpu` for the zone of `shared`, sized by the zone's [`PagesetLimits`].
     /// `policy` decides the buddy prefetch (seed 001).
     pub fn new(cpu: usize, shared: &ZoneShared, policy: &Policy) -> PerCpuPages {
-        let PagesetLimits {
-            batch,
-            high_min,
-            high_max,
-        } = shared.pageset();
+        let PagesetLimits { batch, high_min, high_max } = shared.pageset();
         let cfg = shared.config();
         let buf = (batch as usize) << PCP_BATCH_SCALE_MAX;
         PerCpuPages {
@@ -146,11 +136,7 @@ impl PerCpuPages {
     /// and CMA blocks are cached on the Movable list, as the kernel does.
     #[inline]
     pub fn order_to_pindex(&self, mt: MigrateType, order: u32) -> usize {
-        let mt = if mt.is_mergeable() {
-            mt as usize
-        } else {
-            MigrateType::Movable as usize
-        };
+        let mt = if mt.is_mergeable() { mt as usize } else { MigrateType::Movable as usize };
         if order > PAGE_ALLOC_COSTLY_ORDER {
             NR_LOWORDER_PCP_LISTS + (mt == MigrateType::Movable as usize) as usize
         } else {
@@ -197,14 +183,7 @@ impl PerCpuPages {
         let mm = &shared.memmap;
         self.lists[pindex].del(mm, idx);
         self.count -= 1 << order;
-        mm.set_info(
-            idx,
-            PageInfo {
-                state: PageState::Allocated,
-                order,
-                tag: AllocTag::of(mt),
-            },
-        );
+        mm.set_info(idx, PageInfo { state: PageState::Allocated, order, tag: AllocTag::of(mt) });
         let c = shared.counters().cpu(self.cpu);
         c.pgalloc.add(1 << order);
         c.count.set(self.count);
@@ -244,11 +223,7 @@ impl PerCpuPages {
         if high < base {
             return 1;
         }
-        let mut b = if order == 0 {
-            base << self.alloc_factor
-        } else {
-            base
-        };
+        let mut b = if order == 0 { base << self.alloc_factor } else { base };
         if self.high_min != self.high_max && !zone_below_high {
             high = (high + b).min(self.high_max);
             self.high = high;
@@ -267,18 +242,19 @@ impl PerCpuPages {
     }
 
     /// `free_frozen_page_commit()`: cache a block the caller freed (its page must already be
-    /// in the `Pcp` state: the caller claimed it from its owner) and, if the CPU now holds
-    /// `high` pages or more, free a batch back: `drain(blocks)` must return them to the zone
-    /// under its lock (`free_pcppages_bulk`).
+    /// in the `Pcp` state: the caller claimed it from its owner; `mt` is its pageblock's type,
+    /// which the caller read) and, if the CPU now holds `high` pages or more, free a batch
+    /// back: `drain(blocks)` must return them to the zone under its lock
+    /// (`free_pcppages_bulk`).
     #[inline]
     pub fn free(
         &mut self,
         shared: &ZoneShared,
         pfn: Pfn,
         order: u32,
+        mt: MigrateType,
         drain: impl FnMut(&[(Pfn, u32)]),
     ) {
-        let mt = shared.pageblock_migratetype(pfn.0);
         let pindex = self.order_to_pindex(mt, order);
         let idx = (pfn.0 - shared.config().start_pfn) as u32;
         self.alloc_factor >>= 1;
@@ -342,9 +318,7 @@ impl PerCpuPages {
             return 0;
         }
         if free_high {
-            self.high = high
-                .saturating_sub(batch << PCP_BATCH_SCALE_MAX)
-                .max(self.high_min);
+            self.high = high.saturating_sub(batch << PCP_BATCH_SCALE_MAX).max(self.high_min);
             return 0;
         }
         let flags = shared.flags();
@@ -459,18 +433,8 @@ pub fn zone_batchsize(managed_pages: u64) -> u32 {
 /// With `fraction == 0` (the default `vm.percpu_pagelist_high_fraction`) the zone's low
 /// watermark is shared among the node's CPUs; otherwise `managed / fraction` is. Never less
 /// than four batches.
-pub fn zone_highsize(
-    managed_pages: u64,
-    low_wmark: u64,
-    batch: u32,
-    nr_cpus: u32,
-    fraction: u32,
-) -> u32 {
-    let total = if fraction == 0 {
-        low_wmark
-    } else {
-        managed_pages / fraction as u64
-    };
+pub fn zone_highsize(managed_pages: u64, low_wmark: u64, batch: u32, nr_cpus: u32, fraction: u32) -> u32 {
+    let total = if fraction == 0 { low_wmark } else { managed_pages / fraction as u64 };
     let high = total / nr_cpus.max(1) as u64;
     high.max(batch as u64 * 4).min(i32::MAX as u64) as u32
 }

@@ -40,10 +40,7 @@ pub enum PagetypeinfoMode {
 /// The migratetypes the kernel's reports list for this configuration, in ABI order: CMA only
 /// with CONFIG_CMA.
 pub fn reported_migratetypes(cfg: &ZoneConfig) -> Vec<MigrateType> {
-    MigrateType::ALL
-        .into_iter()
-        .filter(|&mt| mt != MigrateType::Cma || cfg.config_cma)
-        .collect()
+    MigrateType::ALL.into_iter().filter(|&mt| mt != MigrateType::Cma || cfg.config_cma).collect()
 }
 
 /// The number a tracepoint prints for `mt` in this configuration (`enum migratetype` is
@@ -58,15 +55,9 @@ pub fn abi_migratetype(cfg: &ZoneConfig, mt: MigrateType) -> i32 {
 /// `/proc/buddyinfo`.
 pub fn buddyinfo(z: &ZoneShared) -> BuddyInfo {
     let cfg = z.config();
-    let nr_free = (0..=cfg.max_order)
-        .map(|o| z.counters().nr_free(o))
-        .collect();
+    let nr_free = (0..=cfg.max_order).map(|o| z.counters().nr_free(o)).collect();
     BuddyInfo {
-        zones: vec![BuddyInfoZone {
-            node: cfg.node,
-            zone: cfg.zone_type.name().to_owned(),
-            nr_free,
-        }],
+        zones: vec![BuddyInfoZone { node: cfg.node, zone: cfg.zone_type.name().to_owned(), nr_free }],
     }
 }
 
@@ -94,10 +85,7 @@ fn pagetypeinfo_from(
 ) -> PageTypeInfo {
     let cfg = z.config();
     let types = reported_migratetypes(cfg);
-    let free = types
-        .iter()
-        .map(|&mt| (0..=cfg.max_order).map(|o| free_count(o, mt)).collect())
-        .collect();
+    let free = types.iter().map(|&mt| (0..=cfg.max_order).map(|o| free_count(o, mt)).collect()).collect();
     let zone = ZoneCounts {
         node: cfg.node,
         zone: cfg.zone_type.name().to_owned(),
@@ -112,9 +100,7 @@ fn pagetypeinfo_from(
 
 /// `/proc/pagetypeinfo` from the per-migratetype counts, without the zone lock (seed 000).
 pub fn pagetypeinfo_counts(z: &ZoneShared, mode: PagetypeinfoMode) -> PageTypeInfo {
-    pagetypeinfo_from(z, mode != PagetypeinfoMode::Counts, |o, mt| {
-        z.counters().mt_nr_free(o, mt)
-    })
+    pagetypeinfo_from(z, mode != PagetypeinfoMode::Counts, |o, mt| z.counters().mt_nr_free(o, mt))
 }
 
 /// `/proc/pagetypeinfo` by walking the free lists, stopping each count at 100000 (the
@@ -139,9 +125,7 @@ pub fn pagetypeinfo_by_policy(zone: &Zone) -> PageTypeInfo {
 /// `/proc/pagetypeinfo` in `mode`.
 pub fn pagetypeinfo(zone: &Zone, mode: PagetypeinfoMode) -> PageTypeInfo {
     match mode {
-        PagetypeinfoMode::Counts | PagetypeinfoMode::CountsCapped => {
-            pagetypeinfo_counts(zone.shared(), mode)
-        }
+        PagetypeinfoMode::Counts | PagetypeinfoMode::CountsCapped => pagetypeinfo_counts(zone.shared(), mode),
         PagetypeinfoMode::Walk => pagetypeinfo_walk(zone),
     }
 }
@@ -160,11 +144,7 @@ pub fn mixed_block_counts(z: &ZoneShared) -> Vec<u64> {
     let mut idx = 0u64;
     while idx < cfg.present_pages {
         let info = mm.info(idx as u32);
-        let pages = if info.state == crate::memmap::PageState::Tail {
-            1
-        } else {
-            1u64 << info.order
-        };
+        let pages = if info.state == crate::memmap::PageState::Tail { 1 } else { 1u64 << info.order };
         if info.state == crate::memmap::PageState::Allocated {
             let pfn = cfg.start_pfn + idx;
             for b in ((pfn >> pbo) - first_block)..=(((pfn + pages - 1) >> pbo) - first_block) {
@@ -177,10 +157,7 @@ pub fn mixed_block_counts(z: &ZoneShared) -> Vec<u64> {
     }
     let mut counts = vec![0u64; types.len()];
     for (b, _) in mixed.iter().enumerate().filter(|(_, m)| **m) {
-        if let Some(i) = types
-            .iter()
-            .position(|&t| t == z.pageblocks().migratetype(b))
-        {
+        if let Some(i) = types.iter().position(|&t| t == z.pageblocks().migratetype(b)) {
             counts[i] += 1;
         }
     }
@@ -192,11 +169,7 @@ pub fn add_mixed_blocks(report: &mut PageTypeInfo, z: &ZoneShared) {
     let cfg = z.config();
     for node in report.nodes.iter_mut() {
         let mut table = node.blocks.clone();
-        for row in table
-            .rows
-            .iter_mut()
-            .filter(|r| r.zone == cfg.zone_type.name())
-        {
+        for row in table.rows.iter_mut().filter(|r| r.zone == cfg.zone_type.name()) {
             row.counts = mixed_block_counts(z);
         }
         node.mixed = Some(table);
@@ -246,10 +219,7 @@ pub fn zoneinfo(z: &ZoneShared) -> ZoneInfo {
             stat_threshold: threshold,
         })
         .collect();
-    let stats = ZoneStat::ALL
-        .iter()
-        .map(|&s| (s.name().to_owned(), c.zone_stat(s)))
-        .collect();
+    let stats = ZoneStat::ALL.iter().map(|&s| (s.name().to_owned(), c.zone_stat(s))).collect();
     let ours = ZoneInfoZone {
         node: cfg.node,
         zone: cfg.zone_type.name().to_owned(),
@@ -265,22 +235,11 @@ pub fn zoneinfo(z: &ZoneShared) -> ZoneInfo {
         managed: cfg.present_pages,
         cma: cfg.cma_pages,
         protection: vec![0; MAX_NR_ZONES],
-        populated: Some(PopulatedZone {
-            stats,
-            pagesets,
-            node_unreclaimable: 0,
-            start_pfn: cfg.start_pfn,
-        }),
+        populated: Some(PopulatedZone { stats, pagesets, node_unreclaimable: 0, start_pfn: cfg.start_pfn }),
     };
     let zones = ZoneType::ALL
         .into_iter()
-        .map(|t| {
-            if t == cfg.zone_type {
-                ours.clone()
-            } else {
-                unpopulated_zone(cfg.node, t)
-            }
-        })
+        .map(|t| if t == cfg.zone_type { ours.clone() } else { unpopulated_zone(cfg.node, t) })
         .collect();
     ZoneInfo { zones }
 }
@@ -290,16 +249,10 @@ pub fn zoneinfo(z: &ZoneShared) -> ZoneInfo {
 pub fn vmstat(z: &ZoneShared) -> VmStat {
     let cfg = z.config();
     let c = z.counters();
-    let mut items: Vec<(String, u64)> = ZoneStat::ALL
-        .iter()
-        .map(|&s| (s.name().to_owned(), c.zone_stat(s)))
-        .collect();
+    let mut items: Vec<(String, u64)> =
+        ZoneStat::ALL.iter().map(|&s| (s.name().to_owned(), c.zone_stat(s))).collect();
     for t in ZoneType::ALL {
-        let v = if t == cfg.zone_type {
-            c.event(VmEvent::PgAlloc)
-        } else {
-            0
-        };
+        let v = if t == cfg.zone_type { c.event(VmEvent::PgAlloc) } else { 0 };
         items.push((format!("pgalloc_{}", t.vmstat_suffix()), v));
     }
     for &ev in VmEvent::ALL {
@@ -314,10 +267,7 @@ pub fn vmstat(z: &ZoneShared) -> VmStat {
 /// Every counter, kernel and pageblock-specific, as `(name, value)` in declaration order.
 pub fn all_counters(z: &ZoneShared) -> Vec<(&'static str, u64)> {
     let c = z.counters();
-    let mut v: Vec<(&'static str, u64)> = ZoneStat::ALL
-        .iter()
-        .map(|&s| (s.name(), c.zone_stat(s)))
-        .collect();
+    let mut v: Vec<(&'static str, u64)> = ZoneStat::ALL.iter().map(|&s| (s.name(), c.zone_stat(s))).collect();
     v.extend(VmEvent::ALL.iter().map(|&e| (e.name(), c.event(e))));
     v.push(("nr_free_highatomic", c.nr_free_highatomic()));
     v.push(("nr_reserved_highatomic", c.nr_reserved_highatomic()));
@@ -339,31 +289,21 @@ pub fn extfrag_index(z: &ZoneShared) -> ExtfragIndex {
 pub fn kmem_event(cfg: &ZoneConfig, ev: &TraceEvent) -> KmemEvent {
     let abi = |mt| abi_migratetype(cfg, mt);
     match *ev {
-        TraceEvent::PageAlloc {
-            pfn,
-            order,
-            migratetype,
-            gfp,
-        } => KmemEvent::PageAlloc(kmem::MmPageAlloc::new(pfn, order, abi(migratetype), gfp)),
-        TraceEvent::PageFree { pfn, order } => {
-            KmemEvent::PageFree(kmem::MmPageFree::new(pfn, order))
+        TraceEvent::PageAlloc { pfn, order, migratetype, gfp } => {
+            KmemEvent::PageAlloc(kmem::MmPageAlloc::new(pfn, order, abi(migratetype), gfp))
         }
-        TraceEvent::PageAllocZoneLocked {
-            pfn,
-            order,
-            migratetype,
-            percpu_refill,
-        } => KmemEvent::PageAllocZoneLocked(kmem::MmPageAllocZoneLocked::new(
-            Some(pfn),
-            order,
-            abi(migratetype),
-            percpu_refill,
-        )),
-        TraceEvent::PagePcpuDrain {
-            pfn,
-            order,
-            migratetype,
-        } => KmemEvent::PagePcpuDrain(kmem::MmPagePcpuDrain::new(pfn, order, abi(migratetype))),
+        TraceEvent::PageFree { pfn, order } => KmemEvent::PageFree(kmem::MmPageFree::new(pfn, order)),
+        TraceEvent::PageAllocZoneLocked { pfn, order, migratetype, percpu_refill } => {
+            KmemEvent::PageAllocZoneLocked(kmem::MmPageAllocZoneLocked::new(
+                Some(pfn),
+                order,
+                abi(migratetype),
+                percpu_refill,
+            ))
+        }
+        TraceEvent::PagePcpuDrain { pfn, order, migratetype } => {
+            KmemEvent::PagePcpuDrain(kmem::MmPagePcpuDrain::new(pfn, order, abi(migratetype)))
+        }
         TraceEvent::PageAllocExtfrag {
             pfn,
             alloc_order,

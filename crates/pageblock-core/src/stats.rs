@@ -77,11 +77,8 @@ pub const NR_ZONE_STATS: usize = 3;
 
 impl ZoneStat {
     /// All items, in the kernel's print order.
-    pub const ALL: [ZoneStat; NR_ZONE_STATS] = [
-        ZoneStat::NrFreePages,
-        ZoneStat::NrFreePagesBlocks,
-        ZoneStat::NrFreeCmaPages,
-    ];
+    pub const ALL: [ZoneStat; NR_ZONE_STATS] =
+        [ZoneStat::NrFreePages, ZoneStat::NrFreePagesBlocks, ZoneStat::NrFreeCmaPages];
 
     /// The name `/proc/zoneinfo` and `/proc/vmstat` print.
     pub const fn name(self) -> &'static str {
@@ -180,9 +177,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), n);
-        assert!(names
-            .iter()
-            .all(|s| s.chars().all(|c| c.is_ascii_lowercase() || c == '_')));
+        assert!(names.iter().all(|s| s.chars().all(|c| c.is_ascii_lowercase() || c == '_')));
     }
 
     #[test]

@@ -81,21 +81,12 @@ impl Zone {
         let mut pfn = self.start_pfn();
         while pfn < self.end_pfn() {
             let info = mm.info(self.idx(pfn));
-            ensure!(
-                info.state != PageState::Tail,
-                "pfn {pfn:#x} is a tail page outside any block"
-            );
+            ensure!(info.state != PageState::Tail, "pfn {pfn:#x} is a tail page outside any block");
             let o = info.order;
             ensure!(o <= self.max_order(), "pfn {pfn:#x}: order {o} above max");
-            ensure!(
-                pfn & ((1 << o) - 1) == 0,
-                "pfn {pfn:#x}: block of order {o} is unaligned"
-            );
+            ensure!(pfn & ((1 << o) - 1) == 0, "pfn {pfn:#x}: block of order {o} is unaligned");
             let end = pfn + (1 << o);
-            ensure!(
-                end <= self.end_pfn(),
-                "pfn {pfn:#x}: block of order {o} runs past the zone"
-            );
+            ensure!(end <= self.end_pfn(), "pfn {pfn:#x}: block of order {o} runs past the zone");
             for p in pfn + 1..end {
                 ensure!(
                     mm.info(self.idx(p)).state == PageState::Tail,
@@ -125,10 +116,7 @@ impl Zone {
         let mut p = pfn & !(pb - 1);
         while p < pfn + (1 << order) {
             let bmt = self.pageblock_migratetype(p);
-            ensure!(
-                bmt == mt,
-                "free block {pfn:#x}/{order} spans pageblocks of types {mt:?} and {bmt:?}"
-            );
+            ensure!(bmt == mt, "free block {pfn:#x}/{order} spans pageblocks of types {mt:?} and {bmt:?}");
             p += pb;
         }
         Ok(())
@@ -147,15 +135,9 @@ impl Zone {
                 for idx in list.iter(mm) {
                     let pfn = self.pfn_at(idx);
                     let (word, bit) = (idx as usize / 64, 1u64 << (idx % 64));
-                    ensure!(
-                        seen[word] & bit == 0,
-                        "{pfn:#x} is on a free list twice ({mt:?} order {order})"
-                    );
+                    ensure!(seen[word] & bit == 0, "{pfn:#x} is on a free list twice ({mt:?} order {order})");
                     seen[word] |= bit;
-                    ensure!(
-                        mm.prev(idx) == prev,
-                        "{mt:?} order {order}: bad back link at {pfn:#x}"
-                    );
+                    ensure!(mm.prev(idx) == prev, "{mt:?} order {order}: bad back link at {pfn:#x}");
                     let info = mm.info(idx);
                     ensure!(
                         info.state == PageState::Buddy && info.order == order,
@@ -166,16 +148,10 @@ impl Zone {
                     prev = idx;
                     on_lists += 1;
                 }
-                ensure!(
-                    list.last().unwrap_or(NIL) == prev,
-                    "{mt:?} order {order}: tail pointer is stale"
-                );
+                ensure!(list.last().unwrap_or(NIL) == prev, "{mt:?} order {order}: tail pointer is stale");
             }
             let h = heads[order as usize];
-            ensure!(
-                on_lists == h,
-                "order {order}: {h} free heads in the memmap, {on_lists} on the lists"
-            );
+            ensure!(on_lists == h, "order {order}: {h} free heads in the memmap, {on_lists} on the lists");
         }
         Ok(())
     }
@@ -255,9 +231,7 @@ impl Zone {
 
     fn verify_highatomic(&self) -> Result<(), VerifyError> {
         let pb = &self.shared.pageblocks;
-        let blocks = (0..pb.len())
-            .filter(|&b| pb.migratetype(b) == MigrateType::HighAtomic)
-            .count() as u64;
+        let blocks = (0..pb.len()).filter(|&b| pb.migratetype(b) == MigrateType::HighAtomic).count() as u64;
         let reserved = self.shared.counters.nr_reserved_highatomic();
         ensure!(
             reserved == blocks * self.pageblock_nr_pages(),

@@ -52,11 +52,7 @@ pub fn default_min_free_kbytes(lowmem_kbytes: u64) -> u64 {
 
 /// khugepaged's recommendation with THP enabled: room for two free pageblocks per zone plus
 /// one pageblock per pair of mobility types per zone, at most 5% of memory, in KiB.
-pub fn thp_recommended_min_free_kbytes(
-    pageblock_pages: u64,
-    nr_zones: u64,
-    lowmem_pages: u64,
-) -> u64 {
+pub fn thp_recommended_min_free_kbytes(pageblock_pages: u64, nr_zones: u64, lowmem_pages: u64) -> u64 {
     let pcptypes = crate::migratetype::MIGRATE_PCPTYPES as u64;
     let pages = pageblock_pages * nr_zones * 2 + pageblock_pages * nr_zones * pcptypes * pcptypes;
     pages.min(lowmem_pages / 20) * (crate::types::PAGE_SIZE / 1024)
@@ -73,31 +69,15 @@ pub fn setup_per_zone_wmarks(
 ) -> Vec<Watermarks> {
     let pages_min = min_free_kbytes / (crate::types::PAGE_SIZE / 1024);
     let is_high = |t: ZoneType| t == ZoneType::Movable;
-    let lowmem: u64 = zones
-        .iter()
-        .filter(|(t, _)| !is_high(*t))
-        .map(|(_, m)| m)
-        .sum();
+    let lowmem: u64 = zones.iter().filter(|(t, _)| !is_high(*t)).map(|(_, m)| m).sum();
     zones
         .iter()
         .map(|&(t, managed)| {
-            let tmp = if lowmem == 0 {
-                0
-            } else {
-                (pages_min as u128 * managed as u128 / lowmem as u128) as u64
-            };
-            let min = if is_high(t) {
-                (managed / 1024).clamp(32, 128)
-            } else {
-                tmp
-            };
+            let tmp =
+                if lowmem == 0 { 0 } else { (pages_min as u128 * managed as u128 / lowmem as u128) as u64 };
+            let min = if is_high(t) { (managed / 1024).clamp(32, 128) } else { tmp };
             let delta = (tmp >> 2).max(managed * scale_factor as u64 / 10000);
-            Watermarks {
-                min,
-                low: min + delta,
-                high: min + 2 * delta,
-                promo: min + 3 * delta,
-            }
+            Watermarks { min, low: min + delta, high: min + 2 * delta, promo: min + 3 * delta }
         })
         .collect()
 }
@@ -119,8 +99,7 @@ impl Zone {
             return false;
         }
         let max_boost = max_boost.max(pb_pages);
-        c.watermark_boost
-            .set((c.watermark_boost.get() + pb_pages).min(max_boost));
+        c.watermark_boost.set((c.watermark_boost.get() + pb_pages).min(max_boost));
         self.count(crate::stats::VmEvent::WatermarkBoost, 1);
         true
     }
@@ -145,13 +124,7 @@ impl ZoneShared {
     /// `__zone_watermark_ok()`: would `free_pages` stay above `mark` after allocating a block
     /// of `order`, counting only memory this request may use, and is there a free block of at
     /// least `order` on a list it may use?
-    pub fn zone_watermark_ok_with(
-        &self,
-        order: u32,
-        mark: u64,
-        flags: AllocFlags,
-        free_pages: u64,
-    ) -> bool {
+    pub fn zone_watermark_ok_with(&self, order: u32, mark: u64, flags: AllocFlags, free_pages: u64) -> bool {
         let c = &self.counters;
         let mut unusable = (1i64 << order) - 1;
         if !flags.intersects(AllocFlags::RESERVES) {
@@ -192,21 +165,16 @@ impl ZoneShared {
                 continue;
             }
             let mt_free = |mt: MigrateType| c.mt_nr_free[o as usize][mt as usize].get() > 0;
-            if [
-                MigrateType::Unmovable,
-                MigrateType::Movable,
-                MigrateType::Reclaimable,
-            ]
-            .into_iter()
-            .any(mt_free)
+            if [MigrateType::Unmovable, MigrateType::Movable, MigrateType::Reclaimable]
+                .into_iter()
+                .any(mt_free)
             {
                 return true;
             }
             if flags.contains(AllocFlags::CMA) && mt_free(MigrateType::Cma) {
                 return true;
             }
-            if flags.intersects(AllocFlags::HIGHATOMIC | AllocFlags::OOM)
-                && mt_free(MigrateType::HighAtomic)
+            if flags.intersects(AllocFlags::HIGHATOMIC | AllocFlags::OOM) && mt_free(MigrateType::HighAtomic)
             {
                 return true;
             }
@@ -281,58 +249,18 @@ mod tests {
     /// The real machine of `shared/reference/samples/zoneinfo.txt`: three zones, THP on.
     #[test]
     fn reproduces_the_sample_machine_watermarks() {
-        let zones = [
-            (ZoneType::Dma, 3840),
-            (ZoneType::Dma32, 772915),
-            (ZoneType::Normal, 327680),
-        ];
+        let zones = [(ZoneType::Dma, 3840), (ZoneType::Dma32, 772915), (ZoneType::Normal, 327680)];
         let lowmem: u64 = zones.iter().map(|z| z.1).sum();
         let dflt = default_min_free_kbytes(lowmem * 4);
         assert_eq!(dflt, 8407, "int_sqrt(lowmem_kbytes * 16)");
         let thp = thp_recommended_min_free_kbytes(512, 3, lowmem);
         assert_eq!(thp, 67584, "the sample's vm.min_free_kbytes");
         let w = setup_per_zone_wmarks(dflt.max(thp), 10, &zones);
-        assert_eq!(
-            w[0],
-            Watermarks {
-                min: 58,
-                low: 72,
-                high: 86,
-                promo: 100
-            }
-        );
-        assert_eq!(
-            w[1],
-            Watermarks {
-                min: 11824,
-                low: 14780,
-                high: 17736,
-                promo: 20692
-            }
-        );
-        assert_eq!(
-            w[2],
-            Watermarks {
-                min: 5012,
-                low: 6265,
-                high: 7518,
-                promo: 8771
-            }
-        );
-        let movable = setup_per_zone_wmarks(
-            67584,
-            10,
-            &[(ZoneType::Normal, 1000), (ZoneType::Movable, 0)],
-        );
-        assert_eq!(
-            movable[1],
-            Watermarks {
-                min: 32,
-                low: 32,
-                high: 32,
-                promo: 32
-            }
-        );
+        assert_eq!(w[0], Watermarks { min: 58, low: 72, high: 86, promo: 100 });
+        assert_eq!(w[1], Watermarks { min: 11824, low: 14780, high: 17736, promo: 20692 });
+        assert_eq!(w[2], Watermarks { min: 5012, low: 6265, high: 7518, promo: 8771 });
+        let movable = setup_per_zone_wmarks(67584, 10, &[(ZoneType::Normal, 1000), (ZoneType::Movable, 0)]);
+        assert_eq!(movable[1], Watermarks { min: 32, low: 32, high: 32, promo: 32 });
     }
 
     #[test]

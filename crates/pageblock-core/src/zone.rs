@@ -62,13 +62,11 @@ pub struct ZoneCounters {
 
 impl ZoneCounters {
     fn new(nr_cpus: usize) -> ZoneCounters {
-        ZoneCounters {
-            cpus: (0..nr_cpus).map(|_| CpuCounters::default()).collect(),
-            ..Default::default()
-        }
+        ZoneCounters { cpus: (0..nr_cpus).map(|_| CpuCounters::default()).collect(), ..Default::default() }
     }
 
     /// The per-CPU counters of `cpu`.
+    #[inline]
     pub fn cpu(&self, cpu: usize) -> &CpuCounters {
         &self.cpus[cpu]
     }
@@ -84,6 +82,7 @@ impl ZoneCounters {
     }
 
     /// A zone statistic.
+    #[inline]
     pub fn zone_stat(&self, item: ZoneStat) -> u64 {
         self.zone_stat[item as usize].get()
     }
@@ -139,26 +138,31 @@ pub struct ZoneShared {
 
 impl ZoneShared {
     /// The zone's geometry.
+    #[inline]
     pub fn config(&self) -> &ZoneConfig {
         &self.config
     }
 
     /// The counters.
+    #[inline]
     pub fn counters(&self) -> &ZoneCounters {
         &self.counters
     }
 
     /// The pageblock flag bits.
+    #[inline]
     pub fn pageblocks(&self) -> &Pageblocks {
         &self.pageblocks
     }
 
     /// The memmap.
+    #[inline]
     pub fn memmap(&self) -> &Memmap {
         &self.memmap
     }
 
     /// Zone flags.
+    #[inline]
     pub fn flags(&self) -> &ZoneFlags {
         &self.flags
     }
@@ -174,10 +178,10 @@ impl ZoneShared {
     }
 
     /// The migratetype of the pageblock containing `pfn` (which must be in the zone).
+    #[inline]
     pub fn pageblock_migratetype(&self, pfn: u64) -> MigrateType {
         let pbo = self.config.pageblock_order;
-        self.pageblocks
-            .migratetype(((pfn >> pbo) - (self.config.start_pfn >> pbo)) as usize)
+        self.pageblocks.migratetype(((pfn >> pbo) - (self.config.start_pfn >> pbo)) as usize)
     }
 }
 
@@ -197,11 +201,13 @@ impl ZoneFlags {
     }
 
     /// `ZONE_BELOW_HIGH`: the zone fell below the high watermark (shrinks per-CPU caches).
+    #[inline]
     pub fn below_high(&self) -> bool {
         self.below_high.load(Relaxed)
     }
 
     /// `ZONE_RECLAIM_ACTIVE`: kswapd is reclaiming this zone (per-CPU caches shrink faster).
+    #[inline]
     pub fn reclaim_active(&self) -> bool {
         self.reclaim_active.load(Relaxed)
     }
@@ -282,8 +288,7 @@ impl Zone {
         let nr_blocks = (config.end_pfn().div_ceil(1 << pbo) - first_block) as usize;
         let managed = config.present_pages;
         let min_free_kbytes = policy.min_free_kbytes.unwrap_or_else(|| {
-            let dflt =
-                watermark::default_min_free_kbytes(managed * (crate::types::PAGE_SIZE / 1024));
+            let dflt = watermark::default_min_free_kbytes(managed * (crate::types::PAGE_SIZE / 1024));
             let thp = watermark::thp_recommended_min_free_kbytes(1 << pbo, 1, managed);
             if config.thp {
                 dflt.max(thp)
@@ -335,9 +340,7 @@ impl Zone {
         let mut left = self.shared.config.cma_pages;
         while left > 0 && block_start >= self.start_pfn {
             let block = self.block_of(block_start);
-            self.shared
-                .pageblocks
-                .set_migratetype(block, MigrateType::Cma);
+            self.shared.pageblocks.set_migratetype(block, MigrateType::Cma);
             left -= pb;
             block_start -= pb;
         }
@@ -362,11 +365,13 @@ impl Zone {
     }
 
     /// The zone's geometry.
+    #[inline]
     pub fn config(&self) -> &ZoneConfig {
         self.shared.config()
     }
 
     /// The counters.
+    #[inline]
     pub fn counters(&self) -> &ZoneCounters {
         &self.shared.counters
     }
@@ -377,6 +382,7 @@ impl Zone {
     }
 
     /// Zone flags.
+    #[inline]
     pub fn flags(&self) -> &ZoneFlags {
         &self.shared.flags
     }
@@ -509,9 +515,7 @@ impl Zone {
 
     /// The free blocks on `free_list[order][mt]`, head first.
     pub fn free_list(&self, order: u32, mt: MigrateType) -> impl Iterator<Item = Pfn> + '_ {
-        self.free_area[order as usize][mt as usize]
-            .iter(&self.shared.memmap)
-            .map(|idx| Pfn(self.pfn_at(idx)))
+        self.free_area[order as usize][mt as usize].iter(&self.shared.memmap).map(|idx| Pfn(self.pfn_at(idx)))
     }
 
     /// Pages in blocks currently handed out (computed from the counters).
@@ -521,8 +525,6 @@ impl Zone {
 
     /// Free pages on Isolate lists (not counted in `NR_FREE_PAGES`).
     pub fn nr_isolated_free_pages(&self) -> u64 {
-        (0..=self.max_order)
-            .map(|o| self.shared.counters.mt_nr_free(o, MigrateType::Isolate) << o)
-            .sum()
+        (0..=self.max_order).map(|o| self.shared.counters.mt_nr_free(o, MigrateType::Isolate) << o).sum()
     }
 }

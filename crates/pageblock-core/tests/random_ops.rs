@@ -65,41 +65,29 @@ struct Geometry {
 }
 
 fn geometry() -> impl Strategy<Value = Geometry> {
-    (
-        3..=10u32,
-        0..=7u32,
-        0..4096u64,
-        256..2048u64,
-        0..3u64,
-        any::<[bool; 4]>(),
+    (3..=10u32, 0..=7u32, 0..4096u64, 256..2048u64, 0..3u64, any::<[bool; 4]>()).prop_map(
+        |(max_order, pb, start, pages, cma, [defrag, memory, nofrag, grouping])| {
+            // Small pageblocks are common so that HighAtomic reserves (at most 1% of the zone,
+            // in whole pageblocks) and CMA areas fit in small zones.
+            let pageblock_order = pb.min(max_order).clamp(2, 5);
+            let cma_blocks = if pages >> pageblock_order >= 8 { cma } else { 0 };
+            Geometry {
+                start_pfn: 0x10000 + start,
+                pages,
+                max_order,
+                pageblock_order,
+                cma_blocks,
+                policy: Policy {
+                    defrag_mode: defrag,
+                    rmqueue_mode_memory: memory,
+                    nofragment: nofrag,
+                    group_by_mobility: grouping,
+                    min_free_kbytes: Some(64),
+                    ..Policy::default()
+                },
+            }
+        },
     )
-        .prop_map(
-            |(max_order, pb, start, pages, cma, [defrag, memory, nofrag, grouping])| {
-                // Small pageblocks are common so that HighAtomic reserves (at most 1% of the zone,
-                // in whole pageblocks) and CMA areas fit in small zones.
-                let pageblock_order = pb.min(max_order).clamp(2, 5);
-                let cma_blocks = if pages >> pageblock_order >= 8 {
-                    cma
-                } else {
-                    0
-                };
-                Geometry {
-                    start_pfn: 0x10000 + start,
-                    pages,
-                    max_order,
-                    pageblock_order,
-                    cma_blocks,
-                    policy: Policy {
-                        defrag_mode: defrag,
-                        rmqueue_mode_memory: memory,
-                        nofragment: nofrag,
-                        group_by_mobility: grouping,
-                        min_free_kbytes: Some(64),
-                        ..Policy::default()
-                    },
-                }
-            },
-        )
 }
 
 fn build(g: &Geometry) -> Zone {
@@ -143,16 +131,11 @@ impl Machine {
             prop_assert_eq!(self.zone.free_pages(pfn, order), Ok(()));
             return Ok(());
         }
-        let cached = PageInfo {
-            state: PageState::Pcp,
-            order,
-            ..PageInfo::TAIL
-        };
+        let cached = PageInfo { state: PageState::Pcp, order, ..PageInfo::TAIL };
         prop_assert_eq!(shared.claim_for_free(pfn, order, cached), Ok(()));
         let zone = &mut self.zone;
-        self.pcp[cpu].free(&shared, pfn, order, |blocks| {
-            zone.free_pcppages_bulk(blocks)
-        });
+        let mt = shared.pageblock_migratetype(pfn.0);
+        self.pcp[cpu].free(&shared, pfn, order, mt, |blocks| zone.free_pcppages_bulk(blocks));
         Ok(())
     }
 
@@ -163,10 +146,7 @@ impl Machine {
     }
 
     fn check(&self, after: &Op) -> Result<(), TestCaseError> {
-        let census = self
-            .zone
-            .verify()
-            .map_err(|e| TestCaseError::fail(format!("after {after:?}: {e}")))?;
+        let census = self.zone.verify().map_err(|e| TestCaseError::fail(format!("after {after:?}: {e}")))?;
         let cached: u64 = self.pcp.iter().map(|p| p.count()).sum();
         prop_assert_eq!(census.pcp, cached, "per-CPU pages after {:?}", after);
         let held: u64 = self.live.iter().map(|&(_, o)| 1u64 << o).sum();
@@ -177,14 +157,8 @@ impl Machine {
 
 fn run(g: &Geometry, ops: &[Op]) -> Result<(), TestCaseError> {
     let zone = build(g);
-    let pcp = (0..2)
-        .map(|cpu| PerCpuPages::new(cpu, zone.shared(), &g.policy))
-        .collect();
-    let mut m = Machine {
-        zone,
-        pcp,
-        live: Vec::new(),
-    };
+    let pcp = (0..2).map(|cpu| PerCpuPages::new(cpu, zone.shared(), &g.policy)).collect();
+    let mut m = Machine { zone, pcp, live: Vec::new() };
     for op in ops {
         match *op {
             Op::Alloc { order, gfp } => {
@@ -210,20 +184,12 @@ fn run(g: &Geometry, ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Free { .. } | Op::PcpFree { .. } => {}
             Op::Drain { cpu } => m.drain(cpu),
             Op::Bulk { order, count, mt } => {
-                let mt = [
-                    MigrateType::Unmovable,
-                    MigrateType::Movable,
-                    MigrateType::Reclaimable,
-                ][mt];
+                let mt = [MigrateType::Unmovable, MigrateType::Movable, MigrateType::Reclaimable][mt];
                 let mut got = Vec::new();
                 let flags = AllocFlags::WMARK_LOW | AllocFlags::NOFRAGMENT;
-                let n = m
-                    .zone
-                    .rmqueue_bulk(order.min(g.max_order), count, mt, flags, &mut got);
+                let n = m.zone.rmqueue_bulk(order.min(g.max_order), count, mt, flags, &mut got);
                 prop_assert_eq!(n, got.len());
-                m.zone
-                    .verify()
-                    .map_err(|e| TestCaseError::fail(format!("after bulk refill: {e}")))?;
+                m.zone.verify().map_err(|e| TestCaseError::fail(format!("after bulk refill: {e}")))?;
                 for p in got {
                     m.zone.free_pcp_page(p, order.min(g.max_order));
                 }
@@ -252,13 +218,8 @@ fn run(g: &Geometry, ops: &[Op]) -> Result<(), TestCaseError> {
     }
     m.drain(0);
     m.drain(1);
-    prop_assert_eq!(
-        m.zone.nr_free_pages() + m.zone.nr_isolated_free_pages(),
-        g.pages
-    );
-    m.zone
-        .verify()
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(m.zone.nr_free_pages() + m.zone.nr_isolated_free_pages(), g.pages);
+    m.zone.verify().map_err(|e| TestCaseError::fail(e.to_string()))?;
     Ok(())
 }
 

@@ -5,8 +5,7 @@ mod common;
 use common::{buddyinfo, fingerprint};
 use pageblock_core::trace::RecordingSink;
 use pageblock_core::{
-    AllocError, FreeError, Gfp, MigrateType, Pfn, Policy, TraceEvent, VmEvent, Zone, ZoneConfig,
-    ZoneStat,
+    AllocError, FreeError, Gfp, MigrateType, Pfn, Policy, TraceEvent, VmEvent, Zone, ZoneConfig, ZoneStat,
 };
 
 fn zone(mib: u64) -> Zone {
@@ -15,10 +14,7 @@ fn zone(mib: u64) -> Zone {
 
 fn recorded(zone: &mut Zone) -> Vec<TraceEvent> {
     let mut sink = zone.take_trace_sink().expect("a sink was installed");
-    let rec = sink
-        .as_any()
-        .downcast_mut::<RecordingSink>()
-        .expect("a RecordingSink");
+    let rec = sink.as_any().downcast_mut::<RecordingSink>().expect("a RecordingSink");
     std::mem::take(&mut rec.events)
 }
 
@@ -29,26 +25,14 @@ fn boot_frees_everything_into_max_order_movable_blocks() {
     assert_eq!(buddyinfo(&z), vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16]);
     assert_eq!(z.counters().mt_nr_free(10, MigrateType::Movable), 16);
     assert_eq!(z.counters().zone_stat(ZoneStat::NrFreePagesBlocks), 16384);
-    let first: Vec<u64> = z
-        .free_list(10, MigrateType::Movable)
-        .take(3)
-        .map(|p| p.0)
-        .collect();
-    assert_eq!(
-        first,
-        vec![0x100000, 0x100400, 0x100800],
-        "boot frees to the tail, in pfn order"
-    );
+    let first: Vec<u64> = z.free_list(10, MigrateType::Movable).take(3).map(|p| p.0).collect();
+    assert_eq!(first, vec![0x100000, 0x100400, 0x100800], "boot frees to the tail, in pfn order");
     z.verify().unwrap();
 }
 
 #[test]
 fn unaligned_zone_boots_with_smaller_edge_blocks() {
-    let cfg = ZoneConfig {
-        start_pfn: 0x1001,
-        present_pages: 5000,
-        ..ZoneConfig::normal(0)
-    };
+    let cfg = ZoneConfig { start_pfn: 0x1001, present_pages: 5000, ..ZoneConfig::normal(0) };
     let z = Zone::new(cfg, Policy::default()).unwrap();
     let census = z.verify().unwrap();
     assert_eq!(census.free, 5000);
@@ -60,11 +44,7 @@ fn alloc_splits_the_lowest_block_and_free_merges_it_back() {
     let mut z = zone(64);
     let before = fingerprint(&z);
     let p = z.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).unwrap();
-    assert_eq!(
-        p,
-        Pfn(0x100000),
-        "the head of the lowest list is split, the low half kept"
-    );
+    assert_eq!(p, Pfn(0x100000), "the head of the lowest list is split, the low half kept");
     assert_eq!(buddyinfo(&z), vec![1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 15]);
     z.verify().unwrap();
     z.free_pages(p, 0).unwrap();
@@ -72,11 +52,7 @@ fn alloc_splits_the_lowest_block_and_free_merges_it_back() {
     assert_eq!(buddyinfo(&z), vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16]);
     assert_eq!(z.counters().event(VmEvent::PgAlloc), 1);
     assert_eq!(z.counters().event(VmEvent::PgFree), 16384 + 1);
-    assert_ne!(
-        before,
-        fingerprint(&z),
-        "the merged block went to the head, not back to its old place"
-    );
+    assert_ne!(before, fingerprint(&z), "the merged block went to the head, not back to its old place");
 }
 
 #[test]
@@ -96,26 +72,11 @@ fn first_unmovable_request_claims_the_largest_movable_block() {
             alloc_migratetype,
             fallback_migratetype,
             ..
-        } => Some((
-            *fallback_order,
-            *change_ownership,
-            *alloc_migratetype,
-            *fallback_migratetype,
-        )),
+        } => Some((*fallback_order, *change_ownership, *alloc_migratetype, *fallback_migratetype)),
         _ => None,
     });
-    assert_eq!(
-        extfrag,
-        Some((10, true, MigrateType::Unmovable, MigrateType::Movable))
-    );
-    assert!(matches!(
-        events.last(),
-        Some(TraceEvent::PageAlloc {
-            pfn: Some(_),
-            order: 0,
-            ..
-        })
-    ));
+    assert_eq!(extfrag, Some((10, true, MigrateType::Unmovable, MigrateType::Movable)));
+    assert!(matches!(events.last(), Some(TraceEvent::PageAlloc { pfn: Some(_), order: 0, .. })));
     z.verify().unwrap();
 }
 
@@ -131,61 +92,21 @@ fn misuse_is_refused_and_changes_nothing() {
         (Pfn(0), 0, FreeError::OutOfRange { pfn: Pfn(0) }),
         (Pfn(end), 0, FreeError::OutOfRange { pfn: Pfn(end) }),
         (a, 11, FreeError::OrderTooLarge { order: 11 }),
-        (
-            Pfn(a.0 + 1),
-            1,
-            FreeError::Unaligned {
-                pfn: Pfn(a.0 + 1),
-                order: 1,
-            },
-        ),
-        (
-            Pfn(end - 1),
-            1,
-            FreeError::Unaligned {
-                pfn: Pfn(end - 1),
-                order: 1,
-            },
-        ),
-        (
-            a,
-            1,
-            FreeError::WrongOrder {
-                pfn: a,
-                order: 1,
-                allocated_order: 2,
-            },
-        ),
-        (
-            Pfn(a.0 + 2),
-            0,
-            FreeError::NotAllocated { pfn: Pfn(a.0 + 2) },
-        ),
+        (Pfn(a.0 + 1), 1, FreeError::Unaligned { pfn: Pfn(a.0 + 1), order: 1 }),
+        (Pfn(end - 1), 1, FreeError::Unaligned { pfn: Pfn(end - 1), order: 1 }),
+        (a, 1, FreeError::WrongOrder { pfn: a, order: 1, allocated_order: 2 }),
+        (Pfn(a.0 + 2), 0, FreeError::NotAllocated { pfn: Pfn(a.0 + 2) }),
         (b, 0, FreeError::DoubleFree { pfn: b }),
     ];
     for (pfn, order, want) in cases {
         assert_eq!(z.free_pages(pfn, order), Err(want), "free({pfn}, {order})");
-        assert_eq!(
-            before,
-            fingerprint(&z),
-            "state changed after refused free({pfn}, {order})"
-        );
+        assert_eq!(before, fingerprint(&z), "state changed after refused free({pfn}, {order})");
     }
     z.verify().unwrap();
-    assert_eq!(
-        z.alloc_pages(11, Gfp::KERNEL),
-        Err(AllocError::OrderTooLarge {
-            order: 11,
-            max_order: 10
-        })
-    );
+    assert_eq!(z.alloc_pages(11, Gfp::KERNEL), Err(AllocError::OrderTooLarge { order: 11, max_order: 10 }));
     let both = Gfp::MOVABLE | Gfp::RECLAIMABLE;
     assert_eq!(z.alloc_pages(0, both), Err(AllocError::InvalidGfp(both)));
-    assert_eq!(
-        before,
-        fingerprint(&z),
-        "refused allocations change nothing"
-    );
+    assert_eq!(before, fingerprint(&z), "refused allocations change nothing");
     z.free_pages(a, 2).unwrap();
     assert_eq!(z.free_pages(a, 2), Err(FreeError::DoubleFree { pfn: a }));
     z.verify().unwrap();
@@ -198,15 +119,9 @@ fn exhaustion_fails_cleanly_and_recovers() {
     while let Ok(p) = z.alloc_pages(0, Gfp::ATOMIC) {
         held.push(p);
     }
-    assert!(matches!(
-        z.alloc_pages(0, Gfp::ATOMIC),
-        Err(AllocError::NoMemory { order: 0 })
-    ));
+    assert!(matches!(z.alloc_pages(0, Gfp::ATOMIC), Err(AllocError::NoMemory { order: 0 })));
     let wm = z.counters().watermarks();
-    assert!(
-        z.nr_free_pages() <= wm.min,
-        "atomic requests may dig below min, not below its reserve share"
-    );
+    assert!(z.nr_free_pages() <= wm.min, "atomic requests may dig below min, not below its reserve share");
     z.verify().unwrap();
     for p in held {
         z.free_pages(p, 0).unwrap();

@@ -99,25 +99,15 @@ fn parse_line(line: &str, no: usize) -> Result<BuddyInfoZone, ParseError> {
             text::digits_u64(t.as_bytes(), 10).ok_or_else(|| {
                 ParseError::new(
                     no,
-                    format!(
-                        "nr_free at order {order}: {} is not an unsigned decimal number",
-                        quote(t)
-                    ),
+                    format!("nr_free at order {order}: {} is not an unsigned decimal number", quote(t)),
                 )
             })
         })
         .collect::<Result<Vec<u64>, _>>()?;
     if nr_free.is_empty() {
-        return Err(ParseError::new(
-            no,
-            format!("zone {} has no free counts", quote(zone)),
-        ));
+        return Err(ParseError::new(no, format!("zone {} has no free counts", quote(zone))));
     }
-    Ok(BuddyInfoZone {
-        node,
-        zone: zone.to_owned(),
-        nr_free,
-    })
+    Ok(BuddyInfoZone { node, zone: zone.to_owned(), nr_free })
 }
 
 impl fmt::Display for BuddyInfoZone {
@@ -155,17 +145,13 @@ Node 0, zone   Normal    173     52     45    166    168    200    129     88   
 
     #[test]
     fn errors_name_the_line() {
-        let e =
-            BuddyInfo::parse("Node 0, zone DMA 1 2 3 \nNode 0, zone Normal 1 2 \n").unwrap_err();
+        let e = BuddyInfo::parse("Node 0, zone DMA 1 2 3 \nNode 0, zone Normal 1 2 \n").unwrap_err();
         assert_eq!(e.line, 2);
         let e = BuddyInfo::parse("Node 0, zone DMA 1 x 3 \n").unwrap_err();
         assert_eq!(e.line, 1);
         assert!(e.reason.contains("order 1"), "{e}");
         assert_eq!(BuddyInfo::parse("").unwrap_err().line, 1);
-        assert_eq!(
-            BuddyInfo::parse("Node 0, zone DMA 1\n\n").unwrap_err().line,
-            2
-        );
+        assert_eq!(BuddyInfo::parse("Node 0, zone DMA 1\n\n").unwrap_err().line, 2);
         assert_eq!(BuddyInfo::parse("Node 0 zone DMA 1\n").unwrap_err().line, 1);
         assert_eq!(BuddyInfo::parse("Node 0, zone DMA\n").unwrap_err().line, 1);
     }

@@ -17,10 +17,7 @@ pub struct ParseError {
 impl ParseError {
     /// A new error at `line` (1-based).
     pub fn new(line: usize, reason: impl Into<String>) -> Self {
-        Self {
-            line,
-            reason: reason.into(),
-        }
+        Self { line, reason: reason.into() }
     }
 
     /// The same error at another line: for parsers of one line or one field (which report

@@ -78,9 +78,8 @@ pub fn fill_contig_page_info(nr_free: &[u64], suitable_order: u32) -> ContigPage
         info.free_blocks_total = info.free_blocks_total.wrapping_add(blocks);
         info.free_pages = info.free_pages.wrapping_add(shl(blocks, order));
         if order >= suitable_order {
-            info.free_blocks_suitable = info
-                .free_blocks_suitable
-                .wrapping_add(shl(blocks, order - suitable_order));
+            info.free_blocks_suitable =
+                info.free_blocks_suitable.wrapping_add(shl(blocks, order - suitable_order));
         }
     }
     info
@@ -100,11 +99,7 @@ pub fn fragmentation_index_of(info: &ContigPageInfo, order: u32, nr_page_orders:
     }
     let requested = shl(1, order);
     // `requested` is 0 only for orders >= 64, which no zone has; treat that as 0.
-    let per_request = info
-        .free_pages
-        .wrapping_mul(1000)
-        .checked_div(requested)
-        .unwrap_or(0);
+    let per_request = info.free_pages.wrapping_mul(1000).checked_div(requested).unwrap_or(0);
     let x = 1000u64.wrapping_add(per_request) / info.free_blocks_total;
     1000u64.wrapping_sub(x) as i32
 }
@@ -133,9 +128,7 @@ fn unusable_share(nr_free: &[u64], order: u32, scale: u64) -> Option<u64> {
     if info.free_pages == 0 {
         return None;
     }
-    let unusable = info
-        .free_pages
-        .wrapping_sub(shl(info.free_blocks_suitable, order));
+    let unusable = info.free_pages.wrapping_sub(shl(info.free_blocks_suitable, order));
     Some(unusable.wrapping_mul(scale) / info.free_pages)
 }
 
@@ -145,10 +138,7 @@ fn rows_from(b: &BuddyInfo, f: fn(&[u64], u32) -> i32) -> Vec<IndexRow> {
         .map(|z| IndexRow {
             node: z.node,
             zone: z.zone.clone(),
-            values: (0u32..)
-                .take(z.nr_free.len())
-                .map(|o| f(&z.nr_free, o))
-                .collect(),
+            values: (0u32..).take(z.nr_free.len()).map(|o| f(&z.nr_free, o)).collect(),
         })
         .collect()
 }
@@ -156,9 +146,7 @@ fn rows_from(b: &BuddyInfo, f: fn(&[u64], u32) -> i32) -> Vec<IndexRow> {
 impl UnusableIndex {
     /// The file the kernel would print for zones with these free counts.
     pub fn from_buddyinfo(b: &BuddyInfo) -> Self {
-        UnusableIndex {
-            zones: rows_from(b, unusable_free_index),
-        }
+        UnusableIndex { zones: rows_from(b, unusable_free_index) }
     }
 
     /// The file text, exactly as the kernel prints it.
@@ -175,9 +163,7 @@ impl UnusableIndex {
 impl ExtfragIndex {
     /// The file the kernel would print for zones with these free counts.
     pub fn from_buddyinfo(b: &BuddyInfo) -> Self {
-        ExtfragIndex {
-            zones: rows_from(b, fragmentation_index),
-        }
+        ExtfragIndex { zones: rows_from(b, fragmentation_index) }
     }
 
     /// The file text, exactly as the kernel prints it.
@@ -194,13 +180,7 @@ impl ExtfragIndex {
 /// `"%d.%03d"` (or `"%2d.%03d"`) of `v / 1000, v % 1000` → `v`.
 fn parse_value(tok: &str, no: usize, order: usize) -> Result<i32, ParseError> {
     let bad = || {
-        ParseError::new(
-            no,
-            format!(
-                "value at order {order}: {} is not `<int>.<thousandths>`",
-                quote(tok)
-            ),
-        )
+        ParseError::new(no, format!("value at order {order}: {} is not `<int>.<thousandths>`", quote(tok)))
     };
     let (int, frac) = tok.split_once('.').ok_or_else(bad)?;
     if frac.len() < 3 {
@@ -209,12 +189,8 @@ fn parse_value(tok: &str, no: usize, order: usize) -> Result<i32, ParseError> {
     let int = text::dec_i64(int, no, "index").map_err(|_| bad())?;
     let frac = text::dec_i64(frac, no, "index").map_err(|_| bad())?;
     let v = i128::from(int) * 1000 + i128::from(frac);
-    i32::try_from(v).map_err(|_| {
-        ParseError::new(
-            no,
-            format!("value at order {order}: {} is out of range", quote(tok)),
-        )
-    })
+    i32::try_from(v)
+        .map_err(|_| ParseError::new(no, format!("value at order {order}: {} is out of range", quote(tok))))
 }
 
 fn parse_rows(text: &str) -> Result<Vec<IndexRow>, ParseError> {
@@ -222,15 +198,9 @@ fn parse_rows(text: &str) -> Result<Vec<IndexRow>, ParseError> {
     for (no, line) in text::lines(text) {
         let mut toks = line.split_ascii_whitespace();
         let (node, zone) = text::node_zone(&mut toks, no)?;
-        let values = toks
-            .enumerate()
-            .map(|(o, t)| parse_value(t, no, o))
-            .collect::<Result<Vec<i32>, _>>()?;
+        let values = toks.enumerate().map(|(o, t)| parse_value(t, no, o)).collect::<Result<Vec<i32>, _>>()?;
         if values.is_empty() {
-            return Err(ParseError::new(
-                no,
-                format!("zone {} has no values", quote(zone)),
-            ));
+            return Err(ParseError::new(no, format!("zone {} has no values", quote(zone))));
         }
         if let Some(first) = rows.first() {
             if first.values.len() != values.len() {
@@ -244,11 +214,7 @@ fn parse_rows(text: &str) -> Result<Vec<IndexRow>, ParseError> {
                 ));
             }
         }
-        rows.push(IndexRow {
-            node,
-            zone: zone.to_owned(),
-            values,
-        });
+        rows.push(IndexRow { node, zone: zone.to_owned(), values });
     }
     if rows.is_empty() {
         return Err(text::empty_input());
@@ -293,11 +259,7 @@ mod tests {
         let i = fill_contig_page_info(&nr_free, 2);
         assert_eq!(
             i,
-            ContigPageInfo {
-                free_pages: 3 + 2 + 16,
-                free_blocks_total: 6,
-                free_blocks_suitable: 4
-            }
+            ContigPageInfo { free_pages: 3 + 2 + 16, free_blocks_total: 6, free_blocks_suitable: 4 }
         );
         let i = fill_contig_page_info(&nr_free, 0);
         assert_eq!(i.free_blocks_suitable, 21);
@@ -334,23 +296,12 @@ mod tests {
 
     #[test]
     fn printing_matches_c() {
-        let row = |values: Vec<i32>| IndexRow {
-            node: 0,
-            zone: "Normal".into(),
-            values,
-        };
-        let e = ExtfragIndex {
-            zones: vec![row(vec![-1000, 0, 945, -500, 1000])],
-        };
+        let row = |values: Vec<i32>| IndexRow { node: 0, zone: "Normal".into(), values };
+        let e = ExtfragIndex { zones: vec![row(vec![-1000, 0, 945, -500, 1000])] };
         let t = e.render();
-        assert_eq!(
-            t,
-            "Node 0, zone   Normal -1.000  0.000  0.945  0.-500  1.000 \n"
-        );
+        assert_eq!(t, "Node 0, zone   Normal -1.000  0.000  0.945  0.-500  1.000 \n");
         assert_eq!(ExtfragIndex::parse(&t).unwrap(), e);
-        let u = UnusableIndex {
-            zones: vec![row(vec![0, 312, 1000])],
-        };
+        let u = UnusableIndex { zones: vec![row(vec![0, 312, 1000])] };
         let t = u.render();
         assert_eq!(t, "Node 0, zone   Normal 0.000 0.312 1.000 \n");
         assert_eq!(UnusableIndex::parse(&t).unwrap(), u);
@@ -359,22 +310,13 @@ mod tests {
     #[test]
     fn parse_errors() {
         assert_eq!(UnusableIndex::parse("").unwrap_err().line, 1);
+        assert_eq!(UnusableIndex::parse("Node 0, zone DMA 0.5 \n").unwrap_err().line, 1);
         assert_eq!(
-            UnusableIndex::parse("Node 0, zone DMA 0.5 \n")
-                .unwrap_err()
-                .line,
-            1
-        );
-        assert_eq!(
-            UnusableIndex::parse("Node 0, zone DMA 0.500 \nNode 0, zone N x.000\n")
-                .unwrap_err()
-                .line,
+            UnusableIndex::parse("Node 0, zone DMA 0.500 \nNode 0, zone N x.000\n").unwrap_err().line,
             2
         );
         assert_eq!(
-            ExtfragIndex::parse("Node 0, zone DMA 1.000\nNode 0, zone N 1.000 1.000\n")
-                .unwrap_err()
-                .line,
+            ExtfragIndex::parse("Node 0, zone DMA 1.000\nNode 0, zone N 1.000 1.000\n").unwrap_err().line,
             2
         );
         assert!(ExtfragIndex::parse("Node 0, zone DMA 9999999999.000\n").is_err());
@@ -384,15 +326,7 @@ mod tests {
     fn from_buddyinfo() {
         let b = BuddyInfo::parse("Node 0, zone   Normal      8      0      0      0 \n").unwrap();
         let e = ExtfragIndex::from_buddyinfo(&b);
-        assert_eq!(
-            e.zones[0].values,
-            vec![
-                -1000,
-                1000 - (1000 + 4000) / 8,
-                1000 - (1000 + 2000) / 8,
-                750
-            ]
-        );
+        assert_eq!(e.zones[0].values, vec![-1000, 1000 - (1000 + 4000) / 8, 1000 - (1000 + 2000) / 8, 750]);
         let u = UnusableIndex::from_buddyinfo(&b);
         assert_eq!(u.zones[0].values, vec![0, 1000, 1000, 1000]);
     }

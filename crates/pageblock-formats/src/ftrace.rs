@@ -51,17 +51,12 @@ pub struct Timestamp {
 impl Timestamp {
     /// The timestamp in microseconds (saturating).
     pub fn as_micros(self) -> u64 {
-        self.secs
-            .saturating_mul(1_000_000)
-            .saturating_add(u64::from(self.usecs))
+        self.secs.saturating_mul(1_000_000).saturating_add(u64::from(self.usecs))
     }
 
     /// A timestamp from microseconds.
     pub fn from_micros(us: u64) -> Self {
-        Timestamp {
-            secs: us / 1_000_000,
-            usecs: (us % 1_000_000) as u32,
-        }
+        Timestamp { secs: us / 1_000_000, usecs: (us % 1_000_000) as u32 }
     }
 }
 
@@ -226,11 +221,7 @@ impl TraceLine {
         let name_len = system.len() + 1 + self.event.len();
         // Writing to a String cannot fail.
         let _ = text::pad_left(&mut s, &self.comm, 16);
-        let _ = write!(
-            s,
-            " {:>pid_width$} [{:03}] {}: ",
-            self.pid, self.cpu, self.timestamp
-        );
+        let _ = write!(s, " {:>pid_width$} [{:03}] {}: ", self.pid, self.cpu, self.timestamp);
         let _ = text::spaces(&mut s, event_width.saturating_sub(name_len));
         let _ = write!(s, "{system}:{}: {}", self.event, self.payload);
         s

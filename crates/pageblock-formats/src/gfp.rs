@@ -143,10 +143,7 @@ impl Gfp {
             } else if let Some(&(m, _)) = GFP_FLAG_TABLE.iter().find(|(_, name)| *name == part) {
                 mask |= m.0;
             } else {
-                return Err(ParseError::new(
-                    1,
-                    format!("unknown gfp flag {} in {}", quote(part), quote(s)),
-                ));
+                return Err(ParseError::new(1, format!("unknown gfp flag {} in {}", quote(part), quote(s))));
             }
         }
         Ok(Gfp(mask))
@@ -260,7 +257,10 @@ mod tests {
     #[test]
     fn reference_examples() {
         let cases: [(u64, &str); 8] = [
-            (0x152c4a, "GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL"),
+            (
+                0x152c4a,
+                "GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL",
+            ),
             (0xc00, "GFP_NOIO"),
             (0x2000000, "0x2000000"),
             (0x1c24ca, "GFP_TRANSHUGE"),
@@ -280,12 +280,8 @@ mod tests {
         let g = Gfp::RECLAIM | Gfp::IO | Gfp::FS;
         assert_eq!(g, Gfp::KERNEL);
         assert_eq!(Gfp::USER, Gfp::KERNEL | Gfp::HARDWALL);
-        assert_eq!(
-            Gfp::HIGHUSER_MOVABLE,
-            Gfp::USER | Gfp::HIGHMEM | Gfp::MOVABLE
-        );
-        let light =
-            (Gfp::HIGHUSER_MOVABLE | Gfp::COMP | Gfp::NOMEMALLOC | Gfp::NOWARN) & !Gfp::RECLAIM;
+        assert_eq!(Gfp::HIGHUSER_MOVABLE, Gfp::USER | Gfp::HIGHMEM | Gfp::MOVABLE);
+        let light = (Gfp::HIGHUSER_MOVABLE | Gfp::COMP | Gfp::NOMEMALLOC | Gfp::NOWARN) & !Gfp::RECLAIM;
         assert_eq!(light, Gfp::TRANSHUGE_LIGHT);
         assert_eq!(Gfp::TRANSHUGE, light | Gfp::DIRECT_RECLAIM);
         assert_eq!(Gfp::KERNEL_ACCOUNT, Gfp::KERNEL | Gfp::ACCOUNT);

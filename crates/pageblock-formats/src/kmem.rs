@@ -36,8 +36,7 @@ mod events;
 mod page_ptr;
 
 pub use events::{
-    MmPageAlloc, MmPageAllocExtfrag, MmPageAllocZoneLocked, MmPageFree, MmPageFreeBatched,
-    MmPagePcpuDrain,
+    MmPageAlloc, MmPageAllocExtfrag, MmPageAllocZoneLocked, MmPageFree, MmPageFreeBatched, MmPagePcpuDrain,
 };
 pub use page_ptr::PagePtr;
 
@@ -153,21 +152,13 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     /// Splits `payload` and assigns values to `keys`; see the module docs for both modes.
-    fn split(
-        event: &str,
-        keys: &[&str],
-        payload: &'a str,
-        tolerant: bool,
-    ) -> Result<Self, ParseError> {
+    fn split(event: &str, keys: &[&str], payload: &'a str, tolerant: bool) -> Result<Self, ParseError> {
         let mut values = [""; MAX_FIELDS];
         let mut seen = [false; MAX_FIELDS];
         let mut i = 0usize;
         for tok in text::split_byte(payload, b' ').filter(|t| !t.is_empty()) {
             let eq = text::find_byte(tok, 0, b'=').ok_or_else(|| {
-                ParseError::new(
-                    1,
-                    format!("{event}: field {} is not `key=value`", quote(tok)),
-                )
+                ParseError::new(1, format!("{event}: field {} is not `key=value`", quote(tok)))
             })?;
             let (key, value) = (&tok[..eq], &tok[eq + 1..]);
             let slot = if tolerant {
@@ -203,10 +194,7 @@ impl<'a> Fields<'a> {
             i += 1;
         }
         if let Some(missing) = keys.iter().zip(seen).find(|(_, s)| !s).map(|(k, _)| k) {
-            return Err(ParseError::new(
-                1,
-                format!("{event}: field `{missing}=` is missing"),
-            ));
+            return Err(ParseError::new(1, format!("{event}: field `{missing}=` is missing")));
         }
         Ok(Fields { values, tolerant })
     }
@@ -220,10 +208,7 @@ impl<'a> Fields<'a> {
         match v.strip_prefix("0x") {
             Some(hex) => text::hex_u64(hex, 1, "pfn"),
             None if self.tolerant => text::dec_u64(v, 1, "pfn"),
-            None => Err(ParseError::new(
-                1,
-                format!("pfn: expected `0x<hex>`, found {}", quote(v)),
-            )),
+            None => Err(ParseError::new(1, format!("pfn: expected `0x<hex>`, found {}", quote(v)))),
         }
     }
 
@@ -250,10 +235,7 @@ impl<'a> Fields<'a> {
         if self.values[i] == want {
             Ok(())
         } else {
-            Err(ParseError::new(
-                1,
-                format!("{what}: expected `{want}`, found {}", quote(self.values[i])),
-            ))
+            Err(ParseError::new(1, format!("{what}: expected `{want}`, found {}", quote(self.values[i]))))
         }
     }
 }
@@ -281,10 +263,7 @@ fn parse_event(name: &str, payload: &str, tolerant: bool) -> Result<KmemEvent, P
         "mm_page_free_batched" => {
             let f = Fields::split(name, events::FREE_KEYS, payload, tolerant)?;
             f.literal(2, "0", "order")?;
-            KmemEvent::PageFreeBatched(MmPageFreeBatched {
-                page: f.page(0)?,
-                pfn: f.pfn(1)?,
-            })
+            KmemEvent::PageFreeBatched(MmPageFreeBatched { page: f.page(0)?, pfn: f.pfn(1)? })
         }
         "mm_page_alloc_zone_locked" => {
             let f = Fields::split(name, events::ZONE_LOCKED_KEYS, payload, tolerant)?;
@@ -319,12 +298,7 @@ fn parse_event(name: &str, payload: &str, tolerant: bool) -> Result<KmemEvent, P
                 change_ownership: f.int(8, "change_ownership")?,
             })
         }
-        _ => {
-            return Err(ParseError::new(
-                1,
-                format!("{} is not a kmem page event", quote(name)),
-            ))
-        }
+        _ => return Err(ParseError::new(1, format!("{} is not a kmem page event", quote(name)))),
     };
     Ok(ev)
 }

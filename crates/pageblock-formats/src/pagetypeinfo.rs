@@ -86,15 +86,9 @@ impl FreeCount {
     /// reaches the cap.
     pub fn capped(n: u64) -> Self {
         if n >= FREE_COUNT_CAP {
-            FreeCount {
-                count: FREE_COUNT_CAP,
-                overflow: true,
-            }
+            FreeCount { count: FREE_COUNT_CAP, overflow: true }
         } else {
-            FreeCount {
-                count: n,
-                overflow: false,
-            }
+            FreeCount { count: n, overflow: false }
         }
     }
 }
@@ -155,10 +149,7 @@ impl PageTypeInfoNode {
                         if cap {
                             FreeCount::capped(n)
                         } else {
-                            FreeCount {
-                                count: n,
-                                overflow: false,
-                            }
+                            FreeCount { count: n, overflow: false }
                         }
                     })
                     .collect();
@@ -169,24 +160,15 @@ impl PageTypeInfoNode {
                     counts,
                 });
             }
-            let counts = (0..migratetypes.len())
-                .map(|mt| z.blocks.get(mt).copied().unwrap_or(0))
-                .collect();
-            rows.push(BlockRow {
-                node: z.node,
-                zone: z.zone.clone(),
-                counts,
-            });
+            let counts = (0..migratetypes.len()).map(|mt| z.blocks.get(mt).copied().unwrap_or(0)).collect();
+            rows.push(BlockRow { node: z.node, zone: z.zone.clone(), counts });
         }
         PageTypeInfoNode {
             pageblock_order,
             pages_per_block: 1u64.checked_shl(pageblock_order).unwrap_or(0),
             nr_page_orders,
             free,
-            blocks: BlockTable {
-                migratetypes: migratetypes.iter().map(|s| (*s).to_owned()).collect(),
-                rows,
-            },
+            blocks: BlockTable { migratetypes: migratetypes.iter().map(|s| (*s).to_owned()).collect(), rows },
             mixed: None,
         }
     }
@@ -195,11 +177,7 @@ impl PageTypeInfoNode {
     /// when no count hit the cap). Empty if the zone is not in the free table.
     pub fn zone_free_by_order(&self, node: u32, zone: &str) -> Vec<u64> {
         let mut sum = Vec::new();
-        for row in self
-            .free
-            .iter()
-            .filter(|r| r.node == node && r.zone == zone)
-        {
+        for row in self.free.iter().filter(|r| r.node == node && r.zone == zone) {
             sum.resize(sum.len().max(row.counts.len()), 0u64);
             for (s, c) in sum.iter_mut().zip(&row.counts) {
                 *s = s.saturating_add(c.count);
@@ -233,14 +211,8 @@ impl PageTypeInfo {
 
 type Cursor<'a> = Peekable<Lines<'a>>;
 
-fn next_line<'a>(
-    lines: &mut Cursor<'a>,
-    end: usize,
-    want: &str,
-) -> Result<(usize, &'a str), ParseError> {
-    lines
-        .next()
-        .ok_or_else(|| ParseError::new(end, format!("unexpected end of input, expected {want}")))
+fn next_line<'a>(lines: &mut Cursor<'a>, end: usize, want: &str) -> Result<(usize, &'a str), ParseError> {
+    lines.next().ok_or_else(|| ParseError::new(end, format!("unexpected end of input, expected {want}")))
 }
 
 fn expect_blank(lines: &mut Cursor<'_>, end: usize) -> Result<(), ParseError> {
@@ -248,25 +220,15 @@ fn expect_blank(lines: &mut Cursor<'_>, end: usize) -> Result<(), ParseError> {
     if line.trim().is_empty() {
         Ok(())
     } else {
-        Err(ParseError::new(
-            no,
-            format!("expected an empty line, found {}", quote(line)),
-        ))
+        Err(ParseError::new(no, format!("expected an empty line, found {}", quote(line))))
     }
 }
 
-fn labelled<'a>(
-    lines: &mut Cursor<'a>,
-    end: usize,
-    label: &str,
-) -> Result<(usize, &'a str), ParseError> {
+fn labelled<'a>(lines: &mut Cursor<'a>, end: usize, label: &str) -> Result<(usize, &'a str), ParseError> {
     let (no, line) = next_line(lines, end, &format!("`{label}`"))?;
     match line.strip_prefix(label) {
         Some(rest) => Ok((no, rest)),
-        None => Err(ParseError::new(
-            no,
-            format!("expected `{label}`, found {}", quote(line)),
-        )),
+        None => Err(ParseError::new(no, format!("expected `{label}`, found {}", quote(line)))),
     }
 }
 
@@ -305,32 +267,17 @@ fn parse_node(lines: &mut Cursor<'_>, end: usize) -> Result<PageTypeInfoNode, Pa
         lines.next();
         mixed = Some(parse_block_table(lines, end, MIXED_HEADER)?);
     }
-    Ok(PageTypeInfoNode {
-        pageblock_order,
-        pages_per_block,
-        nr_page_orders,
-        free,
-        blocks,
-        mixed,
-    })
+    Ok(PageTypeInfoNode { pageblock_order, pages_per_block, nr_page_orders, free, blocks, mixed })
 }
 
 fn parse_free_row(line: &str, no: usize, nr_page_orders: usize) -> Result<FreeRow, ParseError> {
     let mut toks = line.split_ascii_whitespace();
     let (node, zone) = text::node_zone(&mut toks, no)?;
     let zone = zone.strip_suffix(',').ok_or_else(|| {
-        ParseError::new(
-            no,
-            format!(
-                "expected `<zone>,` in the free table, found {}",
-                quote(zone)
-            ),
-        )
+        ParseError::new(no, format!("expected `<zone>,` in the free table, found {}", quote(zone)))
     })?;
     text::expect_tok(&mut toks, "type", no)?;
-    let migratetype = toks
-        .next()
-        .ok_or_else(|| ParseError::new(no, "line ends after `type`"))?;
+    let migratetype = toks.next().ok_or_else(|| ParseError::new(no, "line ends after `type`"))?;
     let mut counts = Vec::with_capacity(nr_page_orders);
     while let Some(tok) = toks.next() {
         let (digits, overflow) = match tok.strip_prefix('>') {
@@ -341,11 +288,7 @@ fn parse_free_row(line: &str, no: usize, nr_page_orders: usize) -> Result<FreeRo
         let count = text::digits_u64(digits.as_bytes(), 10).ok_or_else(|| {
             ParseError::new(
                 no,
-                format!(
-                    "free count at order {}: {} is not a number",
-                    counts.len(),
-                    quote(tok)
-                ),
+                format!("free count at order {}: {} is not a number", counts.len(), quote(tok)),
             )
         })?;
         counts.push(FreeCount { count, overflow });
@@ -353,32 +296,17 @@ fn parse_free_row(line: &str, no: usize, nr_page_orders: usize) -> Result<FreeRo
     if counts.len() != nr_page_orders {
         return Err(ParseError::new(
             no,
-            format!(
-                "{} free counts, but the header lists {nr_page_orders} orders",
-                counts.len()
-            ),
+            format!("{} free counts, but the header lists {nr_page_orders} orders", counts.len()),
         ));
     }
-    Ok(FreeRow {
-        node,
-        zone: zone.to_owned(),
-        migratetype: migratetype.to_owned(),
-        counts,
-    })
+    Ok(FreeRow { node, zone: zone.to_owned(), migratetype: migratetype.to_owned(), counts })
 }
 
-fn parse_block_table(
-    lines: &mut Cursor<'_>,
-    end: usize,
-    header: &str,
-) -> Result<BlockTable, ParseError> {
+fn parse_block_table(lines: &mut Cursor<'_>, end: usize, header: &str) -> Result<BlockTable, ParseError> {
     let (no, rest) = labelled(lines, end, header.trim_end())?;
     let migratetypes: Vec<String> = rest.split_ascii_whitespace().map(str::to_owned).collect();
     if migratetypes.is_empty() {
-        return Err(ParseError::new(
-            no,
-            "block table header lists no migratetypes",
-        ));
+        return Err(ParseError::new(no, "block table header lists no migratetypes"));
     }
     let mut rows = Vec::new();
     while let Some(&(no, line)) = lines.peek() {
@@ -390,9 +318,8 @@ fn parse_block_table(
         let (node, zone) = text::node_zone(&mut toks, no)?;
         let counts = toks
             .map(|t| {
-                text::digits_u64(t.as_bytes(), 10).ok_or_else(|| {
-                    ParseError::new(no, format!("block count {} is not a number", quote(t)))
-                })
+                text::digits_u64(t.as_bytes(), 10)
+                    .ok_or_else(|| ParseError::new(no, format!("block count {} is not a number", quote(t))))
             })
             .collect::<Result<Vec<u64>, _>>()?;
         if counts.len() != migratetypes.len() {
@@ -405,11 +332,7 @@ fn parse_block_table(
                 ),
             ));
         }
-        rows.push(BlockRow {
-            node,
-            zone: zone.to_owned(),
-            counts,
-        });
+        rows.push(BlockRow { node, zone: zone.to_owned(), counts });
     }
     if let Some(&(no, line)) = lines.peek() {
         if !line.trim().is_empty() && !line.starts_with("Page block order:") {
@@ -499,14 +422,7 @@ impl fmt::Display for PageTypeInfo {
 mod tests {
     use super::*;
 
-    const CMA_TYPES: [&str; 6] = [
-        "Unmovable",
-        "Movable",
-        "Reclaimable",
-        "HighAtomic",
-        "CMA",
-        "Isolate",
-    ];
+    const CMA_TYPES: [&str; 6] = ["Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "Isolate"];
 
     fn node() -> PageTypeInfoNode {
         let z = ZoneCounts {
@@ -520,27 +436,9 @@ mod tests {
 
     #[test]
     fn cap_rule() {
-        assert_eq!(
-            FreeCount::capped(99_999),
-            FreeCount {
-                count: 99_999,
-                overflow: false
-            }
-        );
-        assert_eq!(
-            FreeCount::capped(100_000),
-            FreeCount {
-                count: 100_000,
-                overflow: true
-            }
-        );
-        assert_eq!(
-            FreeCount::capped(7_000_000),
-            FreeCount {
-                count: 100_000,
-                overflow: true
-            }
-        );
+        assert_eq!(FreeCount::capped(99_999), FreeCount { count: 99_999, overflow: false });
+        assert_eq!(FreeCount::capped(100_000), FreeCount { count: 100_000, overflow: true });
+        assert_eq!(FreeCount::capped(7_000_000), FreeCount { count: 100_000, overflow: true });
     }
 
     #[test]
@@ -548,10 +446,7 @@ mod tests {
         let n = node();
         assert_eq!(n.pages_per_block, 512);
         assert_eq!(n.free.len(), 6);
-        let text = PageTypeInfo {
-            nodes: vec![n.clone()],
-        }
-        .render();
+        let text = PageTypeInfo { nodes: vec![n.clone()] }.render();
         let want = "\
 Page block order: 9
 Pages per block:  512
@@ -592,19 +487,13 @@ Node 1, zone   Normal           45          565           30            0       
         b.free.iter_mut().for_each(|r| r.node = 2);
         let m = PageTypeInfo { nodes: vec![a, b] };
         let text = m.render();
-        assert!(
-            text.contains("\n\nNumber of mixed blocks    Unmovable "),
-            "{text}"
-        );
+        assert!(text.contains("\n\nNumber of mixed blocks    Unmovable "), "{text}");
         assert_eq!(PageTypeInfo::parse(&text), Ok(m));
     }
 
     #[test]
     fn zone_free_by_order_sums_types() {
-        assert_eq!(
-            node().zone_free_by_order(1, "Normal"),
-            vec![99_999, 100_001, 100_000]
-        );
+        assert_eq!(node().zone_free_by_order(1, "Normal"), vec![99_999, 100_001, 100_000]);
         assert!(node().zone_free_by_order(0, "Normal").is_empty());
     }
 }

@@ -18,10 +18,7 @@ pub(crate) struct Lines<'a> {
 
 /// The lines of `text`, numbered from 1.
 pub(crate) fn lines(text: &str) -> Lines<'_> {
-    Lines {
-        rest: if text.is_empty() { None } else { Some(text) },
-        no: 0,
-    }
+    Lines { rest: if text.is_empty() { None } else { Some(text) }, no: 0 }
 }
 
 impl<'a> Iterator for Lines<'a> {
@@ -64,10 +61,7 @@ pub(crate) fn quote(s: &str) -> String {
 /// Strict unsigned decimal: one or more ASCII digits, no sign, no spaces.
 pub(crate) fn dec_u64(tok: &str, line: usize, what: &str) -> Result<u64, ParseError> {
     digits_u64(tok.as_bytes(), 10).ok_or_else(|| {
-        ParseError::new(
-            line,
-            format!("{what}: {} is not an unsigned decimal number", quote(tok)),
-        )
+        ParseError::new(line, format!("{what}: {} is not an unsigned decimal number", quote(tok)))
     })
 }
 
@@ -79,12 +73,7 @@ pub(crate) fn dec_u32(tok: &str, line: usize, what: &str) -> Result<u32, ParseEr
 
 /// Strict signed decimal (`-` allowed, `+` not) that must fit an `i64`.
 pub(crate) fn dec_i64(tok: &str, line: usize, what: &str) -> Result<i64, ParseError> {
-    let bad = || {
-        ParseError::new(
-            line,
-            format!("{what}: {} is not a decimal number", quote(tok)),
-        )
-    };
+    let bad = || ParseError::new(line, format!("{what}: {} is not a decimal number", quote(tok)));
     match tok.strip_prefix('-') {
         Some(abs) => {
             let m = digits_u64(abs.as_bytes(), 10).ok_or_else(bad)?;
@@ -109,12 +98,8 @@ pub(crate) fn dec_i32(tok: &str, line: usize, what: &str) -> Result<i32, ParseEr
 
 /// Hexadecimal digits (either case, no `0x`) as a `u64`.
 pub(crate) fn hex_u64(tok: &str, line: usize, what: &str) -> Result<u64, ParseError> {
-    digits_u64(tok.as_bytes(), 16).ok_or_else(|| {
-        ParseError::new(
-            line,
-            format!("{what}: {} is not a hexadecimal number", quote(tok)),
-        )
-    })
+    digits_u64(tok.as_bytes(), 16)
+        .ok_or_else(|| ParseError::new(line, format!("{what}: {} is not a hexadecimal number", quote(tok))))
 }
 
 /// Digits in `radix` (10 or 16) → value; `None` if empty, a non-digit, or overflow.
@@ -134,11 +119,7 @@ pub(crate) fn digits_u64(bytes: &[u8], radix: u32) -> Option<u64> {
 /// distances in trace lines are short, where `memchr`'s setup costs more than it saves).
 #[inline]
 pub(crate) fn find_byte(s: &str, from: usize, b: u8) -> Option<usize> {
-    s.as_bytes()
-        .get(from..)?
-        .iter()
-        .position(|&c| c == b)
-        .map(|i| i + from)
+    s.as_bytes().get(from..)?.iter().position(|&c| c == b).map(|i| i + from)
 }
 
 /// Splits `s` on the ASCII byte `sep` (like `str::split`, without the searcher overhead).
@@ -201,20 +182,13 @@ pub(crate) fn node_zone<'a>(
     line: usize,
 ) -> Result<(u32, &'a str), ParseError> {
     expect_tok(toks, "Node", line)?;
-    let node_tok = toks
-        .next()
-        .ok_or_else(|| ParseError::new(line, "line ends after `Node`"))?;
+    let node_tok = toks.next().ok_or_else(|| ParseError::new(line, "line ends after `Node`"))?;
     let node_digits = node_tok.strip_suffix(',').ok_or_else(|| {
-        ParseError::new(
-            line,
-            format!("expected `<node>,` after `Node`, found {}", quote(node_tok)),
-        )
+        ParseError::new(line, format!("expected `<node>,` after `Node`, found {}", quote(node_tok)))
     })?;
     let node = dec_u32(node_digits, line, "node id")?;
     expect_tok(toks, "zone", line)?;
-    let zone = toks
-        .next()
-        .ok_or_else(|| ParseError::new(line, "line ends after `zone` (no zone name)"))?;
+    let zone = toks.next().ok_or_else(|| ParseError::new(line, "line ends after `zone` (no zone name)"))?;
     Ok((node, zone))
 }
 
@@ -226,14 +200,8 @@ pub(crate) fn expect_tok(
 ) -> Result<(), ParseError> {
     match toks.next() {
         Some(t) if t == want => Ok(()),
-        Some(t) => Err(ParseError::new(
-            line,
-            format!("expected `{want}`, found {}", quote(t)),
-        )),
-        None => Err(ParseError::new(
-            line,
-            format!("line ends where `{want}` was expected"),
-        )),
+        Some(t) => Err(ParseError::new(line, format!("expected `{want}`, found {}", quote(t)))),
+        None => Err(ParseError::new(line, format!("line ends where `{want}` was expected"))),
     }
 }
 

@@ -37,21 +37,13 @@ impl VmStat {
         for (no, line) in text::lines(text) {
             let mut toks = line.split_ascii_whitespace();
             match (toks.next(), toks.next(), toks.next()) {
-                (Some(name), Some(v), None) => {
-                    items.push((name.to_owned(), text::dec_u64(v, no, name)?))
-                }
+                (Some(name), Some(v), None) => items.push((name.to_owned(), text::dec_u64(v, no, name)?)),
                 (None, _, _) => return Err(ParseError::new(no, "empty line")),
                 (Some(name), None, _) => {
-                    return Err(ParseError::new(
-                        no,
-                        format!("counter {} has no value", quote(name)),
-                    ))
+                    return Err(ParseError::new(no, format!("counter {} has no value", quote(name))))
                 }
                 (Some(_), Some(_), Some(extra)) => {
-                    return Err(ParseError::new(
-                        no,
-                        format!("unexpected {} after the value", quote(extra)),
-                    ))
+                    return Err(ParseError::new(no, format!("unexpected {} after the value", quote(extra))))
                 }
             }
         }

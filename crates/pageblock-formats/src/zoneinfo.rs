@@ -131,19 +131,13 @@ impl ZoneInfo {
     /// Parses the file text. Fails on an empty file, a missing or misplaced line, a
     /// non-numeric value, or a truncated zone block.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
-        let mut cur = Cursor {
-            lines: text::lines(text).peekable(),
-            end: text::line_count(text) + 1,
-        };
+        let mut cur = Cursor { lines: text::lines(text).peekable(), end: text::line_count(text) + 1 };
         let mut zones = Vec::new();
         while let Some((no, line)) = cur.lines.next() {
             let mut toks = line.split_ascii_whitespace();
             let (node, zone) = text::node_zone(&mut toks, no)?;
             if let Some(extra) = toks.next() {
-                return Err(ParseError::new(
-                    no,
-                    format!("unexpected {} after the zone name", quote(extra)),
-                ));
+                return Err(ParseError::new(no, format!("unexpected {} after the zone name", quote(extra))));
             }
             zones.push(parse_zone(&mut cur, node, zone)?);
         }
@@ -161,12 +155,9 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn next(&mut self, want: &str) -> Result<(usize, &'a str), ParseError> {
-        self.lines.next().ok_or_else(|| {
-            ParseError::new(
-                self.end,
-                format!("unexpected end of input, expected `{want}`"),
-            )
-        })
+        self.lines
+            .next()
+            .ok_or_else(|| ParseError::new(self.end, format!("unexpected end of input, expected `{want}`")))
     }
 
     fn peek_tokens(&mut self) -> Option<(usize, [Option<&'a str>; 3])> {
@@ -184,11 +175,8 @@ impl<'a> Cursor<'a> {
             .filter(|rest| rest.starts_with(' '))
             .map(str::trim)
             .ok_or_else(|| {
-                ParseError::new(
-                    no,
-                    format!("expected `{key} <value>`, found {}", quote(line)),
-                )
-            })?;
+            ParseError::new(no, format!("expected `{key} <value>`, found {}", quote(line)))
+        })?;
         Ok((no, value))
     }
 
@@ -215,26 +203,19 @@ impl<'a> Cursor<'a> {
         let mut t = line.split_ascii_whitespace();
         match (t.next(), t.next(), t.next()) {
             (Some(name), Some(v), None) => Ok((name.to_owned(), text::dec_u64(v, no, name)?)),
-            _ => Err(ParseError::new(
-                no,
-                format!("expected a `name value` stat line, found {}", quote(line)),
-            )),
+            _ => {
+                Err(ParseError::new(no, format!("expected a `name value` stat line, found {}", quote(line))))
+            }
         }
     }
 }
 
 fn parse_zone(cur: &mut Cursor<'_>, node: u32, zone: &str) -> Result<ZoneInfoZone, ParseError> {
     let mut node_stats = None;
-    if matches!(
-        cur.peek_tokens(),
-        Some((_, [Some("per-node"), Some("stats"), None]))
-    ) {
+    if matches!(cur.peek_tokens(), Some((_, [Some("per-node"), Some("stats"), None]))) {
         cur.lines.next();
         let mut stats = Vec::new();
-        while !matches!(
-            cur.peek_tokens(),
-            Some((_, [Some("pages"), Some("free"), _])) | None
-        ) {
+        while !matches!(cur.peek_tokens(), Some((_, [Some("pages"), Some("free"), _])) | None) {
             stats.push(cur.stat()?);
         }
         node_stats = Some(stats);
@@ -279,30 +260,18 @@ fn parse_zone(cur: &mut Cursor<'_>, node: u32, zone: &str) -> Result<ZoneInfoZon
 
 fn parse_protection(cur: &mut Cursor<'_>) -> Result<Vec<i64>, ParseError> {
     let (no, v) = cur.keyed("protection:")?;
-    let inner = v
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| {
-            ParseError::new(
-                no,
-                format!("protection: expected `(a, b, …)`, found {}", quote(v)),
-            )
-        })?;
+    let inner = v.strip_prefix('(').and_then(|s| s.strip_suffix(')')).ok_or_else(|| {
+        ParseError::new(no, format!("protection: expected `(a, b, …)`, found {}", quote(v)))
+    })?;
     if inner.trim().is_empty() {
         return Ok(Vec::new());
     }
-    inner
-        .split(',')
-        .map(|t| text::dec_i64(t.trim(), no, "protection"))
-        .collect()
+    inner.split(',').map(|t| text::dec_i64(t.trim(), no, "protection")).collect()
 }
 
 fn parse_populated(cur: &mut Cursor<'_>) -> Result<PopulatedZone, ParseError> {
     let mut stats = Vec::new();
-    while !matches!(
-        cur.peek_tokens(),
-        Some((_, [Some("pagesets"), None, _])) | None
-    ) {
+    while !matches!(cur.peek_tokens(), Some((_, [Some("pagesets"), None, _])) | None) {
         stats.push(cur.stat()?);
     }
     cur.next("pagesets")?;
@@ -316,25 +285,12 @@ fn parse_populated(cur: &mut Cursor<'_>) -> Result<PopulatedZone, ParseError> {
         let high_min = cur.optional_i32("high_min:")?;
         let high_max = cur.optional_i32("high_max:")?;
         let stat_threshold = cur.keyed_i32("vm stats threshold:")?;
-        pagesets.push(Pageset {
-            cpu,
-            count,
-            high,
-            batch,
-            high_min,
-            high_max,
-            stat_threshold,
-        });
+        pagesets.push(Pageset { cpu, count, high, batch, high_min, high_max, stat_threshold });
     }
     let (no, v) = cur.keyed("node_unreclaimable:")?;
     let node_unreclaimable = text::dec_u32(v, no, "node_unreclaimable")?;
     let start_pfn = cur.keyed_u64("start_pfn:")?;
-    Ok(PopulatedZone {
-        stats,
-        pagesets,
-        node_unreclaimable,
-        start_pfn,
-    })
+    Ok(PopulatedZone { stats, pagesets, node_unreclaimable, start_pfn })
 }
 
 fn write_stats(f: &mut fmt::Formatter<'_>, stats: &[(String, u64)]) -> fmt::Result {
@@ -452,10 +408,7 @@ Node 0, zone  Movable
         let n = z.zone(0, "Normal").unwrap();
         assert_eq!((n.promo, n.stat("nr_free_pages")), (None, Some(1000)));
         let ps = n.populated.as_ref().unwrap().pagesets[0];
-        assert_eq!(
-            (ps.high_min, ps.high_max, ps.stat_threshold),
-            (None, None, 2)
-        );
+        assert_eq!((ps.high_min, ps.high_max, ps.stat_threshold), (None, None, 2));
         assert!(z.zone(0, "Movable").unwrap().protection.is_empty());
         assert_eq!(z.render(), OLD);
     }

@@ -56,20 +56,8 @@ fn sample_shapes() {
     let p = PageTypeInfo::parse(&data("pagetypeinfo.txt")).unwrap();
     assert_eq!(p.nodes.len(), 1);
     let n = &p.nodes[0];
-    assert_eq!(
-        (n.pageblock_order, n.pages_per_block, n.nr_page_orders),
-        (9, 512, 11)
-    );
-    assert_eq!(
-        n.blocks.migratetypes,
-        [
-            "Unmovable",
-            "Movable",
-            "Reclaimable",
-            "HighAtomic",
-            "Isolate"
-        ]
-    );
+    assert_eq!((n.pageblock_order, n.pages_per_block, n.nr_page_orders), (9, 512, 11));
+    assert_eq!(n.blocks.migratetypes, ["Unmovable", "Movable", "Reclaimable", "HighAtomic", "Isolate"]);
     assert_eq!(n.free.len(), 15);
     assert!(n.mixed.is_none());
     let z = ZoneInfo::parse(&data("zoneinfo.txt")).unwrap();
@@ -79,10 +67,7 @@ fn sample_shapes() {
     assert_eq!(dma.protection, [0, 3019, 4299, 4299, 4299]);
     let normal = z.zone(0, "Normal").unwrap();
     assert!(normal.node_stats.is_none());
-    assert_eq!(
-        (normal.pages_free, normal.min, normal.promo),
-        (268985, 5012, Some(8771))
-    );
+    assert_eq!((normal.pages_free, normal.min, normal.promo), (268985, 5012, Some(8771)));
     let pz = normal.populated.as_ref().unwrap();
     assert_eq!(pz.pagesets.len(), 2);
     assert_eq!(pz.pagesets[1].count, 3117);
@@ -91,10 +76,7 @@ fn sample_shapes() {
     assert!(z.zone(0, "Movable").unwrap().populated.is_none());
     let v = VmStat::parse(&data("vmstat.txt")).unwrap();
     assert_eq!(v.items.len(), 192);
-    assert_eq!(
-        v.items.last().map(|(n, v)| (n.as_str(), *v)),
-        Some(("nr_unstable", 0))
-    );
+    assert_eq!(v.items.last().map(|(n, v)| (n.as_str(), *v)), Some(("nr_unstable", 0)));
 }
 
 /// Per zone: Σ over migratetypes of pagetypeinfo free counts at order k == buddyinfo column
@@ -104,35 +86,19 @@ fn check_invariants(buddy: &str, pti: &str, zi: &str) -> Result<(), String> {
     let p = PageTypeInfo::parse(pti).map_err(|e| e.to_string())?;
     let z = ZoneInfo::parse(zi).map_err(|e| e.to_string())?;
     for row in &b.zones {
-        let node = p
-            .nodes
-            .iter()
-            .find(|n| n.free.iter().any(|r| r.node == row.node))
-            .ok_or("node missing")?;
+        let node =
+            p.nodes.iter().find(|n| n.free.iter().any(|r| r.node == row.node)).ok_or("node missing")?;
         let sums = node.zone_free_by_order(row.node, &row.zone);
         if sums != row.nr_free {
-            return Err(format!(
-                "{}: pagetypeinfo sums {sums:?} != buddyinfo {:?}",
-                row.zone, row.nr_free
-            ));
+            return Err(format!("{}: pagetypeinfo sums {sums:?} != buddyinfo {:?}", row.zone, row.nr_free));
         }
-        let zone = z
-            .zone(row.node, &row.zone)
-            .ok_or("zone missing in zoneinfo")?;
+        let zone = z.zone(row.node, &row.zone).ok_or("zone missing in zoneinfo")?;
         let free = row.free_pages();
         if zone.pages_free != free || zone.stat("nr_free_pages") != Some(free) {
-            return Err(format!(
-                "{}: Σ count<<order = {free}, zoneinfo says {}",
-                row.zone, zone.pages_free
-            ));
+            return Err(format!("{}: Σ count<<order = {free}, zoneinfo says {}", row.zone, zone.pages_free));
         }
-        let blocks: u64 = node
-            .blocks
-            .rows
-            .iter()
-            .filter(|r| r.zone == row.zone)
-            .flat_map(|r| &r.counts)
-            .sum();
+        let blocks: u64 =
+            node.blocks.rows.iter().filter(|r| r.zone == row.zone).flat_map(|r| &r.counts).sum();
         if blocks == 0 {
             return Err(format!("{}: no pageblocks counted", row.zone));
         }
@@ -142,12 +108,7 @@ fn check_invariants(buddy: &str, pti: &str, zi: &str) -> Result<(), String> {
 
 #[test]
 fn cross_file_invariants_hold_on_the_sample() {
-    check_invariants(
-        &data("buddyinfo.txt"),
-        &data("pagetypeinfo.txt"),
-        &data("zoneinfo.txt"),
-    )
-    .unwrap();
+    check_invariants(&data("buddyinfo.txt"), &data("pagetypeinfo.txt"), &data("zoneinfo.txt")).unwrap();
     // The documented totals: Normal has 268985 free pages.
     let z = ZoneInfo::parse(&data("zoneinfo.txt")).unwrap();
     assert_eq!(z.zone(0, "Normal").unwrap().pages_free, 268985);
@@ -170,15 +131,8 @@ fn cross_file_invariants_on_the_snapshots() {
 fn zoneinfo_matches_vmstat_totals_on_the_sample() {
     let z = ZoneInfo::parse(&data("zoneinfo.txt")).unwrap();
     let v = VmStat::parse(&data("vmstat.txt")).unwrap();
-    let zone_sum: u64 = z
-        .zones
-        .iter()
-        .filter_map(|zone| zone.stat("nr_free_pages"))
-        .sum();
+    let zone_sum: u64 = z.zones.iter().filter_map(|zone| zone.stat("nr_free_pages")).sum();
     let vm = v.get("nr_free_pages").unwrap();
     // vmstat was read a few ms later than zoneinfo; both must be of the same magnitude.
-    assert!(
-        zone_sum.abs_diff(vm) < zone_sum / 100,
-        "zoneinfo {zone_sum} vs vmstat {vm}"
-    );
+    assert!(zone_sum.abs_diff(vm) < zone_sum / 100, "zoneinfo {zone_sum} vs vmstat {vm}");
 }

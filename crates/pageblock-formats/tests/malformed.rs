@@ -57,11 +57,7 @@ fn empty_input_is_an_error_at_line_1() {
 fn buddyinfo_errors() {
     let t = data("buddyinfo.txt");
     // Truncated line: the last column is missing.
-    let short = edit_line(
-        &t,
-        2,
-        Some("Node 0, zone    DMA32      1      1      4      2      5      4"),
-    );
+    let short = edit_line(&t, 2, Some("Node 0, zone    DMA32      1      1      4      2      5      4"));
     assert_eq!(line_of(BuddyInfo::parse(&short)), 2);
     let nan = edit_line(&t, 3, Some("Node 0, zone   Normal    173     5x     45"));
     assert_eq!(line_of(BuddyInfo::parse(&nan)), 3);
@@ -75,51 +71,21 @@ fn buddyinfo_errors() {
 fn pagetypeinfo_errors() {
     let t = data("pagetypeinfo.txt");
     // Free row with columns missing (line 11 is DMA32 Movable).
-    let short = edit_line(
-        &t,
-        11,
-        Some("Node    0, zone    DMA32, type      Movable      1      1      4"),
-    );
+    let short = edit_line(&t, 11, Some("Node    0, zone    DMA32, type      Movable      1      1      4"));
     assert_eq!(line_of(PageTypeInfo::parse(&short)), 11);
     // A non-numeric free count.
-    let nan = edit_line(
-        &t,
-        5,
-        Some("Node    0, zone      DMA, type    Unmovable      0      z"),
-    );
+    let nan = edit_line(&t, 5, Some("Node    0, zone      DMA, type    Unmovable      0      z"));
     assert_eq!(line_of(PageTypeInfo::parse(&nan)), 5);
     // Block row with the wrong number of columns (line 23 is the DMA32 block row).
-    let blocks = edit_line(
-        &t,
-        23,
-        Some("Node 0, zone    DMA32            0         1528"),
-    );
+    let blocks = edit_line(&t, 23, Some("Node 0, zone    DMA32            0         1528"));
     assert_eq!(line_of(PageTypeInfo::parse(&blocks)), 23);
     // Non-numeric header values.
-    assert_eq!(
-        line_of(PageTypeInfo::parse(&edit_line(
-            &t,
-            1,
-            Some("Page block order: nine")
-        ))),
-        1
-    );
-    assert_eq!(
-        line_of(PageTypeInfo::parse(&edit_line(
-            &t,
-            2,
-            Some("Pages per block: -512")
-        ))),
-        2
-    );
+    assert_eq!(line_of(PageTypeInfo::parse(&edit_line(&t, 1, Some("Page block order: nine")))), 1);
+    assert_eq!(line_of(PageTypeInfo::parse(&edit_line(&t, 2, Some("Pages per block: -512")))), 2);
     // Missing blank line.
     assert_eq!(line_of(PageTypeInfo::parse(&edit_line(&t, 3, None))), 3);
     // Order header that skips an order.
-    let hdr = edit_line(
-        &t,
-        4,
-        Some("Free pages count per migrate type at order       0      2 "),
-    );
+    let hdr = edit_line(&t, 4, Some("Free pages count per migrate type at order       0      2 "));
     assert_eq!(line_of(PageTypeInfo::parse(&hdr)), 4);
     // Truncated after the free table: error just past the end.
     assert_eq!(line_of(PageTypeInfo::parse(&first_lines(&t, 19))), 20);
@@ -138,67 +104,34 @@ fn zoneinfo_errors() {
     assert_eq!(line_of(ZoneInfo::parse(&edit_line(&t, min, None))), min);
     // Non-numeric value.
     let low = line_no("        low      72");
-    assert_eq!(
-        line_of(ZoneInfo::parse(&edit_line(
-            &t,
-            low,
-            Some("        low      7x2")
-        ))),
-        low
-    );
+    assert_eq!(line_of(ZoneInfo::parse(&edit_line(&t, low, Some("        low      7x2")))), low);
     // A stat line with an extra column.
     let st = line_no("      nr_mlock     3535");
-    assert_eq!(
-        line_of(ZoneInfo::parse(&edit_line(
-            &t,
-            st,
-            Some("      nr_mlock     3535 1")
-        ))),
-        st
-    );
+    assert_eq!(line_of(ZoneInfo::parse(&edit_line(&t, st, Some("      nr_mlock     3535 1")))), st);
     // Malformed protection tuple.
     let pr = line_no("        protection: (0, 3019, 4299, 4299, 4299)");
-    let bad = edit_line(
-        &t,
-        pr,
-        Some("        protection: (0, 3019, 4299, 4299, 4299"),
-    );
+    let bad = edit_line(&t, pr, Some("        protection: (0, 3019, 4299, 4299, 4299"));
     assert_eq!(line_of(ZoneInfo::parse(&bad)), pr);
     // Truncated inside the Normal zone's pagesets: error just past the end.
     let cut = line_no("              high:     3733");
     assert_eq!(line_of(ZoneInfo::parse(&first_lines(&t, cut))), cut + 1);
     // A zone header with junk after the name.
-    assert_eq!(
-        line_of(ZoneInfo::parse(&edit_line(
-            &t,
-            1,
-            Some("Node 0, zone DMA extra")
-        ))),
-        1
-    );
+    assert_eq!(line_of(ZoneInfo::parse(&edit_line(&t, 1, Some("Node 0, zone DMA extra")))), 1);
 }
 
 #[test]
 fn vmstat_errors() {
     let t = data("vmstat.txt");
-    assert_eq!(
-        line_of(VmStat::parse(&edit_line(&t, 7, Some("nr_mlock")))),
-        7
-    );
-    assert_eq!(
-        line_of(VmStat::parse(&edit_line(&t, 9, Some("nr_mlock 12a")))),
-        9
-    );
+    assert_eq!(line_of(VmStat::parse(&edit_line(&t, 7, Some("nr_mlock")))), 7);
+    assert_eq!(line_of(VmStat::parse(&edit_line(&t, 9, Some("nr_mlock 12a")))), 9);
 }
 
 #[test]
 fn kmem_errors() {
     assert!(KmemEvent::parse("mm_page_alloc", "").is_err());
-    assert!(KmemEvent::parse(
-        "mm_page_alloc",
-        "page=0 pfn=0x1 order=0 migratetype=1 gfp_flags=BOGUS"
-    )
-    .is_err());
+    assert!(
+        KmemEvent::parse("mm_page_alloc", "page=0 pfn=0x1 order=0 migratetype=1 gfp_flags=BOGUS").is_err()
+    );
     assert!(KmemEvent::parse(
         "mm_page_alloc_zone_locked",
         "page=0 pfn=0x1 order=-1 migratetype=1 percpu_refill=1"
@@ -211,13 +144,7 @@ fn kmem_errors() {
 /// Every prefix of every sample file parses or fails; nothing panics.
 #[test]
 fn truncations_never_panic() {
-    for f in [
-        "buddyinfo.txt",
-        "pagetypeinfo.txt",
-        "zoneinfo.txt",
-        "vmstat.txt",
-        "trace_excerpt.txt",
-    ] {
+    for f in ["buddyinfo.txt", "pagetypeinfo.txt", "zoneinfo.txt", "vmstat.txt", "trace_excerpt.txt"] {
         let t = data(f);
         for cut in 0..t.len() {
             let p = &t[..cut];

@@ -15,11 +15,7 @@ use pageblock_formats::zoneinfo::ZoneInfo;
 use serde_json::Value;
 
 fn go_available() -> bool {
-    Command::new("go")
-        .arg("version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    Command::new("go").arg("version").output().map(|o| o.status.success()).unwrap_or(false)
 }
 
 fn tool_dir() -> PathBuf {
@@ -28,28 +24,15 @@ fn tool_dir() -> PathBuf {
 
 /// Writes both files through our renderers into a fresh directory and returns the tool's JSON.
 fn run_oracle(label: &str, buddy: &BuddyInfo, zones: &ZoneInfo) -> Value {
-    let dir = std::env::temp_dir().join(format!(
-        "pageblock-procfs-oracle-{}-{label}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("pageblock-procfs-oracle-{}-{label}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("buddyinfo"), buddy.render()).unwrap();
     std::fs::write(dir.join("zoneinfo"), zones.render()).unwrap();
-    let out = Command::new("go")
-        .arg("run")
-        .arg(".")
-        .arg(&dir)
-        .current_dir(tool_dir())
-        .output()
-        .expect("go run");
+    let out =
+        Command::new("go").arg("run").arg(".").arg(&dir).current_dir(tool_dir()).output().expect("go run");
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        out.status.success(),
-        "{label}: go run failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{label}: bad JSON from procfs-check: {e}"))
+    assert!(out.status.success(), "{label}: go run failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{label}: bad JSON from procfs-check: {e}"))
 }
 
 fn assert_same(label: &str, buddy: &BuddyInfo, zones: &ZoneInfo, json: &Value) {
@@ -58,12 +41,7 @@ fn assert_same(label: &str, buddy: &BuddyInfo, zones: &ZoneInfo, json: &Value) {
     for (row, z) in rows.iter().zip(&buddy.zones) {
         assert_eq!(row["node"], Value::from(z.node.to_string()), "{label}");
         assert_eq!(row["zone"], Value::from(z.zone.as_str()), "{label}");
-        let sizes: Vec<f64> = row["sizes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .collect();
+        let sizes: Vec<f64> = row["sizes"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         let ours: Vec<f64> = z.nr_free.iter().map(|&n| n as f64).collect();
         assert_eq!(sizes, ours, "{label}: {} sizes", z.zone);
     }
@@ -108,11 +86,7 @@ fn synthetic() -> (BuddyInfo, ZoneInfo) {
     }
     zi.zones.extend(second);
     let mut bi = BuddyInfo::parse(&data("buddyinfo.txt")).unwrap();
-    bi.zones.push(BuddyInfoZone {
-        node: 1,
-        zone: "Normal".into(),
-        nr_free: vec![12_345_678; 11],
-    });
+    bi.zones.push(BuddyInfoZone { node: 1, zone: "Normal".into(), nr_free: vec![12_345_678; 11] });
     (bi, zi)
 }
 

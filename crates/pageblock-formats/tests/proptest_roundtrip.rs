@@ -5,8 +5,8 @@ use pageblock_formats::extfrag::{ExtfragIndex, IndexRow, UnusableIndex};
 use pageblock_formats::ftrace::{Line, Tgid, Timestamp, TraceLine};
 use pageblock_formats::gfp::Gfp;
 use pageblock_formats::kmem::{
-    KmemEvent, MmPageAlloc, MmPageAllocExtfrag, MmPageAllocZoneLocked, MmPageFree,
-    MmPageFreeBatched, MmPagePcpuDrain, PagePtr,
+    KmemEvent, MmPageAlloc, MmPageAllocExtfrag, MmPageAllocZoneLocked, MmPageFree, MmPageFreeBatched,
+    MmPagePcpuDrain, PagePtr,
 };
 use pageblock_formats::pagetypeinfo::{
     BlockRow, BlockTable, FreeCount, FreeRow, PageTypeInfo, PageTypeInfoNode,
@@ -30,11 +30,7 @@ fn buddyinfo() -> impl Strategy<Value = BuddyInfo> {
         vec((any::<u32>(), name(), vec(any::<u64>(), orders)), 1..5).prop_map(|zs| BuddyInfo {
             zones: zs
                 .into_iter()
-                .map(|(node, zone, nr_free)| BuddyInfoZone {
-                    node,
-                    zone,
-                    nr_free,
-                })
+                .map(|(node, zone, nr_free)| BuddyInfoZone { node, zone, nr_free })
                 .collect(),
         })
     })
@@ -45,43 +41,26 @@ fn block_table() -> impl Strategy<Value = BlockTable> {
         let n = migratetypes.len();
         vec((any::<u32>(), name(), vec(any::<u64>(), n)), 0..4).prop_map(move |rows| BlockTable {
             migratetypes: migratetypes.clone(),
-            rows: rows
-                .into_iter()
-                .map(|(node, zone, counts)| BlockRow { node, zone, counts })
-                .collect(),
+            rows: rows.into_iter().map(|(node, zone, counts)| BlockRow { node, zone, counts }).collect(),
         })
     })
 }
 
 fn pagetypeinfo_node() -> impl Strategy<Value = PageTypeInfoNode> {
     (1usize..13).prop_flat_map(|orders| {
-        let count = (any::<u64>(), any::<bool>())
-            .prop_map(|(count, overflow)| FreeCount { count, overflow });
-        let row = (any::<u32>(), name(), name(), vec(count, orders)).prop_map(
-            |(node, zone, migratetype, counts)| FreeRow {
-                node,
-                zone,
-                migratetype,
-                counts,
+        let count = (any::<u64>(), any::<bool>()).prop_map(|(count, overflow)| FreeCount { count, overflow });
+        let row = (any::<u32>(), name(), name(), vec(count, orders))
+            .prop_map(|(node, zone, migratetype, counts)| FreeRow { node, zone, migratetype, counts });
+        (any::<u32>(), any::<u64>(), vec(row, 0..8), block_table(), option::of(block_table())).prop_map(
+            move |(pageblock_order, pages_per_block, free, blocks, mixed)| PageTypeInfoNode {
+                pageblock_order,
+                pages_per_block,
+                nr_page_orders: orders,
+                free,
+                blocks,
+                mixed,
             },
-        );
-        (
-            any::<u32>(),
-            any::<u64>(),
-            vec(row, 0..8),
-            block_table(),
-            option::of(block_table()),
         )
-            .prop_map(
-                move |(pageblock_order, pages_per_block, free, blocks, mixed)| PageTypeInfoNode {
-                    pageblock_order,
-                    pages_per_block,
-                    nr_page_orders: orders,
-                    free,
-                    blocks,
-                    mixed,
-                },
-            )
     })
 }
 
@@ -95,17 +74,15 @@ fn pageset() -> impl Strategy<Value = Pageset> {
         option::of(any::<i32>()),
         any::<i32>(),
     )
-        .prop_map(
-            |(cpu, count, high, batch, high_min, high_max, stat_threshold)| Pageset {
-                cpu,
-                count,
-                high,
-                batch,
-                high_min,
-                high_max,
-                stat_threshold,
-            },
-        )
+        .prop_map(|(cpu, count, high, batch, high_min, high_max, stat_threshold)| Pageset {
+            cpu,
+            count,
+            high,
+            batch,
+            high_min,
+            high_max,
+            stat_threshold,
+        })
 }
 
 fn populated() -> impl Strategy<Value = PopulatedZone> {
@@ -121,18 +98,10 @@ fn populated() -> impl Strategy<Value = PopulatedZone> {
 
 fn zoneinfo_zone() -> impl Strategy<Value = ZoneInfoZone> {
     let head = (any::<u32>(), name(), option::of(stats()));
-    let marks = (
-        any::<[u64; 5]>(),
-        option::of(any::<u64>()),
-        any::<[u64; 4]>(),
-    );
+    let marks = (any::<[u64; 5]>(), option::of(any::<u64>()), any::<[u64; 4]>());
     let tail = (vec(any::<i64>(), 0..6), option::of(populated()));
     (head, marks, tail).prop_map(
-        |(
-            (node, zone, node_stats),
-            ([free, boost, min, low, high], promo, sz),
-            (protection, populated),
-        )| {
+        |((node, zone, node_stats), ([free, boost, min, low, high], promo, sz), (protection, populated))| {
             ZoneInfoZone {
                 node,
                 zone,
@@ -168,19 +137,15 @@ fn kmem_event() -> impl Strategy<Value = KmemEvent> {
     prop_oneof![
         (p.clone(), any::<u32>(), any::<i32>(), any::<u64>()).prop_map(
             |((page, pfn), order, migratetype, g)| {
-                KmemEvent::PageAlloc(MmPageAlloc {
-                    page,
-                    pfn,
-                    order,
-                    migratetype,
-                    gfp_flags: Gfp(g),
-                })
+                KmemEvent::PageAlloc(MmPageAlloc { page, pfn, order, migratetype, gfp_flags: Gfp(g) })
             }
         ),
-        (p.clone(), any::<u32>())
-            .prop_map(|((page, pfn), order)| KmemEvent::PageFree(MmPageFree { page, pfn, order })),
-        p.clone()
-            .prop_map(|(page, pfn)| KmemEvent::PageFreeBatched(MmPageFreeBatched { page, pfn })),
+        (p.clone(), any::<u32>()).prop_map(|((page, pfn), order)| KmemEvent::PageFree(MmPageFree {
+            page,
+            pfn,
+            order
+        })),
+        p.clone().prop_map(|(page, pfn)| KmemEvent::PageFreeBatched(MmPageFreeBatched { page, pfn })),
         (p.clone(), any::<u32>(), any::<i32>(), any::<i32>()).prop_map(
             |((page, pfn), order, migratetype, percpu_refill)| {
                 KmemEvent::PageAllocZoneLocked(MmPageAllocZoneLocked {
@@ -193,53 +158,39 @@ fn kmem_event() -> impl Strategy<Value = KmemEvent> {
             }
         ),
         (p.clone(), any::<u32>(), any::<i32>()).prop_map(|((page, pfn), order, migratetype)| {
-            KmemEvent::PagePcpuDrain(MmPagePcpuDrain {
-                page,
-                pfn,
-                order,
-                migratetype,
-            })
+            KmemEvent::PagePcpuDrain(MmPagePcpuDrain { page, pfn, order, migratetype })
         }),
-        (p, any::<[i32; 7]>()).prop_map(|((page, pfn), v)| KmemEvent::PageAllocExtfrag(
-            MmPageAllocExtfrag {
-                page,
-                pfn,
-                alloc_order: v[0],
-                fallback_order: v[1],
-                pageblock_order: v[2],
-                alloc_migratetype: v[3],
-                fallback_migratetype: v[4],
-                fragmenting: v[5],
-                change_ownership: v[6],
-            }
-        )),
+        (p, any::<[i32; 7]>()).prop_map(|((page, pfn), v)| KmemEvent::PageAllocExtfrag(MmPageAllocExtfrag {
+            page,
+            pfn,
+            alloc_order: v[0],
+            fallback_order: v[1],
+            pageblock_order: v[2],
+            alloc_migratetype: v[3],
+            fallback_migratetype: v[4],
+            fragmenting: v[5],
+            change_ownership: v[6],
+        })),
     ]
 }
 
 fn trace_line() -> impl Strategy<Value = TraceLine> {
     let comm = "([!-~é][ -~]{0,14})?";
-    let tgid = option::of(prop_oneof![
-        any::<u32>().prop_map(Tgid::Pid),
-        Just(Tgid::Unknown)
-    ]);
+    let tgid = option::of(prop_oneof![any::<u32>().prop_map(Tgid::Pid), Just(Tgid::Unknown)]);
     let flags = option::of("[.dDNnshHzZbBlLpX0-9a-f]{4,5}");
     let ts = (any::<u64>(), 0u32..1_000_000).prop_map(|(secs, usecs)| Timestamp { secs, usecs });
-    (
-        (comm, any::<u32>(), tgid, any::<u32>()),
-        (flags, ts, "[a-z_][a-z0-9_]{0,24}", "[ -~]{0,60}"),
+    ((comm, any::<u32>(), tgid, any::<u32>()), (flags, ts, "[a-z_][a-z0-9_]{0,24}", "[ -~]{0,60}")).prop_map(
+        |((comm, pid, tgid, cpu), (flags, timestamp, event, payload))| TraceLine {
+            comm,
+            pid,
+            tgid,
+            cpu,
+            flags,
+            timestamp,
+            event,
+            payload,
+        },
     )
-        .prop_map(
-            |((comm, pid, tgid, cpu), (flags, timestamp, event, payload))| TraceLine {
-                comm,
-                pid,
-                tgid,
-                cpu,
-                flags,
-                timestamp,
-                event,
-                payload,
-            },
-        )
 }
 
 proptest! {

@@ -22,9 +22,7 @@ fn full_trace_round_trips() {
     let mut gfp_strings = BTreeSet::new();
     while let Some(item) = reader.next_ref() {
         let (no, line) = item.unwrap_or_else(|e| panic!("{e}"));
-        let expected = want
-            .next()
-            .expect("reader yields more lines than the file has");
+        let expected = want.next().expect("reader yields more lines than the file has");
         assert_eq!(line.to_string(), expected, "line {no}");
         match line {
             LineRef::Comment(_) => comments += 1,
@@ -42,10 +40,7 @@ fn full_trace_round_trips() {
     }
     assert!(want.next().is_none(), "reader stopped early");
     assert_eq!(events, 94_532);
-    assert_eq!(
-        comments, 13,
-        "12 header lines and one `##### CPU 0 buffer started ####`"
-    );
+    assert_eq!(comments, 13, "12 header lines and one `##### CPU 0 buffer started ####`");
     assert_eq!(gfp_strings.len(), 14);
     for (s, g) in gfp_strings {
         assert_eq!(Gfp::parse(&s), Ok(g));
@@ -56,9 +51,8 @@ fn full_trace_round_trips() {
 #[test]
 fn owned_iterator_matches_excerpt() {
     let text = data("trace_excerpt.txt");
-    let lines: Vec<(usize, Line)> = FtraceReader::new(Cursor::new(text.as_bytes()))
-        .map(Result::unwrap)
-        .collect();
+    let lines: Vec<(usize, Line)> =
+        FtraceReader::new(Cursor::new(text.as_bytes())).map(Result::unwrap).collect();
     assert_eq!(lines.len(), text.lines().count());
     for ((no, l), orig) in lines.iter().zip(text.lines()) {
         assert_eq!(&l.render(), orig, "line {no}");
@@ -82,18 +76,9 @@ fn odd_comms_and_fields() {
         " memfd:sealed-91-2769    [001] .....   237.523808: mm_page_alloc: page=0000000045fd1a92 pfn=0x14d0f6 order=0 migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_ZERO|__GFP_COMP",
     )
     .unwrap();
-    assert_eq!(
-        (l.comm.as_str(), l.pid, l.cpu),
-        ("memfd:sealed-91", 2769, 1)
-    );
+    assert_eq!((l.comm.as_str(), l.pid, l.cpu), ("memfd:sealed-91", 2769, 1));
     assert_eq!(l.flags.as_deref(), Some("....."));
-    assert_eq!(
-        l.timestamp,
-        Timestamp {
-            secs: 237,
-            usecs: 523808
-        }
-    );
+    assert_eq!(l.timestamp, Timestamp { secs: 237, usecs: 523808 });
     assert_eq!(l.event, "mm_page_alloc");
     let k = l.kmem().unwrap();
     assert_eq!(k.pfn(), 0x14d0f6);
@@ -130,10 +115,7 @@ fn tgid_and_no_irq_info_forms() {
         tgid: Some(Tgid::Pid(2783)),
         cpu: 0,
         flags: None,
-        timestamp: Timestamp {
-            secs: 123_456,
-            usecs: 7,
-        },
+        timestamp: Timestamp { secs: 123_456, usecs: 7 },
         event: "mm_page_free".into(),
         payload: "page=000000007d337ca8 pfn=0x14d0f8 order=0".into(),
     };
@@ -143,16 +125,9 @@ fn tgid_and_no_irq_info_forms() {
         "            bash-2783    (   2783) [000]  123456.000007: mm_page_free: page=000000007d337ca8 pfn=0x14d0f8 order=0"
     );
     assert_eq!(TraceLine::parse(&t), Ok(base.clone()));
-    let unknown = TraceLine {
-        tgid: Some(Tgid::Unknown),
-        flags: Some("d.s.".into()),
-        ..base
-    };
+    let unknown = TraceLine { tgid: Some(Tgid::Unknown), flags: Some("d.s.".into()), ..base };
     let t = unknown.render();
-    assert!(
-        t.contains("-2783    (-------) [000] d.s. 123456.000007: "),
-        "{t}"
-    );
+    assert!(t.contains("-2783    (-------) [000] d.s. 123456.000007: "), "{t}");
     assert_eq!(TraceLine::parse(&t), Ok(unknown));
 }
 
@@ -163,28 +138,18 @@ fn old_kernel_lines_parse() {
         "          <idle>-0     [006] d.s.  1110.217281: mm_page_alloc_extfrag: page=ffffea0064142000 pfn=26235008 alloc_order=3 fallback_order=3 pageblock_order=9 alloc_migratetype=0 fallback_migratetype=2 fragmenting=1 change_ownership=1",
     )
     .unwrap();
-    assert_eq!(
-        (l.comm.as_str(), l.pid, l.cpu, l.flags.as_deref()),
-        ("<idle>", 0, 6, Some("d.s."))
-    );
+    assert_eq!((l.comm.as_str(), l.pid, l.cpu, l.flags.as_deref()), ("<idle>", 0, 6, Some("d.s.")));
     assert!(l.kmem().is_err(), "decimal pfn is not the modern format");
-    let KmemEvent::PageAllocExtfrag(e) = KmemEvent::parse_tolerant(&l.event, &l.payload).unwrap()
-    else {
+    let KmemEvent::PageAllocExtfrag(e) = KmemEvent::parse_tolerant(&l.event, &l.payload).unwrap() else {
         panic!("wrong event")
     };
-    assert_eq!(
-        (e.pfn, e.fragmenting, e.page.to_string().as_str()),
-        (26235008, 1, "ffffea0064142000")
-    );
+    assert_eq!((e.pfn, e.fragmenting, e.page.to_string().as_str()), (26235008, 1, "ffffea0064142000"));
     // 3.x without irq-info.
     let l = TraceLine::parse(
         "  gnome-terminal-1567  [000]  4415.246506: mm_page_alloc: page=ffffea0003db9f40 pfn=1155800 order=0 migratetype=0 gfp_flags=GFP_KERNEL",
     )
     .unwrap();
-    assert_eq!(
-        (l.comm.as_str(), l.pid, l.flags),
-        ("gnome-terminal", 1567, None)
-    );
+    assert_eq!((l.comm.as_str(), l.pid, l.flags), ("gnome-terminal", 1567, None));
 }
 
 /// Verbatim `perf script` (perf 6.1) output from the reference, rendered from synthetic records.
@@ -198,26 +163,17 @@ const PERF: [&str; 4] = [
 #[test]
 fn perf_script_lines() {
     let text = PERF.join("\n");
-    let lines: Vec<_> = FtraceReader::perf_script(Cursor::new(text.as_bytes()))
-        .map(Result::unwrap)
-        .collect();
+    let lines: Vec<_> = FtraceReader::perf_script(Cursor::new(text.as_bytes())).map(Result::unwrap).collect();
     assert_eq!(lines.len(), 4);
     for ((_, line), orig) in lines.iter().zip(PERF) {
-        let Line::Event(l) = line else {
-            panic!("comment?")
-        };
+        let Line::Event(l) = line else { panic!("comment?") };
         assert_eq!(l.flags, None);
         assert_eq!(l.render_perf("kmem", 5, 30), orig);
         let k = l.kmem().unwrap();
         assert_eq!(k.render_payload(), l.payload);
     }
-    let Line::Event(l) = &lines[3].1 else {
-        panic!()
-    };
-    assert_eq!(
-        (l.comm.as_str(), l.pid, l.cpu, l.event.as_str()),
-        ("bash", 2783, 0, "mm_page_alloc_extfrag")
-    );
+    let Line::Event(l) = &lines[3].1 else { panic!() };
+    assert_eq!((l.comm.as_str(), l.pid, l.cpu, l.event.as_str()), ("bash", 2783, 0, "mm_page_alloc_extfrag"));
     // perf >= 6.5 widens the pid to 7, and a 2019 perf line with a decimal pfn.
     let wide = TraceLine::parse_perf(
         "         python3    4067 [001]   237.320720: kmem:mm_page_free: page=0x1 pfn=0x1 order=0",
@@ -225,10 +181,7 @@ fn perf_script_lines() {
     .unwrap();
     assert_eq!(wide.pid, 4067);
     assert!(TraceLine::parse_perf("perf  6429 [000]    22.498450:             kmem:mm_page_alloc: page=0x176a17 pfn=1534487 order=0 migratetype=0 gfp_flags=GFP_KERNEL").is_ok());
-    assert!(
-        TraceLine::parse_perf("python3 4067 [001] 237.320720123: kmem:mm_page_free: x").is_err(),
-        "--ns"
-    );
+    assert!(TraceLine::parse_perf("python3 4067 [001] 237.320720123: kmem:mm_page_free: x").is_err(), "--ns");
 }
 
 #[test]
@@ -246,9 +199,7 @@ fn failed_allocation_and_synthetic_events() {
     );
     let back = KmemEvent::parse("mm_page_alloc", &p).unwrap();
     assert_eq!(back, failed);
-    let KmemEvent::PageAlloc(a) = back else {
-        panic!()
-    };
+    let KmemEvent::PageAlloc(a) = back else { panic!() };
     assert!(a.failed());
 
     let line = TraceLine::from_kmem(
@@ -261,9 +212,7 @@ fn failed_allocation_and_synthetic_events() {
     );
     let t = line.render();
     assert!(
-        t.starts_with(
-            "         python3-4067    [001] .....   237.320720: mm_page_free: page=00000000"
-        ),
+        t.starts_with("         python3-4067    [001] .....   237.320720: mm_page_free: page=00000000"),
         "{t}"
     );
     assert!(t.ends_with(" pfn=0x147c69 order=0"), "{t}");
@@ -277,10 +226,7 @@ fn vendor_fields_strict_and_tolerant() {
     assert!(e.reason.contains("nr_free"), "{e}");
     let k = KmemEvent::parse_tolerant("mm_page_alloc", payload).unwrap();
     assert_eq!(k.pfn(), 0x14d0f6);
-    assert!(KmemEvent::parse("mm_page_free", "page=1 pfn=0x1")
-        .unwrap_err()
-        .reason
-        .contains("order"));
+    assert!(KmemEvent::parse("mm_page_free", "page=1 pfn=0x1").unwrap_err().reason.contains("order"));
     assert!(KmemEvent::parse("mm_page_free_batched", "page=1 pfn=0x1 order=1").is_err());
     assert!(KmemEvent::parse("sched_switch", "prev_comm=a").is_err());
     assert!(KmemEvent::parse("mm_page_free", "page=1 pfn=0x1 order=x").is_err());
@@ -328,9 +274,7 @@ fn reader_reports_line_numbers_and_continues() {
     let utf8 = items[3].as_ref().unwrap_err();
     assert_eq!(utf8.line, 4);
     assert!(utf8.reason.contains("UTF-8"));
-    let Ok((5, Line::Event(e))) = &items[4] else {
-        panic!("{:?}", items[4])
-    };
+    let Ok((5, Line::Event(e))) = &items[4] else { panic!("{:?}", items[4]) };
     assert_eq!((e.comm.as_str(), e.payload.as_str()), ("b", "q"));
 }
 
@@ -347,9 +291,8 @@ fn gfp_table_matches_the_kernel_format_file() {
         })
         .collect();
     assert_eq!(rows.len(), 38);
-    for ((i, name, mask), (k, &(g, our_name))) in rows
-        .iter()
-        .zip(pageblock_formats::gfp::GFP_FLAG_TABLE.iter().enumerate())
+    for ((i, name, mask), (k, &(g, our_name))) in
+        rows.iter().zip(pageblock_formats::gfp::GFP_FLAG_TABLE.iter().enumerate())
     {
         assert_eq!((*i, name.as_str(), *mask), (k, our_name, g.0));
     }

@@ -3,6 +3,7 @@
 //! Everything here is deterministic: one seed drives a run, and the same seed gives the same
 //! zone state and the same reports byte for byte.
 
+pub mod fastpath;
 pub mod prng;
 pub mod report;
 pub mod sim;

@@ -21,9 +21,7 @@ impl Prng {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
-        Prng {
-            s: [next(), next(), next(), next()],
-        }
+        Prng { s: [next(), next(), next(), next()] }
     }
 
     /// The next 64 random bits.
@@ -87,14 +85,7 @@ mod tests {
         // SplitMix64 + xoshiro256**.
         let mut p = Prng::new(0);
         let got: Vec<u64> = (0..3).map(|_| p.next_u64()).collect();
-        assert_eq!(
-            got,
-            vec![
-                0x99ec_5f36_cb75_f2b4,
-                0xbf6e_1f78_4956_452a,
-                0x1a5f_849d_4933_e6e0
-            ]
-        );
+        assert_eq!(got, vec![0x99ec_5f36_cb75_f2b4, 0xbf6e_1f78_4956_452a, 0x1a5f_849d_4933_e6e0]);
     }
 
     #[test]

@@ -57,13 +57,10 @@ impl RunReport {
 
     /// Outcomes of all requests of `order`, any type.
     pub fn by_order(&self, order: u32) -> Outcome {
-        self.allocs.iter().filter(|((o, _), _)| *o == order).fold(
-            Outcome::default(),
-            |acc, (_, x)| Outcome {
-                attempts: acc.attempts + x.attempts,
-                successes: acc.successes + x.successes,
-            },
-        )
+        self.allocs.iter().filter(|((o, _), _)| *o == order).fold(Outcome::default(), |acc, (_, x)| Outcome {
+            attempts: acc.attempts + x.attempts,
+            successes: acc.successes + x.successes,
+        })
     }
 
     /// Orders that were requested, ascending.

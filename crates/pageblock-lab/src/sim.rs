@@ -56,9 +56,5 @@ pub fn run(
         held_pages = w.held_pages();
     }
     progress(spec.ops);
-    Ok(Run {
-        zone,
-        report,
-        held_pages,
-    })
+    Ok(Run { zone, report, held_pages })
 }

@@ -24,12 +24,7 @@ impl<W: Write + Send> FtraceWriter<W> {
     /// A writer for events of a zone built from `config` (which fixes the migratetype
     /// numbering), writing to `out`.
     pub fn new(out: W, config: ZoneConfig) -> Self {
-        FtraceWriter {
-            out,
-            config,
-            events: 0,
-            error: None,
-        }
+        FtraceWriter { out, config, events: 0, error: None }
     }
 
     /// Events written so far.
@@ -91,10 +86,7 @@ mod tests {
         let p = zone.alloc_pages(0, Gfp::KERNEL).unwrap();
         zone.free_pages(p, 0).unwrap();
         let mut sink = zone.take_trace_sink().unwrap();
-        let writer = sink
-            .as_any()
-            .downcast_mut::<FtraceWriter<Vec<u8>>>()
-            .unwrap();
+        let writer = sink.as_any().downcast_mut::<FtraceWriter<Vec<u8>>>().unwrap();
         writer.finish().unwrap();
         let text = String::from_utf8(writer.get_ref().clone()).unwrap();
         let names: Vec<String> = FtraceReader::new(text.as_bytes())
@@ -102,10 +94,7 @@ mod tests {
                 Line::Event(l) => {
                     let ev = l.kmem().unwrap();
                     if let KmemEvent::PageAllocExtfrag(x) = &ev {
-                        assert_eq!(
-                            (x.fallback_order, x.change_ownership, x.fragmenting),
-                            (10, 1, 0)
-                        );
+                        assert_eq!((x.fallback_order, x.change_ownership, x.fragmenting), (10, 1, 0));
                     }
                     l.event
                 }
@@ -114,11 +103,7 @@ mod tests {
             .collect();
         // A whole-block claim hands the page out directly: no mm_page_alloc_zone_locked, as
         // in the kernel's try_to_claim_block.
-        assert_eq!(
-            names,
-            ["mm_page_alloc_extfrag", "mm_page_alloc", "mm_page_free"],
-            "{text}"
-        );
+        assert_eq!(names, ["mm_page_alloc_extfrag", "mm_page_alloc", "mm_page_free"], "{text}");
         assert!(
             text.starts_with(
                 "       pageblock-1       [000] .....     0.000001: mm_page_alloc_extfrag: page="

@@ -65,6 +65,42 @@ impl Arena {
         })
     }
 
+    /// The first byte of the managed (aligned) region.
+    pub fn base(&self) -> NonNull<u8> {
+        self.base
+    }
+
+    /// Bytes in the managed region.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the arena has no pages.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Withdraw the huge-page advice (`MADV_NOHUGEPAGE`): first touches then fault in
+    /// 4 KiB, not 2 MiB. For short runs that touch a few scattered pages.
+    pub fn no_huge_pages(&self) {
+        // SAFETY: the range is inside the live mapping; the advice changes no contents.
+        unsafe {
+            libc::madvise(self.base.as_ptr().cast(), self.len, libc::MADV_NOHUGEPAGE);
+        }
+    }
+
+    /// Fault every page in now (`MADV_POPULATE_WRITE`), so later first touches cost nothing;
+    /// benchmarks use it to measure the allocator rather than the kernel's page faults.
+    pub fn populate(&self) -> std::io::Result<()> {
+        // SAFETY: the range is inside the live mapping; populating writes nothing visible.
+        let rc = unsafe { libc::madvise(self.base.as_ptr().cast(), self.len, libc::MADV_POPULATE_WRITE) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
     /// Pfn of the first page.
     pub fn start_pfn(&self) -> u64 {
         self.base.as_ptr() as u64 >> PAGE_SHIFT

@@ -47,6 +47,8 @@ pub struct Allocator {
     zone: Mutex<Zone>,
     shared: Arc<ZoneShared>,
     pcp: Box<[SpinLock<PerCpuPages>]>,
+    /// `nr_cpus - 1` when the slot count is a power of two (slot = ticket & mask).
+    cpu_mask: Option<usize>,
     rule: NoFragmentRule,
     group_by_mobility: bool,
     arena: Option<Arena>,
@@ -65,11 +67,7 @@ impl Allocator {
     }
 
     /// An allocator over `bytes` of real, mmap'd memory with `nr_cpus` CPU slots.
-    pub fn with_arena_cpus(
-        bytes: u64,
-        nr_cpus: u32,
-        policy: Policy,
-    ) -> Result<Allocator, ArenaError> {
+    pub fn with_arena_cpus(bytes: u64, nr_cpus: u32, policy: Policy) -> Result<Allocator, ArenaError> {
         let arena = Arena::new(bytes).map_err(ArenaError::Map)?;
         let config = ZoneConfig {
             start_pfn: arena.start_pfn(),
@@ -80,11 +78,7 @@ impl Allocator {
         Self::build(config, policy, Some(arena)).map_err(ArenaError::Config)
     }
 
-    fn build(
-        config: ZoneConfig,
-        policy: Policy,
-        arena: Option<Arena>,
-    ) -> Result<Allocator, ConfigError> {
+    fn build(config: ZoneConfig, policy: Policy, arena: Option<Arena>) -> Result<Allocator, ConfigError> {
         let zone = Zone::new(config, policy.clone())?;
         let shared = Arc::clone(zone.shared());
         let pcp = (0..shared.config().nr_cpus as usize)
@@ -96,27 +90,24 @@ impl Allocator {
             defrag_mode: policy.defrag_mode,
         };
         let group_by_mobility = zone.group_by_mobility();
-        Ok(Allocator {
-            zone: Mutex::new(zone),
-            shared,
-            pcp,
-            rule,
-            group_by_mobility,
-            arena,
-        })
+        let nr_cpus = shared.config().nr_cpus as usize;
+        let cpu_mask = nr_cpus.is_power_of_two().then_some(nr_cpus - 1);
+        Ok(Allocator { zone: Mutex::new(zone), shared, pcp, cpu_mask, rule, group_by_mobility, arena })
     }
 
     fn lock_zone(&self) -> MutexGuard<'_, Zone> {
         // A panic under the zone lock is a broken invariant (a bug); poison adds nothing.
-        self.zone
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.zone.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The slot the calling thread uses.
+    /// The slot the calling thread uses (a mask, not a division, for power-of-two counts).
     #[inline]
     fn this_cpu(&self) -> usize {
-        cpu::thread_ticket() % self.pcp.len()
+        let ticket = cpu::thread_ticket();
+        match self.cpu_mask {
+            Some(mask) => ticket & mask,
+            None => ticket % self.pcp.len(),
+        }
     }
 
     /// Number of CPU slots.
@@ -194,26 +185,18 @@ impl Allocator {
     #[inline]
     fn free_pages_on(&self, cpu: usize, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         let shared = &*self.shared;
-        let found = shared.check_allocated(pfn, order)?;
+        let word = shared.allocated_word(pfn, order)?;
+        let mt = shared.pageblock_migratetype(pfn.0);
         // Isolated pageblocks never take cached pages.
-        if shared.pageblock_migratetype(pfn.0) != MigrateType::Isolate {
+        if mt != MigrateType::Isolate {
             if let Some(mut pcp) = self.pcp[cpu].try_lock() {
                 if pcp.allowed_order(order) {
-                    let cached = PageInfo {
-                        state: PageState::Pcp,
-                        order,
-                        ..PageInfo::TAIL
-                    };
-                    if shared
-                        .memmap()
-                        .compare_exchange(self.idx(pfn), found, cached)
-                        != found
-                    {
+                    // Claim the block from its owner: of two racing frees, one wins.
+                    let cached = PageInfo { state: PageState::Pcp, order, ..PageInfo::TAIL };
+                    if shared.memmap().compare_exchange_word(self.idx(pfn), word, cached).is_err() {
                         return Err(FreeError::DoubleFree { pfn });
                     }
-                    pcp.free(shared, pfn, order, |blocks| {
-                        self.lock_zone().free_pcppages_bulk(blocks)
-                    });
+                    pcp.free(shared, pfn, order, mt, |blocks| self.lock_zone().free_pcppages_bulk(blocks));
                     return Ok(());
                 }
             }
@@ -229,9 +212,7 @@ impl Allocator {
     /// `drain_pages(cpu)`: give CPU `cpu`'s cached pages back to the zone.
     pub fn drain_pages(&self, cpu: usize) {
         let mut pcp = self.pcp[cpu].lock();
-        pcp.drain(&self.shared, |blocks| {
-            self.lock_zone().free_pcppages_bulk(blocks)
-        });
+        pcp.drain(&self.shared, |blocks| self.lock_zone().free_pcppages_bulk(blocks));
     }
 
     /// `drain_all_pages()`: give every CPU's cached pages back to the zone.

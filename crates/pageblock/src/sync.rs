@@ -26,10 +26,7 @@ unsafe impl<T: Send> Send for SpinLock<T> {}
 impl<T> SpinLock<T> {
     /// A new, unlocked lock around `value`.
     pub fn new(value: T) -> SpinLock<T> {
-        SpinLock {
-            locked: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
+        SpinLock { locked: AtomicBool::new(false), value: UnsafeCell::new(value) }
     }
 
     /// Take the lock if it is free.
@@ -37,11 +34,7 @@ impl<T> SpinLock<T> {
     pub fn try_lock(&self) -> Option<SpinGuard<'_, T>> {
         // Not `bool::then_some`: it builds (and then drops, i.e. unlocks) a guard even when
         // the exchange failed — releasing somebody else's lock.
-        if self
-            .locked
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
+        if self.locked.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             Some(SpinGuard { lock: self })
         } else {
             None

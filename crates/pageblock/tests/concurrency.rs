@@ -22,9 +22,8 @@ fn pagetypeinfo_from_counts_does_not_wait_for_the_zone_lock() {
             done_tx.send((text, free)).unwrap();
         });
         // The lock stays held until the reader reports back, or for at most 10 s.
-        let (text, free) = done_rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the reader was blocked by the zone lock");
+        let (text, free) =
+            done_rx.recv_timeout(Duration::from_secs(10)).expect("the reader was blocked by the zone lock");
         assert!(text.starts_with("Page block order: 9\n"));
         assert_eq!(free, 65536);
     });
@@ -37,14 +36,7 @@ fn pagetypeinfo_from_counts_does_not_wait_for_the_zone_lock() {
 #[test]
 fn racing_double_frees_have_exactly_one_winner() {
     let a = Arc::new(
-        Allocator::new(
-            ZoneConfig {
-                nr_cpus: 2,
-                ..ZoneConfig::normal(64 << 20)
-            },
-            Policy::default(),
-        )
-        .unwrap(),
+        Allocator::new(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(64 << 20) }, Policy::default()).unwrap(),
     );
     let block = Arc::new(AtomicU64::new(0));
     let (wins, losses) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
@@ -53,12 +45,8 @@ fn racing_double_frees_have_exactly_one_winner() {
     let rounds = 20_000u32;
     let freers: Vec<_> = (0..2)
         .map(|cpu| {
-            let (a, block, wins, losses) = (
-                Arc::clone(&a),
-                Arc::clone(&block),
-                Arc::clone(&wins),
-                Arc::clone(&losses),
-            );
+            let (a, block, wins, losses) =
+                (Arc::clone(&a), Arc::clone(&block), Arc::clone(&wins), Arc::clone(&losses));
             let (start, end) = (Arc::clone(&start), Arc::clone(&end));
             std::thread::spawn(move || {
                 for round in 0..rounds {
@@ -82,16 +70,8 @@ fn racing_double_frees_have_exactly_one_winner() {
         block.store(pfn.0, Ordering::Release);
         start.wait();
         end.wait();
-        assert_eq!(
-            wins.load(Ordering::Relaxed),
-            round + 1,
-            "round {round}: one winner"
-        );
-        assert_eq!(
-            losses.load(Ordering::Relaxed),
-            round + 1,
-            "round {round}: one loser"
-        );
+        assert_eq!(wins.load(Ordering::Relaxed), round + 1, "round {round}: one winner");
+        assert_eq!(losses.load(Ordering::Relaxed), round + 1, "round {round}: one loser");
     }
     for f in freers {
         f.join().unwrap();

@@ -4,14 +4,7 @@ use pageblock::{Allocator, FreeError, Gfp, Pfn, Policy, ZoneConfig};
 use pageblock_core::VmEvent;
 
 fn allocator(mib: u64, policy: Policy) -> Allocator {
-    Allocator::new(
-        ZoneConfig {
-            nr_cpus: 2,
-            ..ZoneConfig::normal(mib << 20)
-        },
-        policy,
-    )
-    .unwrap()
+    Allocator::new(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(mib << 20) }, policy).unwrap()
 }
 
 #[test]
@@ -25,26 +18,16 @@ fn first_allocation_refills_a_batch_and_frees_are_cached() {
     // nr_pcp_alloc: the first order-0 refill asks for `batch` blocks (alloc_factor 0).
     assert_eq!(c.cpu(0).count(), 62, "63 refilled, one handed out");
     assert_eq!(c.cpu(1).count(), 0);
-    assert_eq!(
-        a.shared().nr_free_pages(),
-        a.shared().config().present_pages - 63
-    );
+    assert_eq!(a.shared().nr_free_pages(), a.shared().config().present_pages - 63);
     cpu0.free_pages(p, 0).unwrap();
-    assert_eq!(
-        c.cpu(0).count(),
-        63,
-        "the free is cached, not returned to the zone"
-    );
+    assert_eq!(c.cpu(0).count(), 63, "the free is cached, not returned to the zone");
     // LIFO: the page just freed is the next one handed out.
     assert_eq!(cpu0.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).unwrap(), p);
     assert_eq!(c.event(VmEvent::PgAlloc), 2);
     // Another CPU frees our page onto its own lists.
     a.on_cpu(1).free_pages(p, 0).unwrap();
     assert_eq!(c.cpu(1).count(), 1);
-    assert_eq!(
-        a.on_cpu(1).free_pages(p, 0),
-        Err(FreeError::DoubleFree { pfn: p })
-    );
+    assert_eq!(a.on_cpu(1).free_pages(p, 0), Err(FreeError::DoubleFree { pfn: p }));
     a.drain_all_pages();
     assert_eq!(c.cpu(0).count() + c.cpu(1).count(), 0);
     let census = a.with_zone(|z| z.verify()).unwrap();
@@ -53,38 +36,22 @@ fn first_allocation_refills_a_batch_and_frees_are_cached() {
 
 #[test]
 fn freeing_past_high_returns_a_batch_under_one_lock_hold() {
-    let a = allocator(
-        256,
-        Policy {
-            percpu_pagelist_high_fraction: 8,
-            ..Policy::default()
-        },
-    );
+    let a = allocator(256, Policy { percpu_pagelist_high_fraction: 8, ..Policy::default() });
     let limits = a.shared().pageset();
     assert_eq!(limits.high_min, limits.high_max, "a fixed high mark");
     let cpu0 = a.on_cpu(0);
     let n = limits.high_max as usize + 10;
-    let pages: Vec<Pfn> = (0..n)
-        .map(|_| a.on_cpu(1).alloc_pages(0, Gfp::KERNEL).unwrap())
-        .collect();
+    let pages: Vec<Pfn> = (0..n).map(|_| a.on_cpu(1).alloc_pages(0, Gfp::KERNEL).unwrap()).collect();
     a.drain_all_pages();
     let c = a.shared().counters();
     for (i, p) in pages.iter().enumerate() {
         cpu0.free_pages(*p, 0).unwrap();
-        assert!(
-            c.cpu(0).count() < limits.high_max as u64,
-            "after free {i}: {} cached",
-            c.cpu(0).count()
-        );
+        assert!(c.cpu(0).count() < limits.high_max as u64, "after free {i}: {} cached", c.cpu(0).count());
     }
     let cached = c.cpu(0).count();
     let free_before = a.shared().nr_free_pages();
     a.drain_all_pages();
-    assert_eq!(
-        a.shared().nr_free_pages() - free_before,
-        cached,
-        "the drain returned exactly the cache"
-    );
+    assert_eq!(a.shared().nr_free_pages() - free_before, cached, "the drain returned exactly the cache");
     a.with_zone(|z| z.verify()).unwrap();
 }
 
@@ -109,21 +76,9 @@ fn misuse_on_the_fast_path_is_refused_and_changes_nothing() {
     let cpu = a.on_cpu(0);
     let p = cpu.alloc_pages(2, Gfp::KERNEL).unwrap();
     let before = a.shared().counters().cpu(0).count();
-    assert!(matches!(
-        cpu.free_pages(p, 1),
-        Err(FreeError::WrongOrder {
-            allocated_order: 2,
-            ..
-        })
-    ));
-    assert!(matches!(
-        cpu.free_pages(Pfn(p.0 + 1), 0),
-        Err(FreeError::NotAllocated { .. })
-    ));
-    assert!(matches!(
-        cpu.free_pages(Pfn(1), 0),
-        Err(FreeError::OutOfRange { .. })
-    ));
+    assert!(matches!(cpu.free_pages(p, 1), Err(FreeError::WrongOrder { allocated_order: 2, .. })));
+    assert!(matches!(cpu.free_pages(Pfn(p.0 + 1), 0), Err(FreeError::NotAllocated { .. })));
+    assert!(matches!(cpu.free_pages(Pfn(1), 0), Err(FreeError::OutOfRange { .. })));
     assert_eq!(a.shared().counters().cpu(0).count(), before);
     cpu.free_pages(p, 2).unwrap();
     assert_eq!(cpu.free_pages(p, 2), Err(FreeError::DoubleFree { pfn: p }));
@@ -144,19 +99,12 @@ fn exhausted_memory_drains_other_cpus_before_failing() {
     while let Ok(p) = a.on_cpu(0).alloc_pages(0, Gfp::ATOMIC) {
         held.push(p);
     }
-    assert_eq!(
-        a.shared().counters().cpu(1).count(),
-        0,
-        "CPU 1's cache was drained"
-    );
+    assert_eq!(a.shared().counters().cpu(1).count(), 0, "CPU 1's cache was drained");
     let census = a.with_zone(|z| z.verify()).unwrap();
     assert_eq!(census.allocated, held.len() as u64);
     for p in held {
         a.on_cpu(0).free_pages(p, 0).unwrap();
     }
     a.drain_all_pages();
-    assert_eq!(
-        a.shared().nr_free_pages(),
-        a.shared().config().present_pages
-    );
+    assert_eq!(a.shared().nr_free_pages(), a.shared().config().present_pages);
 }

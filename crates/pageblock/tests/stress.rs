@@ -12,10 +12,7 @@ use pageblock::{Allocator, Gfp, Pfn, Policy};
 const PAGE: usize = 4096;
 
 fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 /// xorshift64*: enough randomness for a stress test, seeded per thread.
@@ -36,11 +33,7 @@ fn stamp(owner: u64, pfn: u64) -> u64 {
 
 fn fill(a: &Allocator, pfn: Pfn, order: u32, owner: u64) {
     for i in 0..(1u64 << order) {
-        let p = a
-            .page_ptr(Pfn(pfn.0 + i))
-            .expect("arena page")
-            .as_ptr()
-            .cast::<u64>();
+        let p = a.page_ptr(Pfn(pfn.0 + i)).expect("arena page").as_ptr().cast::<u64>();
         let s = stamp(owner, pfn.0 + i);
         // SAFETY: the page belongs to this thread's live block inside the arena.
         unsafe {
@@ -56,21 +49,12 @@ fn check(a: &Allocator, pfn: Pfn, order: u32, owner: u64) {
         let s = stamp(owner, pfn.0 + i);
         // SAFETY: as in `fill`; the block is still ours.
         let (head, tail) = unsafe { (p.read(), p.add(PAGE / 8 - 1).read()) };
-        assert_eq!(
-            (head, tail),
-            (s, !s),
-            "page {:#x} of thread {owner} was overwritten",
-            pfn.0 + i
-        );
+        assert_eq!((head, tail), (s, !s), "page {:#x} of thread {owner} was overwritten", pfn.0 + i);
     }
 }
 
-const GFPS: [Gfp; 4] = [
-    Gfp::HIGHUSER_MOVABLE,
-    Gfp::KERNEL,
-    Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE.0),
-    Gfp::ATOMIC,
-];
+const GFPS: [Gfp; 4] =
+    [Gfp::HIGHUSER_MOVABLE, Gfp::KERNEL, Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE.0), Gfp::ATOMIC];
 
 fn worker(a: &Allocator, owner: u64, ops: u64) -> (u64, u64) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (owner + 1).wrapping_mul(0xbf58_476d_1ce4_e5b9));
@@ -128,18 +112,11 @@ fn threads_never_share_a_page_and_every_page_comes_back() {
         allocs += a;
         failures += f;
     }
-    assert!(
-        allocs > threads * ops / 4,
-        "the workers did allocate ({allocs})"
-    );
+    assert!(allocs > threads * ops / 4, "the workers did allocate ({allocs})");
     assert!(failures > 0, "the arena ran full at some point");
     a.drain_all_pages();
     let census = a.with_zone(|z| z.verify()).expect("invariants hold");
-    assert_eq!(
-        census.allocated + census.pcp,
-        0,
-        "every page is back: {census:?}"
-    );
+    assert_eq!(census.allocated + census.pcp, 0, "every page is back: {census:?}");
     let managed = a.shared().config().present_pages;
     assert_eq!(a.shared().nr_free_pages(), managed);
     let c = a.shared().counters();

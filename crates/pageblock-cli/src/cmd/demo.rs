@@ -55,11 +55,10 @@ fn summary(out: &mut String, run: &Run) {
         ev(VmEvent::Steal),
     );
     let types = show::reported_migratetypes(z.config());
-    let blocks = show::pagetypeinfo_counts(z.shared(), show::PagetypeinfoMode::Counts).nodes[0]
-        .blocks
-        .rows[0]
-        .counts
-        .clone();
+    let blocks = show::pagetypeinfo_counts(z.shared(), show::PagetypeinfoMode::Counts).nodes[0].blocks.rows
+        [0]
+    .counts
+    .clone();
     let mixed = show::mixed_block_counts(z.shared());
     let per_type: Vec<String> = types
         .iter()
@@ -94,19 +93,12 @@ fn requests(out: &mut String, report: &RunReport) {
     let _ = writeln!(out, "requests ({} operations):", report.ops);
     for order in report.orders() {
         let all = report.by_order(order);
-        let by_type: Vec<String> = [
-            MigrateType::Movable,
-            MigrateType::Unmovable,
-            MigrateType::Reclaimable,
-        ]
-        .iter()
-        .filter_map(|mt| {
-            report
-                .allocs
-                .get(&(order, *mt))
-                .map(|o| format!("{} {}", mt.name(), o.attempts))
-        })
-        .collect();
+        let by_type: Vec<String> = [MigrateType::Movable, MigrateType::Unmovable, MigrateType::Reclaimable]
+            .iter()
+            .filter_map(|mt| {
+                report.allocs.get(&(order, *mt)).map(|o| format!("{} {}", mt.name(), o.attempts))
+            })
+            .collect();
         let _ = writeln!(
             out,
             "  order {order:>2}: {:>9} requests, {:>6} failed ({:6.2}% success)  [{}]",

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod demo;
 pub mod show;
 
@@ -20,10 +21,7 @@ pub fn run_with_progress(spec: &RunSpec, label: &str, trace: Option<&Path>) -> R
         None => None,
         Some(path) => {
             let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Some(Box::new(TraceFile::new(
-                BufWriter::new(file),
-                spec.zone.clone(),
-            )))
+            Some(Box::new(TraceFile::new(BufWriter::new(file), spec.zone.clone())))
         }
     };
     let bar = crate::progress::bar(spec.ops, label);
@@ -32,9 +30,7 @@ pub fn run_with_progress(spec: &RunSpec, label: &str, trace: Option<&Path>) -> R
     let mut run = run?;
     if let (Some(path), Some(mut sink)) = (trace, run.zone.take_trace_sink()) {
         if let Some(writer) = sink.as_any().downcast_mut::<TraceFile>() {
-            writer
-                .finish()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            writer.finish().map_err(|e| format!("{}: {e}", path.display()))?;
         }
     }
     Ok(run)

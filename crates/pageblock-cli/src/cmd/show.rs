@@ -29,9 +29,6 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
         Report::Vmstat => show::vmstat(shared).render(),
         Report::UnusableIndex => show::unusable_index(shared).render(),
         Report::ExtfragIndex => show::extfrag_index(shared).render(),
-        Report::Counters => show::all_counters(shared)
-            .iter()
-            .map(|(n, v)| format!("{n} {v}\n"))
-            .collect(),
+        Report::Counters => show::all_counters(shared).iter().map(|(n, v)| format!("{n} {v}\n")).collect(),
     })
 }

@@ -33,17 +33,10 @@ pub fn fingerprint(zone: &Zone) -> Fingerprint {
     let blocks = (0..pb.len()).map(|b| pb.migratetype(b)).collect();
     let mm = zone.shared().memmap();
     let pages = (0..mm.len() as u32).map(|i| mm.info(i)).collect();
-    Fingerprint {
-        counters,
-        lists,
-        blocks,
-        pages,
-    }
+    Fingerprint { counters, lists, blocks, pages }
 }
 
 /// Free pages per order, all types (a buddyinfo row).
 pub fn buddyinfo(zone: &Zone) -> Vec<u64> {
-    (0..=zone.max_order())
-        .map(|o| zone.counters().nr_free(o))
-        .collect()
+    (0..=zone.max_order()).map(|o| zone.counters().nr_free(o)).collect()
 }

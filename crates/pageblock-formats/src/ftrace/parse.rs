@@ -72,28 +72,16 @@ fn timestamp(s: &str) -> Result<(Timestamp, &str), ParseError> {
     let ts = &s[..colon];
     let dot = find_byte(ts, 0, b'.');
     let (secs, frac) = dot.map(|d| (&ts[..d], &ts[d + 1..])).ok_or_else(|| {
-        err(format!(
-            "timestamp {} has no `.` (counter clocks are not supported)",
-            quote(ts)
-        ))
+        err(format!("timestamp {} has no `.` (counter clocks are not supported)", quote(ts)))
     })?;
     let secs = digits_u64(secs.as_bytes(), 10)
         .ok_or_else(|| err(format!("bad timestamp seconds in {}", quote(ts))))?;
     if frac.len() != 6 {
-        return Err(err(format!(
-            "timestamp {} must have 6 fractional digits",
-            quote(ts)
-        )));
+        return Err(err(format!("timestamp {} must have 6 fractional digits", quote(ts))));
     }
     let usecs = digits_u64(frac.as_bytes(), 10)
         .ok_or_else(|| err(format!("bad timestamp fraction in {}", quote(ts))))?;
-    Ok((
-        Timestamp {
-            secs,
-            usecs: usecs as u32,
-        },
-        &s[colon + 1..],
-    ))
+    Ok((Timestamp { secs, usecs: usecs as u32 }, &s[colon + 1..]))
 }
 
 /// `name: payload` (after the timestamp's `: `).
@@ -164,57 +152,26 @@ fn parse_with<'a, T: Copy>(
 
 /// One ftrace event line.
 pub(super) fn ftrace_line(line: &str) -> Result<TraceLineRef<'_>, ParseError> {
-    parse_with(
-        line,
-        "COMM-PID [CPU]",
-        ftrace_task,
-        |(comm, pid, tgid), cpu, mut rest| {
-            let mut flags = None;
-            if !rest.starts_with(' ') {
-                let end = find_byte(rest, 0, b' ')
-                    .ok_or_else(|| err("line ends after the irq-info flags"))?;
-                flags = Some(&rest[..end]);
-                rest = &rest[end..];
-            }
-            let (timestamp, rest) = timestamp(rest)?;
-            let rest = rest
-                .strip_prefix(' ')
-                .ok_or_else(|| err("no space after the timestamp's `:`"))?;
-            let (event, payload) = event_and_payload(rest)?;
-            Ok(TraceLineRef {
-                comm,
-                pid,
-                tgid,
-                cpu,
-                flags,
-                timestamp,
-                event,
-                payload,
-            })
-        },
-    )
+    parse_with(line, "COMM-PID [CPU]", ftrace_task, |(comm, pid, tgid), cpu, mut rest| {
+        let mut flags = None;
+        if !rest.starts_with(' ') {
+            let end = find_byte(rest, 0, b' ').ok_or_else(|| err("line ends after the irq-info flags"))?;
+            flags = Some(&rest[..end]);
+            rest = &rest[end..];
+        }
+        let (timestamp, rest) = timestamp(rest)?;
+        let rest = rest.strip_prefix(' ').ok_or_else(|| err("no space after the timestamp's `:`"))?;
+        let (event, payload) = event_and_payload(rest)?;
+        Ok(TraceLineRef { comm, pid, tgid, cpu, flags, timestamp, event, payload })
+    })
 }
 
 /// One `perf script` line (default fields).
 pub(super) fn perf_line(line: &str) -> Result<TraceLineRef<'_>, ParseError> {
-    parse_with(
-        line,
-        "COMM PID [CPU]",
-        perf_task,
-        |(comm, pid), cpu, rest| {
-            let (timestamp, rest) = timestamp(rest)?;
-            let (name, payload) = event_and_payload(rest.trim_start_matches(' '))?;
-            let event = name.split_once(':').map_or(name, |(_, ev)| ev);
-            Ok(TraceLineRef {
-                comm,
-                pid,
-                tgid: None,
-                cpu,
-                flags: None,
-                timestamp,
-                event,
-                payload,
-            })
-        },
-    )
+    parse_with(line, "COMM PID [CPU]", perf_task, |(comm, pid), cpu, rest| {
+        let (timestamp, rest) = timestamp(rest)?;
+        let (name, payload) = event_and_payload(rest.trim_start_matches(' '))?;
+        let event = name.split_once(':').map_or(name, |(_, ev)| ev);
+        Ok(TraceLineRef { comm, pid, tgid: None, cpu, flags: None, timestamp, event, payload })
+    })
 }

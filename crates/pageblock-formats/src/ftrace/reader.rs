@@ -43,13 +43,7 @@ impl<R: BufRead> FtraceReader<R> {
 
     /// A reader of the given dialect.
     pub fn with_dialect(inner: R, dialect: Dialect) -> Self {
-        FtraceReader {
-            inner,
-            buf: Vec::with_capacity(256),
-            line_no: 0,
-            dialect,
-            done: false,
-        }
+        FtraceReader { inner, buf: Vec::with_capacity(256), line_no: 0, dialect, done: false }
     }
 
     /// Number of the last line read (0 before the first).
@@ -71,10 +65,7 @@ impl<R: BufRead> FtraceReader<R> {
             Ok(_) => {}
             Err(e) => {
                 self.done = true;
-                return Some(Err(ParseError::new(
-                    self.line_no + 1,
-                    format!("read error: {e}"),
-                )));
+                return Some(Err(ParseError::new(self.line_no + 1, format!("read error: {e}"))));
             }
         }
         self.line_no += 1;
@@ -82,12 +73,7 @@ impl<R: BufRead> FtraceReader<R> {
         let bytes = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
-            Err(e) => {
-                return Some(Err(ParseError::new(
-                    no,
-                    format!("line is not valid UTF-8: {e}"),
-                )))
-            }
+            Err(e) => return Some(Err(ParseError::new(no, format!("line is not valid UTF-8: {e}")))),
         };
         let parsed = match self.dialect {
             Dialect::Ftrace => LineRef::parse(text),

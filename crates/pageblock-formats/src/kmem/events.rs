@@ -7,8 +7,7 @@ use crate::gfp::Gfp;
 
 pub(super) const ALLOC_KEYS: &[&str] = &["page", "pfn", "order", "migratetype", "gfp_flags"];
 pub(super) const FREE_KEYS: &[&str] = &["page", "pfn", "order"];
-pub(super) const ZONE_LOCKED_KEYS: &[&str] =
-    &["page", "pfn", "order", "migratetype", "percpu_refill"];
+pub(super) const ZONE_LOCKED_KEYS: &[&str] = &["page", "pfn", "order", "migratetype", "percpu_refill"];
 pub(super) const PCPU_DRAIN_KEYS: &[&str] = &["page", "pfn", "order", "migratetype"];
 pub(super) const EXTFRAG_KEYS: &[&str] = &[
     "page",
@@ -50,13 +49,7 @@ impl MmPageAlloc {
     /// pfn=0x0`); otherwise the page prints as [`PagePtr::hashed`].
     pub fn new(pfn: Option<u64>, order: u32, migratetype: i32, gfp_flags: Gfp) -> Self {
         let (page, pfn) = page_and_pfn(pfn);
-        MmPageAlloc {
-            page,
-            pfn,
-            order,
-            migratetype,
-            gfp_flags,
-        }
+        MmPageAlloc { page, pfn, order, migratetype, gfp_flags }
     }
 
     /// True for a failed allocation (NULL page).
@@ -89,21 +82,13 @@ pub struct MmPageFree {
 impl MmPageFree {
     /// A synthetic event with a [`PagePtr::hashed`] page.
     pub fn new(pfn: u64, order: u32) -> Self {
-        MmPageFree {
-            page: PagePtr::hashed(pfn),
-            pfn,
-            order,
-        }
+        MmPageFree { page: PagePtr::hashed(pfn), pfn, order }
     }
 }
 
 impl fmt::Display for MmPageFree {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "page={} pfn={:#x} order={}",
-            self.page, self.pfn, self.order as i32
-        )
+        write!(f, "page={} pfn={:#x} order={}", self.page, self.pfn, self.order as i32)
     }
 }
 
@@ -119,10 +104,7 @@ pub struct MmPageFreeBatched {
 impl MmPageFreeBatched {
     /// A synthetic event with a [`PagePtr::hashed`] page.
     pub fn new(pfn: u64) -> Self {
-        MmPageFreeBatched {
-            page: PagePtr::hashed(pfn),
-            pfn,
-        }
+        MmPageFreeBatched { page: PagePtr::hashed(pfn), pfn }
     }
 }
 
@@ -151,13 +133,7 @@ impl MmPageAllocZoneLocked {
     /// A synthetic event; `pfn` `None` prints as a NULL page and `pfn=0x0`.
     pub fn new(pfn: Option<u64>, order: u32, migratetype: i32, percpu_refill: bool) -> Self {
         let (page, pfn) = page_and_pfn(pfn);
-        MmPageAllocZoneLocked {
-            page,
-            pfn,
-            order,
-            migratetype,
-            percpu_refill: i32::from(percpu_refill),
-        }
+        MmPageAllocZoneLocked { page, pfn, order, migratetype, percpu_refill: i32::from(percpu_refill) }
     }
 }
 
@@ -187,12 +163,7 @@ pub struct MmPagePcpuDrain {
 impl MmPagePcpuDrain {
     /// A synthetic event with a [`PagePtr::hashed`] page.
     pub fn new(pfn: u64, order: u32, migratetype: i32) -> Self {
-        MmPagePcpuDrain {
-            page: PagePtr::hashed(pfn),
-            pfn,
-            order,
-            migratetype,
-        }
+        MmPagePcpuDrain { page: PagePtr::hashed(pfn), pfn, order, migratetype }
     }
 }
 

@@ -37,10 +37,7 @@ impl PagePtr {
             return None;
         }
         let b = text.as_bytes();
-        if b.len() == 16
-            && b.iter()
-                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
-        {
+        if b.len() == 16 && b.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c)) {
             return crate::text::digits_u64(b, 16).map(|v| PagePtr(Repr::Hex16(v)));
         }
         Some(PagePtr(Repr::Text(text.into())))
@@ -92,14 +89,7 @@ mod tests {
 
     #[test]
     fn verbatim_forms() {
-        for s in [
-            "00000000078605da",
-            "ffffea0064142000",
-            "0x147c69",
-            "(nil)",
-            "00000000078605DA",
-            "0123",
-        ] {
+        for s in ["00000000078605da", "ffffea0064142000", "0x147c69", "(nil)", "00000000078605DA", "0123"] {
             assert_eq!(PagePtr::new(s).unwrap().to_string(), s);
         }
         assert!(PagePtr::new("").is_none());

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 
 /// Path of a file under `tests/data/`.
 pub fn data_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
 /// Text of a file under `tests/data/`.
@@ -21,9 +19,7 @@ pub fn data(name: &str) -> String {
 pub fn trace_full() -> String {
     let f = std::fs::File::open(data_path("trace_full.txt.gz")).expect("trace_full.txt.gz");
     let mut s = String::new();
-    flate2::read::GzDecoder::new(f)
-        .read_to_string(&mut s)
-        .expect("gunzip");
+    flate2::read::GzDecoder::new(f).read_to_string(&mut s).expect("gunzip");
     s
 }
 

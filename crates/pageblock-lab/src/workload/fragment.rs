@@ -96,9 +96,7 @@ impl Fragment {
 
     /// How many swings have started since the first peak.
     fn swing(&self) -> usize {
-        self.peak_reached.map_or(0, |start| {
-            (1 + (self.now - start) / self.swing_period) as usize
-        })
+        self.peak_reached.map_or(0, |start| (1 + (self.now - start) / self.swing_period) as usize)
     }
 
     /// The footprint to aim for now: the peak until it is first reached, then a triangle wave
@@ -114,26 +112,15 @@ impl Fragment {
         };
         let half = self.swing_period / 2;
         let phase = (self.now - start) % self.swing_period;
-        let depth = if phase < half {
-            phase
-        } else {
-            self.swing_period - phase
-        };
+        let depth = if phase < half { phase } else { self.swing_period - phase };
         peak - (peak - trough) * depth / half.max(1)
     }
 
     fn pick_request(&mut self) -> (u32, MigrateType, Gfp) {
         let order = ORDERS[self.prng.weighted(&ORDERS.map(|(_, w)| w))].0;
-        let types = if order >= 9 {
-            TYPES_HUGE
-        } else {
-            TYPES_SMALL[self.swing() % 2]
-        };
-        let mt = [
-            MigrateType::Movable,
-            MigrateType::Unmovable,
-            MigrateType::Reclaimable,
-        ][self.prng.weighted(&types)];
+        let types = if order >= 9 { TYPES_HUGE } else { TYPES_SMALL[self.swing() % 2] };
+        let mt = [MigrateType::Movable, MigrateType::Unmovable, MigrateType::Reclaimable]
+            [self.prng.weighted(&types)];
         let comp = if order > 0 { Gfp::COMP } else { Gfp(0) };
         let gfp = match mt {
             MigrateType::Movable if order >= 9 => Gfp::TRANSHUGE,
@@ -155,13 +142,7 @@ impl Fragment {
         let class = self.prng.weighted(&LIFETIMES.map(|(w, _)| w[col]));
         match LIFETIMES[class].1 {
             (u64::MAX, _) => u64::MAX,
-            (lo, hi) => {
-                self.now
-                    + 1
-                    + self
-                        .prng
-                        .range(lo * self.lifetime_unit, hi * self.lifetime_unit)
-            }
+            (lo, hi) => self.now + 1 + self.prng.range(lo * self.lifetime_unit, hi * self.lifetime_unit),
         }
     }
 
@@ -188,11 +169,8 @@ impl Workload for Fragment {
         // so the footprint follows the target; lifetimes decide which block goes first. The
         // first ramp-up only allocates, as memory fills after boot.
         let target = self.target();
-        let due = self.peak_reached.is_some()
-            && self
-                .live
-                .peek()
-                .is_some_and(|Reverse((d, _, _))| *d <= self.now);
+        let due =
+            self.peak_reached.is_some() && self.live.peek().is_some_and(|Reverse((d, _, _))| *d <= self.now);
         if self.held >= target || (due && self.prng.below(4) == 0) {
             self.free_first_to_die(zone, report);
             return;

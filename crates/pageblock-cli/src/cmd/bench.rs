@@ -1,0 +1,84 @@
+//! `pageblock bench fastpath`: the table, the goals of issue 3 checked against this run's
+//! medians, and optional JSON.
+
+use std::fmt::Write as _;
+
+use pageblock_lab::fastpath::{self, FastpathConfig, FastpathReport};
+
+use crate::cli::FastpathArgs;
+
+/// Run the benchmark and return the text to print.
+pub fn fastpath(args: &FastpathArgs) -> Result<String, String> {
+    if args.reps == 0 {
+        return Err("--reps must be at least 1".to_owned());
+    }
+    let cfg = if args.smoke {
+        FastpathConfig::smoke()
+    } else {
+        FastpathConfig { reps: args.reps, ..FastpathConfig::default() }
+    };
+    let bar = crate::progress::bar(cfg.reps as u64, "repetitions");
+    let report = fastpath::run(&cfg, &mut |done, _| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(render(&cfg, &report))
+}
+
+fn value(r: &FastpathReport, allocator: &str, case: &str) -> f64 {
+    r.results
+        .iter()
+        .find(|c| c.allocator == allocator && c.case == case)
+        .and_then(|c| c.ns_per_op.or(c.mops_per_s))
+        .unwrap_or(f64::NAN)
+}
+
+fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
+    let mut out = String::new();
+    let peers = ["pageblock", "buddy_system_allocator", "buddy-alloc"];
+    let _ =
+        writeln!(out, "fast path, 4 GiB region, median of {} repetitions (wall clock: noisy)\n", cfg.reps);
+    let _ = writeln!(out, "{:<8} {:>14} {:>24} {:>14}   unit", "case", peers[0], peers[1], peers[2]);
+    for case in ["a", "b_alloc", "b_free", "c", "e_a", "e_c"] {
+        let unit = if case.starts_with("e_") { "Mops/s (higher is better)" } else { "ns/op" };
+        let v: Vec<f64> = peers.iter().map(|p| value(r, p, case)).collect();
+        let _ = writeln!(out, "{case:<8} {:>14.1} {:>24.1} {:>14.1}   {unit}", v[0], v[1], v[2]);
+    }
+    let a = value(r, "pageblock", "a");
+    let bsa_a = value(r, "buddy_system_allocator", "a");
+    let b_free = value(r, "pageblock", "b_free");
+    let bsa_b_free = value(r, "buddy_system_allocator", "b_free");
+    let e_a = value(r, "pageblock", "e_a");
+    let single = 1000.0 / a;
+    let _ = writeln!(out, "\ngoals (issue 3), this run:");
+    let goal = |ok: bool| if ok { "met" } else { "NOT met" };
+    let _ = writeln!(
+        out,
+        "  a: {a:.1} ns/pair, {:.1}x faster than buddy_system_allocator (goal: < 15 ns and >= 10x): {}",
+        bsa_a / a,
+        goal(a < 15.0 && bsa_a / a >= 10.0)
+    );
+    let _ = writeln!(
+        out,
+        "  b: free {b_free:.1} ns, {:.1}x faster than buddy_system_allocator (goal: >= 5x): {}",
+        bsa_b_free / b_free,
+        goal(bsa_b_free / b_free >= 5.0)
+    );
+    let _ = writeln!(
+        out,
+        "  e_a: {e_a:.1} Mpairs/s on 2 threads = {:.2}x the 1-thread rate {single:.1} (goal: >= 1.7x): {}",
+        e_a / single,
+        goal(e_a / single >= 1.7)
+    );
+    for p in &r.bulk_free_prefetch {
+        let _ = writeln!(
+            out,
+            "bulk free (case b frees), buddy prefetch {}: {:.1} ns/free",
+            if p.prefetch { "on " } else { "off" },
+            p.ns_per_free
+        );
+    }
+    out
+}

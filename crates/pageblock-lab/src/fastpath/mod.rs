@@ -1,0 +1,212 @@
+//! `pageblock bench fastpath`: pageblock against peer page allocators, side by side, in one
+//! run, on a 4 GiB region (the cases of `shared/reference/peer-bench.md`).
+//!
+//! | case | what | reported |
+//! |---|---|---|
+//! | a | order-0 allocation immediately freed | ns per pair |
+//! | b | 1,000,000 order-0 allocations, then frees in random order | ns per alloc (`b_alloc`), per free (`b_free`) |
+//! | c | mixed: 80% order 0, 15% orders 1–3, 5% order 9, at most half of memory allocated | ns per operation |
+//! | e | a and c on 2 threads (`e_a`, `e_c`) | million operations per second |
+//!
+//! Repetitions are the outer loop and allocators the inner loop, so slow phases of a noisy
+//! machine hit every allocator alike; every figure is the median of the repetitions, with the
+//! raw samples kept. Wall-clock results: compare within one run, never across machines.
+
+mod cases;
+pub mod peers;
+
+use std::sync::Mutex;
+
+use pageblock::Policy;
+use serde::Serialize;
+
+use peers::{
+    BsaPeer, BuddyAllocPeer, BuddyAllocRegion, LockedBsaPeer, LockedBuddyAllocPeer, PageblockPeer, PeerKind,
+};
+
+/// How much to run.
+#[derive(Clone, Copy, Debug)]
+pub struct FastpathConfig {
+    /// Repetitions of every measurement.
+    pub reps: usize,
+    /// Pairs in case a.
+    pub a_pairs: u64,
+    /// Allocations in case b.
+    pub b_allocs: usize,
+    /// Operations in case c.
+    pub c_ops: u64,
+    /// Pairs per thread in case e_a.
+    pub e_pairs_per_thread: u64,
+    /// Operations per thread in case e_c.
+    pub e_ops_per_thread: u64,
+    /// Threads in case e.
+    pub threads: usize,
+    /// Fault buddy-alloc's 4 GiB in before measuring (it keeps its lists in free memory).
+    pub prefault: bool,
+}
+
+impl Default for FastpathConfig {
+    fn default() -> Self {
+        FastpathConfig {
+            reps: 5,
+            a_pairs: 5_000_000,
+            b_allocs: 1_000_000,
+            c_ops: 5_000_000,
+            e_pairs_per_thread: 2_000_000,
+            e_ops_per_thread: 2_000_000,
+            threads: 2,
+            prefault: true,
+        }
+    }
+}
+
+impl FastpathConfig {
+    /// A tiny configuration for tests (numbers are meaningless, paths are exercised).
+    pub fn smoke() -> Self {
+        FastpathConfig {
+            reps: 1,
+            a_pairs: 2000,
+            b_allocs: 2000,
+            c_ops: 2000,
+            e_pairs_per_thread: 1000,
+            e_ops_per_thread: 1000,
+            threads: 2,
+            prefault: false,
+        }
+    }
+}
+
+/// One (allocator, case) result.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseResult {
+    /// `pageblock`, `buddy_system_allocator` or `buddy-alloc`.
+    pub allocator: &'static str,
+    /// `a`, `b_alloc`, `b_free`, `c`, `e_a`, `e_c`.
+    pub case: &'static str,
+    /// Median nanoseconds per operation (single-thread cases).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns_per_op: Option<f64>,
+    /// Median million operations per second (two-thread cases).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mops_per_s: Option<f64>,
+    /// Every repetition's value, in the unit above.
+    pub samples: Vec<f64>,
+}
+
+/// The bulk-free path with and without seed 001's buddy prefetch (pageblock, case b).
+#[derive(Clone, Debug, Serialize)]
+pub struct PrefetchResult {
+    /// Whether `Policy::buddy_prefetch` was on.
+    pub prefetch: bool,
+    /// Median nanoseconds per random-order free.
+    pub ns_per_free: f64,
+    /// Every repetition's value.
+    pub samples: Vec<f64>,
+}
+
+/// Everything a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct FastpathReport {
+    /// Per allocator and case.
+    pub results: Vec<CaseResult>,
+    /// pageblock's bulk free with prefetch off and on.
+    pub bulk_free_prefetch: Vec<PrefetchResult>,
+}
+
+/// The median of `v` (mean of the middle two for even lengths).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+type Samples = Vec<(PeerKind, &'static str, f64)>;
+
+fn one_rep(
+    cfg: &FastpathConfig,
+    rep: usize,
+    arena: &BuddyAllocRegion,
+    out: &mut Samples,
+    prefetch: &mut [Vec<f64>; 2],
+) {
+    let seed = 0x5eed + rep as u64;
+    for peer in PeerKind::ALL {
+        let single: [(&'static str, f64); 4] = match peer {
+            PeerKind::Pageblock => single_thread(cfg, seed, || PageblockPeer::new(Policy::default())),
+            PeerKind::BuddySystemAllocator => single_thread(cfg, seed, BsaPeer::new),
+            PeerKind::BuddyAlloc => single_thread(cfg, seed, || BuddyAllocPeer::new(arena)),
+        };
+        out.extend(single.iter().map(|&(case, v)| (peer, case, v)));
+        let (e_a, e_c) = match peer {
+            PeerKind::Pageblock => two_threads(cfg, seed, || PageblockPeer::new(Policy::default())),
+            PeerKind::BuddySystemAllocator => two_threads(cfg, seed, LockedBsaPeer::new),
+            PeerKind::BuddyAlloc => {
+                two_threads(cfg, seed, || LockedBuddyAllocPeer(Mutex::new(BuddyAllocPeer::new(arena))))
+            }
+        };
+        out.push((peer, "e_a", e_a));
+        out.push((peer, "e_c", e_c));
+    }
+    for (i, on) in [false, true].into_iter().enumerate() {
+        let mut a = PageblockPeer::new(Policy { buddy_prefetch: on, ..Policy::default() });
+        prefetch[i].push(cases::bulk_then_random_free(&mut a, cfg.b_allocs, seed).1);
+    }
+}
+
+fn single_thread<A: peers::FrameAlloc>(
+    cfg: &FastpathConfig,
+    seed: u64,
+    new: impl Fn() -> A,
+) -> [(&'static str, f64); 4] {
+    let a = cases::alloc_free_pairs(&mut new(), cfg.a_pairs);
+    let (b_alloc, b_free) = cases::bulk_then_random_free(&mut new(), cfg.b_allocs, seed);
+    let c = cases::mixed(&mut new(), cfg.c_ops, seed);
+    [("a", a), ("b_alloc", b_alloc), ("b_free", b_free), ("c", c)]
+}
+
+fn two_threads<A: peers::SharedFrameAlloc>(
+    cfg: &FastpathConfig,
+    seed: u64,
+    new: impl Fn() -> A,
+) -> (f64, f64) {
+    let e_a = cases::shared_pairs(&new(), cfg.threads, cfg.e_pairs_per_thread);
+    let e_c = cases::shared_mixed(&new(), cfg.threads, cfg.e_ops_per_thread, seed);
+    (e_a, e_c)
+}
+
+/// Run every case for every allocator `cfg.reps` times; `progress(done, total)` after each
+/// repetition.
+pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> FastpathReport {
+    let arena = BuddyAllocRegion::new(cfg.prefault);
+    let mut samples = Samples::new();
+    let mut prefetch = [Vec::new(), Vec::new()];
+    for rep in 0..cfg.reps {
+        one_rep(cfg, rep, &arena, &mut samples, &mut prefetch);
+        progress(rep + 1, cfg.reps);
+    }
+    let mut results = Vec::new();
+    for peer in PeerKind::ALL {
+        for case in ["a", "b_alloc", "b_free", "c", "e_a", "e_c"] {
+            let v: Vec<f64> = samples.iter().filter(|s| s.0 == peer && s.1 == case).map(|s| s.2).collect();
+            let m = median(&v);
+            let two = case.starts_with("e_");
+            results.push(CaseResult {
+                allocator: peer.name(),
+                case,
+                ns_per_op: (!two).then_some(m),
+                mops_per_s: two.then_some(m),
+                samples: v,
+            });
+        }
+    }
+    let bulk_free_prefetch = [false, true]
+        .into_iter()
+        .zip(prefetch)
+        .map(|(on, v)| PrefetchResult { prefetch: on, ns_per_free: median(&v), samples: v })
+        .collect();
+    FastpathReport { results, bulk_free_prefetch }
+}
