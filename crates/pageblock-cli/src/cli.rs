@@ -23,6 +23,30 @@ pub enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Experiments.
+    #[command(subcommand)]
+    Lab(LabCommand),
+}
+
+/// `pageblock lab ...`.
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Reproduce each seed patch's experiment, before next to after, in mmtests tables.
+    Seeds(SeedsArgs),
+}
+
+/// `pageblock lab seeds`.
+#[derive(Debug, Args)]
+pub struct SeedsArgs {
+    /// Small sizes (about a minute): deterministic figures keep their meaning.
+    #[arg(long)]
+    pub quick: bool,
+    /// Also write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Seed of the workloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// `pageblock bench ...`.

@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         cli::Command::Demo(args) => cmd::demo::run(args),
         cli::Command::Show(args) => cmd::show::run(args),
         cli::Command::Bench(cli::BenchCommand::Fastpath(args)) => cmd::bench::fastpath(args),
+        cli::Command::Lab(cli::LabCommand::Seeds(args)) => cmd::lab::seeds(args),
     };
     match result {
         Ok(text) => {

@@ -241,3 +241,46 @@ fn bench_fastpath_writes_the_promised_json() {
     }
     assert_eq!(v["bulk_free_prefetch"].as_array().unwrap().len(), 2);
 }
+
+/// `lab seeds --quick` in CI: only deterministic figures are judged.
+#[test]
+fn lab_seeds_quick_reproduces_the_deterministic_effects() {
+    let path = std::env::temp_dir().join(format!("pageblock-seeds-{}.json", std::process::id()));
+    let text = stdout_of(&["lab", "seeds", "--quick", "--json", path.to_str().unwrap()]);
+    assert!(text.contains("seed 003: rmqueue fallback"), "{text}");
+    let json = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let entries = v["experiments"].as_array().expect("experiments");
+    let get =
+        |name: &str| entries.iter().find(|e| e["name"] == name).unwrap_or_else(|| panic!("{name} missing"));
+    for name in [
+        "pagetypeinfo_fresh",
+        "pagetypeinfo_after_fragment",
+        "monitor_alloc_stddev_walk_increase",
+        "monitor_alloc_stddev_counts_increase",
+        "fallback_worst_lock_hold_work",
+        "fallback_throughput",
+        "prefetch_bulk_free",
+    ] {
+        let e = get(name);
+        for key in ["metric", "unit", "baseline", "patched"] {
+            assert!(e[key].is_string(), "{name}.{key}");
+        }
+        for key in ["baseline_value", "patched_value", "improvement_ratio"] {
+            assert!(e[key].as_f64().is_some_and(f64::is_finite), "{name}.{key} in {e}");
+        }
+    }
+    let ratio = |name: &str| {
+        let e = get(name);
+        assert_eq!(e["deterministic"], true, "{name} is a deterministic figure");
+        e["improvement_ratio"].as_f64().unwrap()
+    };
+    // Seed 000: after fragmentation a read from counts does a small fraction of the walk's work.
+    assert!(ratio("pagetypeinfo_after_fragment_work") >= 30.0);
+    // Seed 000: a walking monitor takes the zone lock once per order; counting never.
+    let holds = get("monitor_zone_lock_holds");
+    assert_eq!((holds["baseline_value"].as_f64(), holds["patched_value"].as_f64()), (Some(11.0), Some(0.0)));
+    // Seed 003: the rmqueue mode memory cuts the worst refill's work at least five-fold.
+    assert!(ratio("fallback_worst_lock_hold_work") >= 5.0);
+}

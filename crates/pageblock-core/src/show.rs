@@ -103,12 +103,31 @@ pub fn pagetypeinfo_counts(z: &ZoneShared, mode: PagetypeinfoMode) -> PageTypeIn
     pagetypeinfo_from(z, mode != PagetypeinfoMode::Counts, |o, mt| z.counters().mt_nr_free(o, mt))
 }
 
-/// `/proc/pagetypeinfo` by walking the free lists, stopping each count at 100000 (the
-/// kernel's lockup guard). Reads the lists, so it needs the zone (its lock).
-pub fn pagetypeinfo_walk(zone: &Zone) -> PageTypeInfo {
-    pagetypeinfo_from(zone.shared(), true, |o, mt| {
-        zone.free_list(o, mt).take(FREE_COUNT_CAP as usize).count() as u64
+/// One order's part of the list walk: the length of each reported migratetype's list,
+/// counting no further than 100000 (the kernel's lockup guard). The kernel takes the zone
+/// lock for one order at a time; so can a caller of this.
+pub fn walk_free_counts(zone: &Zone, order: u32) -> Vec<u64> {
+    reported_migratetypes(zone.config())
+        .into_iter()
+        .map(|mt| zone.free_list(order, mt).take(FREE_COUNT_CAP as usize).count() as u64)
+        .collect()
+}
+
+/// `/proc/pagetypeinfo` from walked counts: `walked[order][i]` for the i-th reported type
+/// (from [`walk_free_counts`]), printed with the cap.
+pub fn pagetypeinfo_from_walk(z: &ZoneShared, walked: &[Vec<u64>]) -> PageTypeInfo {
+    let types = reported_migratetypes(z.config());
+    pagetypeinfo_from(z, true, |o, mt| {
+        let i = types.iter().position(|&t| t == mt).unwrap_or(0);
+        walked.get(o as usize).and_then(|w| w.get(i)).copied().unwrap_or(0)
     })
+}
+
+/// `/proc/pagetypeinfo` by walking the free lists, stopping each count at 100000. Reads the
+/// lists, so it needs the zone (its lock).
+pub fn pagetypeinfo_walk(zone: &Zone) -> PageTypeInfo {
+    let walked: Vec<Vec<u64>> = (0..=zone.max_order()).map(|o| walk_free_counts(zone, o)).collect();
+    pagetypeinfo_from_walk(zone.shared(), &walked)
 }
 
 /// `/proc/pagetypeinfo` as the zone's policy reads it: exact counts with

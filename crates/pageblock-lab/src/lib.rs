@@ -3,9 +3,11 @@
 //! Everything here is deterministic: one seed drives a run, and the same seed gives the same
 //! zone state and the same reports byte for byte.
 
+pub mod compare;
 pub mod fastpath;
 pub mod prng;
 pub mod report;
+pub mod seeds;
 pub mod sim;
 pub mod trace_writer;
 pub mod workload;

@@ -30,6 +30,7 @@ mod cpu;
 mod sync;
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pageblock_core::gfp::{self, NoFragmentRule};
@@ -52,6 +53,7 @@ pub struct Allocator {
     rule: NoFragmentRule,
     group_by_mobility: bool,
     arena: Option<Arena>,
+    zone_lock_acquisitions: AtomicU64,
 }
 
 impl Allocator {
@@ -92,12 +94,28 @@ impl Allocator {
         let group_by_mobility = zone.group_by_mobility();
         let nr_cpus = shared.config().nr_cpus as usize;
         let cpu_mask = nr_cpus.is_power_of_two().then_some(nr_cpus - 1);
-        Ok(Allocator { zone: Mutex::new(zone), shared, pcp, cpu_mask, rule, group_by_mobility, arena })
+        Ok(Allocator {
+            zone: Mutex::new(zone),
+            shared,
+            pcp,
+            cpu_mask,
+            rule,
+            group_by_mobility,
+            arena,
+            zone_lock_acquisitions: AtomicU64::new(0),
+        })
     }
 
     fn lock_zone(&self) -> MutexGuard<'_, Zone> {
+        self.zone_lock_acquisitions.fetch_add(1, Ordering::Relaxed);
         // A panic under the zone lock is a broken invariant (a bug); poison adds nothing.
         self.zone.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// How many times the zone lock has been taken (refills, drains, zone-path allocations
+    /// and frees, walks, `with_zone`).
+    pub fn zone_lock_acquisitions(&self) -> u64 {
+        self.zone_lock_acquisitions.load(Ordering::Relaxed)
     }
 
     /// The slot the calling thread uses (a mask, not a division, for power-of-two counts).
@@ -225,6 +243,15 @@ impl Allocator {
     /// `/proc/pagetypeinfo` from the per-migratetype counts: never takes the zone lock.
     pub fn pagetypeinfo(&self) -> PageTypeInfo {
         show::pagetypeinfo_counts(&self.shared, show::PagetypeinfoMode::Counts)
+    }
+
+    /// `/proc/pagetypeinfo` the pre-seed-000 way: walk the free lists, taking the zone lock
+    /// for one order at a time (as the kernel's `pagetypeinfo_showfree_print` does).
+    pub fn pagetypeinfo_walk(&self) -> PageTypeInfo {
+        let max_order = self.shared.config().max_order;
+        let walked: Vec<Vec<u64>> =
+            (0..=max_order).map(|o| show::walk_free_counts(&self.lock_zone(), o)).collect();
+        show::pagetypeinfo_from_walk(&self.shared, &walked)
     }
 
     /// The lock-free part of the zone (counters, pageblock bits, memmap).

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod lab;
 pub mod show;
 
 use std::fs::File;

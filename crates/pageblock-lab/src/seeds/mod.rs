@@ -1,0 +1,212 @@
+//! `pageblock lab seeds`: each seed patch's experiment, "before" next to "after", switching
+//! only the [`pageblock_core::Policy`] knob (or report mode) the seed changes.
+//!
+//! | experiment | seed | before → after |
+//! |---|---|---|
+//! | [`pagetypeinfo_cost`] | 000 | walk the free lists → read per-migratetype counts |
+//! | [`monitor`] | 000 | order-4 alloc/free latency with a pagetypeinfo monitor, walk vs counts |
+//! | [`fallback`] | 003 | bulk refills that must fall back, without → with rmqueue mode memory |
+//! | [`prefetch`] | 001 | bulk free with a memmap larger than the LLC, prefetch off → on |
+//!
+//! Every figure says whether it is wall-clock (noisy: compare within one run) or
+//! deterministic (work units and counts: the same on every machine for a given seed). `--quick`
+//! runs smaller sizes, and CI checks only the deterministic figures.
+
+pub mod fallback;
+pub mod monitor;
+pub mod pagetypeinfo_cost;
+pub mod prefetch;
+
+use pageblock::{Allocator, Policy, ZoneConfig};
+use serde::Serialize;
+
+use crate::compare::Table;
+use crate::report::RunReport;
+use crate::workload::WorkloadKind;
+
+/// How big to run.
+#[derive(Clone, Copy, Debug)]
+pub struct SeedsConfig {
+    /// Small sizes (CI): minutes become seconds, deterministic checks keep their meaning.
+    pub quick: bool,
+    /// Seed of the workloads.
+    pub seed: u64,
+}
+
+impl SeedsConfig {
+    /// Memory of the simulated zones (16 GiB, as in seed 000's machine).
+    pub fn zone_bytes(&self) -> u64 {
+        16 << 30
+    }
+
+    /// Operations of the `fragment` workload that stands in for "after building a kernel":
+    /// enough for the footprint to fill memory, drain and refill (quick runs too: the state,
+    /// not the number of measurements, is what makes the deterministic figures meaningful).
+    pub fn fragment_ops(&self) -> u64 {
+        4_000_000
+    }
+}
+
+/// One JSON entry: a before/after pair of one metric.
+#[derive(Clone, Debug, Serialize)]
+pub struct Experiment {
+    /// Stable identifier (`pagetypeinfo_after_fragment`, ...).
+    pub name: &'static str,
+    /// What was measured.
+    pub metric: String,
+    /// Unit of the values.
+    pub unit: &'static str,
+    /// The "before" side.
+    pub baseline: &'static str,
+    /// The "after" side.
+    pub patched: &'static str,
+    /// Before.
+    pub baseline_value: f64,
+    /// After.
+    pub patched_value: f64,
+    /// > 1 means the patched side is better (for lower-is-better metrics baseline/patched,
+    /// for higher-is-better patched/baseline). A zero denominator counts as 1 (one unit), so
+    /// "11 lock holds → 0" reads as 11.
+    pub improvement_ratio: f64,
+    /// True for work units and counts (machine-independent); false for wall clock.
+    pub deterministic: bool,
+}
+
+impl Experiment {
+    /// An entry for a metric where lower is better.
+    pub fn lower_is_better(
+        name: &'static str,
+        metric: impl Into<String>,
+        unit: &'static str,
+        sides: (&'static str, &'static str),
+        values: (f64, f64),
+        deterministic: bool,
+    ) -> Experiment {
+        Experiment {
+            name,
+            metric: metric.into(),
+            unit,
+            baseline: sides.0,
+            patched: sides.1,
+            baseline_value: values.0,
+            patched_value: values.1,
+            improvement_ratio: values.0 / nonzero(values.1),
+            deterministic,
+        }
+    }
+
+    /// An entry for a metric where higher is better.
+    pub fn higher_is_better(
+        name: &'static str,
+        metric: impl Into<String>,
+        unit: &'static str,
+        sides: (&'static str, &'static str),
+        values: (f64, f64),
+        deterministic: bool,
+    ) -> Experiment {
+        Experiment {
+            improvement_ratio: values.1 / nonzero(values.0),
+            ..Self::lower_is_better(name, metric, unit, sides, values, deterministic)
+        }
+    }
+}
+
+/// One experiment's printed part.
+#[derive(Clone, Debug)]
+pub struct Section {
+    /// Heading.
+    pub title: String,
+    /// The compare table.
+    pub table: Table,
+    /// Lines under the table: what the kernel saw, what to make of it.
+    pub notes: Vec<String>,
+}
+
+/// Everything `lab seeds` measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SeedsReport {
+    /// JSON entries.
+    pub experiments: Vec<Experiment>,
+    /// Printed sections.
+    #[serde(skip)]
+    pub sections: Vec<Section>,
+}
+
+impl SeedsReport {
+    /// The entry called `name`.
+    pub fn get(&self, name: &str) -> Option<&Experiment> {
+        self.experiments.iter().find(|e| e.name == name)
+    }
+
+    /// The printed report.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for s in &self.sections {
+            out.push_str(&format!("== {} ==\n", s.title));
+            out.push_str(&s.table.render());
+            for n in &s.notes {
+                out.push_str(&format!("  {n}\n"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// A 16 GiB runtime allocator after the `fragment` workload (the "after building kernel"
+/// state), driven through the zone lock one operation at a time.
+pub fn fragmented_allocator(cfg: &SeedsConfig, policy: Policy) -> (Allocator, RunReport) {
+    let a = Allocator::new(ZoneConfig::normal(cfg.zone_bytes()), policy).expect("16 GiB zone");
+    let mut w = a.with_zone(|z| WorkloadKind::Fragment.build(z, cfg.seed));
+    let mut report = RunReport::default();
+    a.with_zone(|z| {
+        for _ in 0..cfg.fragment_ops() {
+            w.step(z, &mut report);
+        }
+    });
+    (a, report)
+}
+
+/// Run every experiment; `progress(step)` names each step as it starts.
+pub fn run(cfg: &SeedsConfig, progress: &mut dyn FnMut(&str)) -> SeedsReport {
+    let mut report = SeedsReport::default();
+    progress("building the fragmented zone");
+    let (fragmented, _) = fragmented_allocator(cfg, Policy::default());
+    progress("pagetypeinfo read cost (seed 000)");
+    pagetypeinfo_cost::run(cfg, &fragmented, &mut report);
+    progress("pagealloc-micro with a monitor (seed 000)");
+    monitor::run(cfg, &fragmented, &mut report);
+    drop(fragmented);
+    progress("rmqueue fallback (seed 003)");
+    fallback::run(cfg, &mut report);
+    progress("buddy prefetch (seed 001)");
+    prefetch::run(cfg, &mut report);
+    report
+}
+
+/// `x`, or 1 if it is zero (a ratio's denominator).
+fn nonzero(x: f64) -> f64 {
+    if x == 0.0 {
+        1.0
+    } else {
+        x
+    }
+}
+
+/// Mean of `v` (0 for none).
+pub fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// Sample standard deviation of `v` (0 for fewer than two).
+pub fn stddev(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+}
