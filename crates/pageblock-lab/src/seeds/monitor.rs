@@ -103,9 +103,12 @@ fn lock_holds_per_read(a: &Allocator, monitor: Monitor) -> u64 {
     a.zone_lock_acquisitions() - before
 }
 
+/// A summary statistic of a sample.
+type Statistic = fn(&[f64]) -> f64;
+
 fn rows(sizes: &[usize], base: &Samples, mon: &Samples) -> Vec<Row> {
     let mut rows = Vec::new();
-    let stats: [(&str, fn(&[f64]) -> f64); 3] = [
+    let stats: [(&str, Statistic); 3] = [
         ("Min", |v| v.iter().copied().fold(f64::INFINITY, f64::min)),
         ("Stddev", stddev),
         ("Max", |v| v.iter().copied().fold(0.0, f64::max)),
