@@ -64,7 +64,7 @@ pub struct Experiment {
     pub baseline_value: f64,
     /// After.
     pub patched_value: f64,
-    /// > 1 means the patched side is better (for lower-is-better metrics baseline/patched,
+    /// Above 1 means the patched side is better (for lower-is-better metrics baseline/patched,
     /// for higher-is-better patched/baseline). A zero denominator counts as 1 (one unit), so
     /// "11 lock holds → 0" reads as 11.
     pub improvement_ratio: f64,
