@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use crate::free_area::FreeAreaLayout;
 use crate::types::{MAX_ORDER_LIMIT, MAX_PAGE_ORDER, PAGEBLOCK_ORDER};
 
 /// The kernel's zone types, in index order (`enum zone_type` on x86_64 with ZONE_DEVICE).
@@ -175,6 +176,8 @@ pub struct Policy {
     /// `vm.percpu_pagelist_high_fraction`: 0 auto-tunes `high` between the low watermark and
     /// an eighth of the zone (shared among CPUs); N ≥ 8 fixes it at managed/N shared.
     pub percpu_pagelist_high_fraction: u32,
+    /// Seed 002: the memory layout of `free_area[]` (and whether it keeps per-type counts).
+    pub free_area_layout: FreeAreaLayout,
 }
 
 impl Default for Policy {
@@ -191,6 +194,7 @@ impl Default for Policy {
             buddy_prefetch: false,
             pcp_batch: None,
             percpu_pagelist_high_fraction: 0,
+            free_area_layout: FreeAreaLayout::Counts,
         }
     }
 }

@@ -65,7 +65,7 @@ impl Zone {
         if claimable && !self.should_try_claim_block(order, start_mt) {
             return Fallback::TooSmallToClaim;
         }
-        if self.shared.counters.nr_free(order) == 0 {
+        if self.shared.free_areas.nr_free(order) == 0 {
             return Fallback::None;
         }
         for &fmt in start_mt.fallbacks() {

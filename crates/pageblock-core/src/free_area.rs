@@ -1,23 +1,184 @@
-//! Free-list primitives and free-page accounting (6.10+ "freelist hygiene":
-//! `account_freepages`, `__add_to_free_list`, `__del_page_from_free_list`,
-//! `move_to_free_list`, and seed 000's per-migratetype counts).
+//! The free areas (`zone->free_area[order]`: one free list per migratetype, `nr_free`, and
+//! seed 000's per-migratetype counts), their memory layout (seed 002), and the list
+//! primitives with free-page accounting (6.10+ "freelist hygiene": `account_freepages`,
+//! `__add_to_free_list`, `__del_page_from_free_list`, `move_to_free_list`).
 //!
 //! Every change to a free list goes through these four functions, so the counts are exact by
 //! construction:
 //!
-//! * list membership, `nr_free[order]` and `mt_nr_free[order][mt]` change together in
-//!   add/del/move;
+//! * list membership, `nr_free[order]` and (in layouts that keep them) the per-migratetype
+//!   counts change together in add/del/move;
 //! * `NR_FREE_PAGES_BLOCKS` follows list membership of blocks ≥ `pageblock_order` (not
 //!   isolated);
 //! * `NR_FREE_PAGES`, `NR_FREE_CMA_PAGES` and `nr_free_highatomic` are changed only by
 //!   [`Zone::account_freepages`], which callers invoke with the net change — adding and
 //!   removing a block does *not* account by itself, because a split or merge moves pages
 //!   between lists without changing how many are free.
+//!
+//! The free areas live in [`crate::ZoneShared`]: the zone lock holder writes them, and the
+//! counts can be read by anyone (the list heads too, for emptiness).
 
+use crate::list::ListHead;
 use crate::memmap::PageState;
-use crate::migratetype::MigrateType;
-use crate::stats::ZoneStat;
+use crate::migratetype::{MigrateType, MIGRATE_TYPES};
+use crate::stats::{Counter, ZoneStat};
+use crate::types::NR_ORDER_SLOTS;
 use crate::zone::Zone;
+
+/// How one order's free area is laid out in memory (seed 002 compares them under
+/// concurrent allocation: which cache lines an allocation touches, and which CPUs share them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeAreaLayout {
+    /// `{ free_list[MT]; nr_free }`: the kernel before seed 000; no per-type counts, so
+    /// `/proc/pagetypeinfo` must walk the lists.
+    Plain,
+    /// `{ free_list[MT]; nr_free; mt_nr_free[MT] }`: seed 000's patch (the default).
+    Counts,
+    /// `{ { free_list; nr_free }[MT]; nr_free }`: each list next to its own count (the layout
+    /// proposed in the seed 002 thread).
+    PerList,
+}
+
+/// `{ free_list[MT]; nr_free }`.
+#[derive(Default)]
+#[repr(C)]
+struct PlainArea {
+    lists: [ListHead; MIGRATE_TYPES],
+    nr_free: Counter,
+}
+
+/// `{ free_list[MT]; nr_free; mt_nr_free[MT] }`.
+#[derive(Default)]
+#[repr(C)]
+struct CountsArea {
+    lists: [ListHead; MIGRATE_TYPES],
+    nr_free: Counter,
+    mt_nr_free: [Counter; MIGRATE_TYPES],
+}
+
+/// One list and its count.
+#[derive(Default)]
+#[repr(C)]
+struct MtList {
+    list: ListHead,
+    nr_free: Counter,
+}
+
+/// `{ { free_list; nr_free }[MT]; nr_free }`.
+#[derive(Default)]
+#[repr(C)]
+struct PerListArea {
+    lists: [MtList; MIGRATE_TYPES],
+    nr_free: Counter,
+}
+
+enum Storage {
+    Plain(Box<[PlainArea]>),
+    Counts(Box<[CountsArea]>),
+    PerList(Box<[PerListArea]>),
+}
+
+/// `zone->free_area[NR_PAGE_ORDERS]` in one of the [`FreeAreaLayout`]s.
+///
+/// # Invariants
+///
+/// * `nr_free(o) == Σ_mt len(list(o, mt))`;
+/// * `mt_nr_free(o, mt) == Some(len(list(o, mt)))` in the layouts that count per type.
+pub struct FreeAreas {
+    storage: Storage,
+}
+
+impl std::fmt::Debug for FreeAreas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FreeAreas").field("layout", &self.layout()).finish_non_exhaustive()
+    }
+}
+
+fn areas<T: Default>() -> Box<[T]> {
+    (0..NR_ORDER_SLOTS).map(|_| T::default()).collect()
+}
+
+impl FreeAreas {
+    /// Empty free areas in `layout`.
+    pub fn new(layout: FreeAreaLayout) -> FreeAreas {
+        let storage = match layout {
+            FreeAreaLayout::Plain => Storage::Plain(areas()),
+            FreeAreaLayout::Counts => Storage::Counts(areas()),
+            FreeAreaLayout::PerList => Storage::PerList(areas()),
+        };
+        FreeAreas { storage }
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> FreeAreaLayout {
+        match self.storage {
+            Storage::Plain(_) => FreeAreaLayout::Plain,
+            Storage::Counts(_) => FreeAreaLayout::Counts,
+            Storage::PerList(_) => FreeAreaLayout::PerList,
+        }
+    }
+
+    /// `free_area[order].free_list[mt]`.
+    #[inline]
+    pub fn list(&self, order: u32, mt: MigrateType) -> &ListHead {
+        let (o, m) = (order as usize, mt as usize);
+        match &self.storage {
+            Storage::Plain(a) => &a[o].lists[m],
+            Storage::Counts(a) => &a[o].lists[m],
+            Storage::PerList(a) => &a[o].lists[m].list,
+        }
+    }
+
+    #[inline]
+    fn nr_free_counter(&self, order: u32) -> &Counter {
+        match &self.storage {
+            Storage::Plain(a) => &a[order as usize].nr_free,
+            Storage::Counts(a) => &a[order as usize].nr_free,
+            Storage::PerList(a) => &a[order as usize].nr_free,
+        }
+    }
+
+    #[inline]
+    fn mt_counter(&self, order: u32, mt: MigrateType) -> Option<&Counter> {
+        let (o, m) = (order as usize, mt as usize);
+        match &self.storage {
+            Storage::Plain(_) => None,
+            Storage::Counts(a) => Some(&a[o].mt_nr_free[m]),
+            Storage::PerList(a) => Some(&a[o].lists[m].nr_free),
+        }
+    }
+
+    /// `free_area[order].nr_free`: free blocks of `order`, all types.
+    #[inline]
+    pub fn nr_free(&self, order: u32) -> u64 {
+        self.nr_free_counter(order).get()
+    }
+
+    /// Free blocks of `order` on the `mt` list, if this layout counts them.
+    #[inline]
+    pub fn mt_nr_free(&self, order: u32, mt: MigrateType) -> Option<u64> {
+        self.mt_counter(order, mt).map(Counter::get)
+    }
+
+    /// `!free_area_empty(area, mt)`: from the count where there is one (seed 000 patch 3),
+    /// from the list head otherwise. Safe without the zone lock.
+    #[inline]
+    pub fn has_free(&self, order: u32, mt: MigrateType) -> bool {
+        match self.mt_counter(order, mt) {
+            Some(c) => c.get() > 0,
+            None => !self.list(order, mt).is_empty(),
+        }
+    }
+
+    /// Count a block added to (`+1`) or removed from (`-1`) `list(order, mt)`.
+    #[inline]
+    fn note(&self, order: u32, mt: MigrateType, delta: i64) {
+        self.nr_free_counter(order).add_signed(delta);
+        if let Some(c) = self.mt_counter(order, mt) {
+            c.add_signed(delta);
+        }
+    }
+}
 
 /// Where a block goes on its list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,14 +225,12 @@ impl Zone {
             "pfn {pfn:#x} order {order} already heads a block"
         );
         mm.set_head(idx, PageState::Buddy, order);
-        let list = &mut self.free_area[order as usize][mt as usize];
+        let fa = &self.shared.free_areas;
         match end {
-            ListEnd::Head => list.add_head(mm, idx),
-            ListEnd::Tail => list.add_tail(mm, idx),
+            ListEnd::Head => fa.list(order, mt).add_head(mm, idx),
+            ListEnd::Tail => fa.list(order, mt).add_tail(mm, idx),
         }
-        let c = &self.shared.counters;
-        c.nr_free[order as usize].add(1);
-        c.mt_nr_free[order as usize][mt as usize].add(1);
+        fa.note(order, mt, 1);
         self.account_free_blocks(order, mt, 1);
     }
 
@@ -86,11 +245,10 @@ impl Zone {
             info.state == PageState::Buddy && info.order == order,
             "pfn {pfn:#x}: expected a free block of order {order} on the {mt:?} list, found {info:?}"
         );
-        self.free_area[order as usize][mt as usize].del(mm, idx);
+        let fa = &self.shared.free_areas;
+        fa.list(order, mt).del(mm, idx);
         mm.clear(idx);
-        let c = &self.shared.counters;
-        c.nr_free[order as usize].sub(1);
-        c.mt_nr_free[order as usize][mt as usize].sub(1);
+        fa.note(order, mt, -1);
         self.account_free_blocks(order, mt, -1);
     }
 
@@ -113,11 +271,11 @@ impl Zone {
         let idx = self.idx(pfn);
         let mm = &self.shared.memmap;
         debug_assert_eq!(mm.info(idx).state, PageState::Buddy);
-        self.free_area[order as usize][old_mt as usize].del(mm, idx);
-        self.free_area[order as usize][new_mt as usize].add_tail(mm, idx);
-        let c = &self.shared.counters;
-        c.mt_nr_free[order as usize][old_mt as usize].sub(1);
-        c.mt_nr_free[order as usize][new_mt as usize].add(1);
+        let fa = &self.shared.free_areas;
+        fa.list(order, old_mt).del(mm, idx);
+        fa.list(order, new_mt).add_tail(mm, idx);
+        fa.note(order, old_mt, -1);
+        fa.note(order, new_mt, 1);
         self.account_free_blocks(order, old_mt, -1);
         self.account_free_blocks(order, new_mt, 1);
         self.account_freepages(-(1 << order), old_mt);
@@ -129,13 +287,13 @@ impl Zone {
     #[inline]
     pub(crate) fn free_list_first(&self, order: u32, mt: MigrateType) -> Option<u64> {
         self.count(crate::stats::VmEvent::WorkFreelistProbe, 1);
-        self.free_area[order as usize][mt as usize].first().map(|idx| self.pfn_at(idx))
+        self.shared.free_areas.list(order, mt).first().map(|idx| self.pfn_at(idx))
     }
 
     /// True if `free_list[order][mt]` is empty (`free_area_empty`).
     #[inline]
     pub(crate) fn free_list_empty(&self, order: u32, mt: MigrateType) -> bool {
-        self.free_area[order as usize][mt as usize].is_empty()
+        !self.shared.free_areas.has_free(order, mt)
     }
 
     /// `move_freepages_block()`: move every free block inside the pageblock containing `pfn`

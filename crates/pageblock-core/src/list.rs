@@ -13,82 +13,108 @@
 //!   list's own `head`/`tail` standing in for `NIL` neighbours.
 //! * A page is on at most one list at a time.
 
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
 use crate::memmap::{Memmap, NIL};
 
-/// Head and tail of one list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Head and tail of one list. The two words are relaxed atomics, written only by the holder
+/// of the lock that owns the list and readable by anyone (a lock-free reader may see a list
+/// mid-update; it only ever asks "is it empty?").
 pub struct ListHead {
-    head: u32,
-    tail: u32,
+    head: AtomicU32,
+    tail: AtomicU32,
 }
 
 impl Default for ListHead {
     fn default() -> Self {
-        ListHead::EMPTY
+        ListHead::new()
+    }
+}
+
+impl fmt::Debug for ListHead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ListHead({:?}..{:?})", self.first(), self.last())
     }
 }
 
 impl ListHead {
     /// An empty list.
-    pub const EMPTY: ListHead = ListHead { head: NIL, tail: NIL };
+    pub const fn new() -> ListHead {
+        ListHead { head: AtomicU32::new(NIL), tail: AtomicU32::new(NIL) }
+    }
+
+    #[inline]
+    fn head(&self) -> u32 {
+        self.head.load(Relaxed)
+    }
+
+    #[inline]
+    fn tail(&self) -> u32 {
+        self.tail.load(Relaxed)
+    }
 
     /// True if the list has no pages.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.head == NIL
+        self.head() == NIL
     }
 
     /// The first page, if any.
     #[inline]
     pub fn first(&self) -> Option<u32> {
-        (self.head != NIL).then_some(self.head)
+        let h = self.head();
+        (h != NIL).then_some(h)
     }
 
     /// The last page, if any.
     #[inline]
     pub fn last(&self) -> Option<u32> {
-        (self.tail != NIL).then_some(self.tail)
+        let t = self.tail();
+        (t != NIL).then_some(t)
     }
 
     /// Link `idx` in front of the first page (`list_add`).
     #[inline]
-    pub fn add_head(&mut self, mm: &Memmap, idx: u32) {
+    pub fn add_head(&self, mm: &Memmap, idx: u32) {
+        let head = self.head();
         mm.set_prev(idx, NIL);
-        mm.set_next(idx, self.head);
-        if self.head == NIL {
-            self.tail = idx;
+        mm.set_next(idx, head);
+        if head == NIL {
+            self.tail.store(idx, Relaxed);
         } else {
-            mm.set_prev(self.head, idx);
+            mm.set_prev(head, idx);
         }
-        self.head = idx;
+        self.head.store(idx, Relaxed);
     }
 
     /// Link `idx` after the last page (`list_add_tail`).
     #[inline]
-    pub fn add_tail(&mut self, mm: &Memmap, idx: u32) {
+    pub fn add_tail(&self, mm: &Memmap, idx: u32) {
+        let tail = self.tail();
         mm.set_next(idx, NIL);
-        mm.set_prev(idx, self.tail);
-        if self.tail == NIL {
-            self.head = idx;
+        mm.set_prev(idx, tail);
+        if tail == NIL {
+            self.head.store(idx, Relaxed);
         } else {
-            mm.set_next(self.tail, idx);
+            mm.set_next(tail, idx);
         }
-        self.tail = idx;
+        self.tail.store(idx, Relaxed);
     }
 
     /// Unlink `idx`, which must be on this list (`list_del`).
     #[inline]
-    pub fn del(&mut self, mm: &Memmap, idx: u32) {
+    pub fn del(&self, mm: &Memmap, idx: u32) {
         let (prev, next) = (mm.prev(idx), mm.next(idx));
         if prev == NIL {
-            debug_assert_eq!(self.head, idx, "page {idx} is not on this list");
-            self.head = next;
+            debug_assert_eq!(self.head(), idx, "page {idx} is not on this list");
+            self.head.store(next, Relaxed);
         } else {
             mm.set_next(prev, next);
         }
         if next == NIL {
-            debug_assert_eq!(self.tail, idx, "page {idx} is not on this list");
-            self.tail = prev;
+            debug_assert_eq!(self.tail(), idx, "page {idx} is not on this list");
+            self.tail.store(prev, Relaxed);
         } else {
             mm.set_prev(next, prev);
         }
@@ -96,7 +122,7 @@ impl ListHead {
 
     /// Iterate from head to tail. The list must not change while iterating.
     pub fn iter<'a>(&self, mm: &'a Memmap) -> ListIter<'a> {
-        ListIter { mm, cur: self.head }
+        ListIter { mm, cur: self.head() }
     }
 }
 
@@ -131,7 +157,7 @@ mod tests {
     #[test]
     fn head_tail_and_delete_keep_order() {
         let mm = Memmap::new(8);
-        let mut l = ListHead::EMPTY;
+        let l = ListHead::new();
         assert!(l.is_empty());
         l.add_head(&mm, 3);
         l.add_tail(&mm, 5);

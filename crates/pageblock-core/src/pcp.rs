@@ -98,7 +98,7 @@ impl PerCpuPages {
         let buf = (batch as usize) << PCP_BATCH_SCALE_MAX;
         PerCpuPages {
             cpu,
-            lists: [ListHead::EMPTY; NR_PCP_LISTS],
+            lists: std::array::from_fn(|_| ListHead::new()),
             count: 0,
             high: 0,
             high_min: high_min as u64,

@@ -55,14 +55,19 @@ pub fn abi_migratetype(cfg: &ZoneConfig, mt: MigrateType) -> i32 {
 /// `/proc/buddyinfo`.
 pub fn buddyinfo(z: &ZoneShared) -> BuddyInfo {
     let cfg = z.config();
-    let nr_free = (0..=cfg.max_order).map(|o| z.counters().nr_free(o)).collect();
+    let nr_free = (0..=cfg.max_order).map(|o| z.free_areas().nr_free(o)).collect();
     BuddyInfo {
         zones: vec![BuddyInfoZone { node: cfg.node, zone: cfg.zone_type.name().to_owned(), nr_free }],
     }
 }
 
-/// Pageblocks of each reported type, counted the kernel's way: from `zone_start_pfn` in
-/// pageblock strides to the zone end (an unaligned zone start samples each block once).
+/// Pageblocks of each reported type (in [`reported_migratetypes`] order), counted the
+/// kernel's way: from `zone_start_pfn` in pageblock strides to the zone end.
+pub fn pageblock_counts(z: &ZoneShared) -> Vec<u64> {
+    block_counts(z, &reported_migratetypes(z.config()))
+}
+
+/// [`pageblock_counts`] for the given types (an unaligned zone start samples each block once).
 fn block_counts(z: &ZoneShared, types: &[MigrateType]) -> Vec<u64> {
     let cfg = z.config();
     let pb = 1u64 << cfg.pageblock_order;
@@ -99,8 +104,12 @@ fn pagetypeinfo_from(
 }
 
 /// `/proc/pagetypeinfo` from the per-migratetype counts, without the zone lock (seed 000).
-pub fn pagetypeinfo_counts(z: &ZoneShared, mode: PagetypeinfoMode) -> PageTypeInfo {
-    pagetypeinfo_from(z, mode != PagetypeinfoMode::Counts, |o, mt| z.counters().mt_nr_free(o, mt))
+/// `None` if the zone's free-area layout keeps no per-type counts
+/// ([`crate::free_area::FreeAreaLayout::Plain`], the kernel before the patch): walk instead.
+pub fn pagetypeinfo_counts(z: &ZoneShared, mode: PagetypeinfoMode) -> Option<PageTypeInfo> {
+    let fa = z.free_areas();
+    fa.mt_nr_free(0, MigrateType::Unmovable)?;
+    Some(pagetypeinfo_from(z, mode != PagetypeinfoMode::Counts, |o, mt| fa.mt_nr_free(o, mt).unwrap_or(0)))
 }
 
 /// One order's part of the list walk: the length of each reported migratetype's list,
@@ -144,7 +153,9 @@ pub fn pagetypeinfo_by_policy(zone: &Zone) -> PageTypeInfo {
 /// `/proc/pagetypeinfo` in `mode`.
 pub fn pagetypeinfo(zone: &Zone, mode: PagetypeinfoMode) -> PageTypeInfo {
     match mode {
-        PagetypeinfoMode::Counts | PagetypeinfoMode::CountsCapped => pagetypeinfo_counts(zone.shared(), mode),
+        PagetypeinfoMode::Counts | PagetypeinfoMode::CountsCapped => {
+            pagetypeinfo_counts(zone.shared(), mode).unwrap_or_else(|| pagetypeinfo_walk(zone))
+        }
         PagetypeinfoMode::Walk => pagetypeinfo_walk(zone),
     }
 }

@@ -130,7 +130,7 @@ impl Zone {
         for order in 0..=self.max_order() {
             let mut on_lists = 0;
             for mt in MigrateType::ALL {
-                let list = &self.free_area[order as usize][mt as usize];
+                let list = self.shared.free_areas().list(order, mt);
                 let mut prev = NIL;
                 for idx in list.iter(mm) {
                     let pfn = self.pfn_at(idx);
@@ -159,17 +159,20 @@ impl Zone {
     /// Counts equal list lengths; free-page statistics equal what the lists hold.
     fn verify_counts(&self) -> Result<(), VerifyError> {
         let c = &self.shared.counters;
+        let fa = self.shared.free_areas();
         let mm = &self.shared.memmap;
         let mut pages = [0u64; MIGRATE_TYPES];
         let mut blocks_pages = 0;
         for order in 0..=self.max_order() {
             let mut nr_free = 0;
             for mt in MigrateType::ALL {
-                let len = self.free_area[order as usize][mt as usize].iter(mm).count() as u64;
+                let len = fa.list(order, mt).iter(mm).count() as u64;
+                if let Some(count) = fa.mt_nr_free(order, mt) {
+                    ensure!(count == len, "mt_nr_free[{order}][{mt:?}] = {count} but the list has {len}");
+                }
                 ensure!(
-                    c.mt_nr_free(order, mt) == len,
-                    "mt_nr_free[{order}][{mt:?}] = {} but the list has {len}",
-                    c.mt_nr_free(order, mt)
+                    fa.has_free(order, mt) == (len > 0),
+                    "free_area_empty({order}, {mt:?}) disagrees with the list"
                 );
                 nr_free += len;
                 pages[mt as usize] += len << order;
@@ -178,9 +181,9 @@ impl Zone {
                 }
             }
             ensure!(
-                c.nr_free(order) == nr_free,
+                fa.nr_free(order) == nr_free,
                 "nr_free[{order}] = {} but the lists hold {nr_free}",
-                c.nr_free(order)
+                fa.nr_free(order)
             );
         }
         let not_isolated: u64 = pages.iter().sum::<u64>() - pages[MigrateType::Isolate as usize];
@@ -216,7 +219,7 @@ impl Zone {
         let mm = &self.shared.memmap;
         for order in 0..self.max_order().min(self.pageblock_order()) {
             for mt in MigrateType::ALL {
-                for idx in self.free_area[order as usize][mt as usize].iter(mm) {
+                for idx in self.shared.free_areas().list(order, mt).iter(mm) {
                     let pfn = self.pfn_at(idx);
                     let buddy = pfn ^ (1 << order);
                     ensure!(

@@ -159,12 +159,12 @@ impl ZoneShared {
     /// The order part of the watermark check: a free block of at least `order` on a mobility
     /// list (any of the three), on CMA with ALLOC_CMA, on HIGHATOMIC with ALLOC_HIGHATOMIC/OOM.
     fn has_usable_block(&self, order: u32, flags: AllocFlags) -> bool {
-        let c = &self.counters;
+        let fa = &self.free_areas;
         for o in order..=self.config().max_order {
-            if c.nr_free[o as usize].get() == 0 {
+            if fa.nr_free(o) == 0 {
                 continue;
             }
-            let mt_free = |mt: MigrateType| c.mt_nr_free[o as usize][mt as usize].get() > 0;
+            let mt_free = |mt: MigrateType| fa.has_free(o, mt);
             if [MigrateType::Unmovable, MigrateType::Movable, MigrateType::Reclaimable]
                 .into_iter()
                 .any(mt_free)

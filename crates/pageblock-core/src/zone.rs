@@ -29,23 +29,19 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::config::{ConfigError, Policy, ZoneConfig, ZoneType};
-use crate::list::ListHead;
+use crate::free_area::FreeAreas;
 use crate::memmap::Memmap;
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
 use crate::pageblock::Pageblocks;
 use crate::pcp::PagesetLimits;
 use crate::stats::{Counter, VmEvent, ZoneStat, NR_VM_EVENTS, NR_ZONE_STATS};
 use crate::trace::{TraceEvent, TraceSink};
-use crate::types::{Pfn, NR_ORDER_SLOTS};
+use crate::types::Pfn;
 use crate::watermark::{self, WatermarkLevel, Watermarks};
 
 /// Every counter of a zone: written under the zone lock, read by anyone.
 #[derive(Debug, Default)]
 pub struct ZoneCounters {
-    /// `free_area[order].nr_free`: free blocks of each order, all types.
-    pub(crate) nr_free: [Counter; NR_ORDER_SLOTS],
-    /// `free_area[order].mt_nr_free[mt]` (seed 000): free blocks per order and type.
-    pub(crate) mt_nr_free: [[Counter; MIGRATE_TYPES]; NR_ORDER_SLOTS],
     pub(crate) zone_stat: [Counter; NR_ZONE_STATS],
     /// `zone->nr_free_highatomic`: free pages on HighAtomic lists.
     pub(crate) nr_free_highatomic: Counter,
@@ -69,16 +65,6 @@ impl ZoneCounters {
     #[inline]
     pub fn cpu(&self, cpu: usize) -> &CpuCounters {
         &self.cpus[cpu]
-    }
-
-    /// Free blocks of `order` on all lists.
-    pub fn nr_free(&self, order: u32) -> u64 {
-        self.nr_free[order as usize].get()
-    }
-
-    /// Free blocks of `order` on the `mt` list.
-    pub fn mt_nr_free(&self, order: u32, mt: MigrateType) -> u64 {
-        self.mt_nr_free[order as usize][mt as usize].get()
     }
 
     /// A zone statistic.
@@ -131,6 +117,7 @@ pub struct ZoneShared {
     pub(crate) memmap: Memmap,
     pub(crate) pageblocks: Pageblocks,
     pub(crate) counters: ZoneCounters,
+    pub(crate) free_areas: FreeAreas,
     pub(crate) flags: ZoneFlags,
     min_free_kbytes: u64,
     pageset: PagesetLimits,
@@ -165,6 +152,12 @@ impl ZoneShared {
     #[inline]
     pub fn flags(&self) -> &ZoneFlags {
         &self.flags
+    }
+
+    /// The free areas (lists and their counts).
+    #[inline]
+    pub fn free_areas(&self) -> &FreeAreas {
+        &self.free_areas
     }
 
     /// The per-CPU list sizes.
@@ -255,8 +248,6 @@ impl CpuCounters {
 /// A zone under its lock.
 pub struct Zone {
     pub(crate) shared: Arc<ZoneShared>,
-    /// `free_area[order].free_list[mt]`.
-    pub(crate) free_area: [[ListHead; MIGRATE_TYPES]; NR_ORDER_SLOTS],
     pub(crate) policy: Policy,
     pub(crate) group_by_mobility: bool,
     pub(crate) trace: Option<Box<dyn TraceSink>>,
@@ -300,6 +291,7 @@ impl Zone {
             memmap: Memmap::new(config.present_pages as usize),
             pageblocks: Pageblocks::new(nr_blocks, MigrateType::Movable),
             counters: ZoneCounters::new(config.nr_cpus as usize),
+            free_areas: FreeAreas::new(policy.free_area_layout),
             flags: ZoneFlags::default(),
             min_free_kbytes,
             pageset: PagesetLimits::default(),
@@ -324,7 +316,6 @@ impl Zone {
             pageblock_order: pbo,
             group_by_mobility: policy.group_by_mobility && roomy,
             shared: Arc::new(shared),
-            free_area: Default::default(),
             policy,
             trace: None,
         };
@@ -515,7 +506,7 @@ impl Zone {
 
     /// The free blocks on `free_list[order][mt]`, head first.
     pub fn free_list(&self, order: u32, mt: MigrateType) -> impl Iterator<Item = Pfn> + '_ {
-        self.free_area[order as usize][mt as usize].iter(&self.shared.memmap).map(|idx| Pfn(self.pfn_at(idx)))
+        self.shared.free_areas.list(order, mt).iter(&self.shared.memmap).map(|idx| Pfn(self.pfn_at(idx)))
     }
 
     /// Pages in blocks currently handed out (computed from the counters).
@@ -525,6 +516,6 @@ impl Zone {
 
     /// Free pages on Isolate lists (not counted in `NR_FREE_PAGES`).
     pub fn nr_isolated_free_pages(&self) -> u64 {
-        (0..=self.max_order).map(|o| self.shared.counters.mt_nr_free(o, MigrateType::Isolate) << o).sum()
+        (0..=self.max_order).map(|o| (self.free_list(o, MigrateType::Isolate).count() as u64) << o).sum()
     }
 }

@@ -10,6 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use common::fingerprint;
+use pageblock_core::free_area::FreeAreaLayout;
 use pageblock_core::memmap::{PageInfo, PageState};
 use pageblock_core::pcp::PerCpuPages;
 use pageblock_core::{AllocFlags, Gfp, MigrateType, Pfn, Policy, Zone, ZoneConfig};
@@ -65,8 +66,10 @@ struct Geometry {
 }
 
 fn geometry() -> impl Strategy<Value = Geometry> {
-    (3..=10u32, 0..=7u32, 0..4096u64, 256..2048u64, 0..3u64, any::<[bool; 4]>()).prop_map(
-        |(max_order, pb, start, pages, cma, [defrag, memory, nofrag, grouping])| {
+    let layouts = [FreeAreaLayout::Plain, FreeAreaLayout::Counts, FreeAreaLayout::PerList];
+    (3..=10u32, 0..=7u32, 0..4096u64, 256..2048u64, 0..3u64, any::<[bool; 6]>(), 0..3usize, 1..8u32).prop_map(
+        move |(max_order, pb, start, pages, cma, flags, layout, batch)| {
+            let [defrag, memory, nofrag, grouping, prefetch, fixed_high] = flags;
             // Small pageblocks are common so that HighAtomic reserves (at most 1% of the zone,
             // in whole pageblocks) and CMA areas fit in small zones.
             let pageblock_order = pb.min(max_order).clamp(2, 5);
@@ -82,6 +85,10 @@ fn geometry() -> impl Strategy<Value = Geometry> {
                     rmqueue_mode_memory: memory,
                     nofragment: nofrag,
                     group_by_mobility: grouping,
+                    buddy_prefetch: prefetch,
+                    percpu_pagelist_high_fraction: if fixed_high { 8 } else { 0 },
+                    pcp_batch: Some(batch),
+                    free_area_layout: layouts[layout],
                     min_free_kbytes: Some(64),
                     ..Policy::default()
                 },

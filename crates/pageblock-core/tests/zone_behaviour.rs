@@ -23,7 +23,7 @@ fn boot_frees_everything_into_max_order_movable_blocks() {
     let z = zone(64);
     assert_eq!(z.managed_pages(), 16384);
     assert_eq!(buddyinfo(&z), vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16]);
-    assert_eq!(z.counters().mt_nr_free(10, MigrateType::Movable), 16);
+    assert_eq!(z.shared().free_areas().mt_nr_free(10, MigrateType::Movable), Some(16));
     assert_eq!(z.counters().zone_stat(ZoneStat::NrFreePagesBlocks), 16384);
     let first: Vec<u64> = z.free_list(10, MigrateType::Movable).take(3).map(|p| p.0).collect();
     assert_eq!(first, vec![0x100000, 0x100400, 0x100800], "boot frees to the tail, in pfn order");

@@ -240,9 +240,11 @@ impl Allocator {
         }
     }
 
-    /// `/proc/pagetypeinfo` from the per-migratetype counts: never takes the zone lock.
+    /// `/proc/pagetypeinfo` from the per-migratetype counts: never takes the zone lock. With
+    /// the `Plain` free-area layout (no counts) it walks the lists instead.
     pub fn pagetypeinfo(&self) -> PageTypeInfo {
         show::pagetypeinfo_counts(&self.shared, show::PagetypeinfoMode::Counts)
+            .unwrap_or_else(|| self.pagetypeinfo_walk())
     }
 
     /// `/proc/pagetypeinfo` the pre-seed-000 way: walk the free lists, taking the zone lock

@@ -55,10 +55,7 @@ fn summary(out: &mut String, run: &Run) {
         ev(VmEvent::Steal),
     );
     let types = show::reported_migratetypes(z.config());
-    let blocks = show::pagetypeinfo_counts(z.shared(), show::PagetypeinfoMode::Counts).nodes[0].blocks.rows
-        [0]
-    .counts
-    .clone();
+    let blocks = show::pageblock_counts(z.shared()).clone();
     let mixed = show::mixed_block_counts(z.shared());
     let per_type: Vec<String> = types
         .iter()
@@ -69,7 +66,7 @@ fn summary(out: &mut String, run: &Run) {
     let _ = writeln!(out, "pageblocks: {}", per_type.join(", "));
     let managed = z.managed_pages();
     let pct = |p: u64| p as f64 * 100.0 / managed as f64;
-    let largest = (0..=z.max_order()).rev().find(|&o| c.nr_free(o) > 0);
+    let largest = (0..=z.max_order()).rev().find(|&o| z.shared().free_areas().nr_free(o) > 0);
     let unusable = pageblock_formats::extfrag::unusable_free_index(
         &show::buddyinfo(z.shared()).zones[0].nr_free,
         z.pageblock_order(),

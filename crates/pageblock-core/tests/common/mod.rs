@@ -23,9 +23,10 @@ pub fn fingerprint(zone: &Zone) -> Fingerprint {
     counters.push(c.watermark_boost());
     let mut lists = Vec::new();
     for order in 0..=zone.max_order() {
-        counters.push(c.nr_free(order));
+        let fa = zone.shared().free_areas();
+        counters.push(fa.nr_free(order));
         for mt in MigrateType::ALL {
-            counters.push(c.mt_nr_free(order, mt));
+            counters.push(fa.mt_nr_free(order, mt).unwrap_or(u64::MAX));
             lists.push(zone.free_list(order, mt).map(|p| p.0).collect());
         }
     }
@@ -38,5 +39,5 @@ pub fn fingerprint(zone: &Zone) -> Fingerprint {
 
 /// Free pages per order, all types (a buddyinfo row).
 pub fn buddyinfo(zone: &Zone) -> Vec<u64> {
-    (0..=zone.max_order()).map(|o| zone.counters().nr_free(o)).collect()
+    (0..=zone.max_order()).map(|o| zone.shared().free_areas().nr_free(o)).collect()
 }

@@ -7,12 +7,14 @@
 //! | [`monitor`] | 000 | order-4 alloc/free latency with a pagetypeinfo monitor, walk vs counts |
 //! | [`fallback`] | 003 | bulk refills that must fall back, without → with rmqueue mode memory |
 //! | [`prefetch`] | 001 | bulk free with a memmap larger than the LLC, prefetch off → on |
+//! | [`free_area_layout`] | 002 | `free_area[]` layouts under concurrent allocation: plain, counts, per-list |
 //!
 //! Every figure says whether it is wall-clock (noisy: compare within one run) or
 //! deterministic (work units and counts: the same on every machine for a given seed). `--quick`
 //! runs smaller sizes, and CI checks only the deterministic figures.
 
 pub mod fallback;
+pub mod free_area_layout;
 pub mod monitor;
 pub mod pagetypeinfo_cost;
 pub mod prefetch;
@@ -181,6 +183,8 @@ pub fn run(cfg: &SeedsConfig, progress: &mut dyn FnMut(&str)) -> SeedsReport {
     fallback::run(cfg, &mut report);
     progress("buddy prefetch (seed 001)");
     prefetch::run(cfg, &mut report);
+    progress("free_area layout (seed 002)");
+    free_area_layout::run(cfg, &mut report);
     report
 }
 

@@ -22,7 +22,7 @@ fn work(a: &Allocator) -> (f64, f64) {
     let mut visited = 0;
     for order in 0..=cfg.max_order {
         for &mt in &types {
-            visited += z.counters().mt_nr_free(order, mt).min(FREE_COUNT_CAP);
+            visited += z.free_areas().mt_nr_free(order, mt).unwrap_or(0).min(FREE_COUNT_CAP);
         }
     }
     let counters = (cfg.max_order as u64 + 1) * types.len() as u64;
