@@ -111,7 +111,7 @@ pub fn mixed<A: FrameAlloc>(a: &mut A, ops: u64, seed: u64) -> f64 {
 }
 
 /// Pin the calling thread to `cpu` (best effort: benchmarks are steadier pinned).
-fn pin_to(cpu: usize) {
+pub(crate) fn pin_to(cpu: usize) {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_setaffinity only reads it.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

@@ -15,6 +15,8 @@
 mod cases;
 pub mod peers;
 
+pub(crate) use cases::pin_to;
+
 use std::sync::Mutex;
 
 use pageblock::Policy;

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use pageblock_core::{AllocFlags, Gfp, MigrateType, Pfn, Policy, VmEvent, Zone, ZoneConfig};
 
-use super::{mean, Experiment, Section, SeedsConfig, SeedsReport};
+use super::{mean, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
 
 /// Blocks per refill: the default pcp batch.
@@ -81,38 +81,42 @@ pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
     };
     let (a, b) = (stat(&without), stat(&with));
     let sides = ("no rmqueue mode", "rmqueue mode");
-    report.experiments.push(Experiment::lower_is_better(
-        "fallback_worst_lock_hold_work",
-        format!("worst work of one {BATCH}-block refill (one zone lock hold)"),
-        "work units",
-        sides,
-        (a.0, b.0),
-        true,
-    ));
-    report.experiments.push(Experiment::lower_is_better(
-        "fallback_mean_lock_hold_work",
-        format!("mean work of one {BATCH}-block refill"),
-        "work units",
-        sides,
-        (a.1, b.1),
-        true,
-    ));
-    report.experiments.push(Experiment::lower_is_better(
-        "fallback_worst_lock_hold_ns",
-        "worst zone lock hold of one refill",
-        "ns",
-        sides,
-        (a.2, b.2),
-        false,
-    ));
-    report.experiments.push(Experiment::higher_is_better(
-        "fallback_throughput",
-        "blocks allocated per second by refills",
-        "pages/s",
-        sides,
-        (a.4, b.4),
-        false,
-    ));
+    report.experiments.push(
+        Spec {
+            name: "fallback_worst_lock_hold_work",
+            metric: format!("worst work of one {BATCH}-block refill (one zone lock hold)"),
+            unit: "work units",
+            measure: Measure::Deterministic,
+        }
+        .lower_is_better(sides, (a.0, b.0)),
+    );
+    report.experiments.push(
+        Spec {
+            name: "fallback_mean_lock_hold_work",
+            metric: format!("mean work of one {BATCH}-block refill"),
+            unit: "work units",
+            measure: Measure::Deterministic,
+        }
+        .lower_is_better(sides, (a.1, b.1)),
+    );
+    report.experiments.push(
+        Spec {
+            name: "fallback_worst_lock_hold_ns",
+            metric: "worst zone lock hold of one refill".into(),
+            unit: "ns",
+            measure: Measure::WallClock,
+        }
+        .lower_is_better(sides, (a.2, b.2)),
+    );
+    report.experiments.push(
+        Spec {
+            name: "fallback_throughput",
+            metric: "blocks allocated per second by refills".into(),
+            unit: "pages/s",
+            measure: Measure::WallClock,
+        }
+        .higher_is_better(sides, (a.4, b.4)),
+    );
     let row = |stat: &str, op: &str, better, x: f64, y: f64| Row {
         stat: stat.into(),
         op: op.into(),

@@ -15,9 +15,9 @@ use std::time::Instant;
 use pageblock::{Allocator, Gfp, Pfn, Policy, ZoneConfig};
 use pageblock_core::free_area::FreeAreaLayout;
 
-use super::{Experiment, Section, SeedsConfig, SeedsReport};
+use super::{Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
-use crate::fastpath::median;
+use crate::fastpath::{median, pin_to};
 
 /// Blocks per batch: more than a refill, so batches keep reaching the zone.
 const BATCH: usize = 256;
@@ -26,15 +26,6 @@ const BATCH: usize = 256;
 fn combo(i: usize) -> (u32, Gfp) {
     let gfp = [Gfp::KERNEL, Gfp::HIGHUSER_MOVABLE, Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE.0)][i % 3];
     ((i % 4) as u32, gfp)
-}
-
-fn pin_to(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_setaffinity only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
 }
 
 /// Allocations per second of both threads together, `rounds` batches per thread.
@@ -80,22 +71,24 @@ pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
         }
     }
     let m: Vec<f64> = samples.iter().map(|s| median(s)).collect();
-    report.experiments.push(Experiment::higher_is_better(
-        "free_area_layout_counts_vs_plain",
-        "allocations per second, two CPUs, orders 0-3 x three types",
-        "allocs/s",
-        ("plain", "counts"),
-        (m[0], m[1]),
-        false,
-    ));
-    report.experiments.push(Experiment::higher_is_better(
-        "free_area_layout_counts_vs_per_list",
-        "allocations per second, two CPUs, orders 0-3 x three types",
-        "allocs/s",
-        ("per-list", "counts"),
-        (m[2], m[1]),
-        false,
-    ));
+    report.experiments.push(
+        Spec {
+            name: "free_area_layout_counts_vs_plain",
+            metric: "allocations per second, two CPUs, orders 0-3 x three types".into(),
+            unit: "allocs/s",
+            measure: Measure::WallClock,
+        }
+        .higher_is_better(("plain", "counts"), (m[0], m[1])),
+    );
+    report.experiments.push(
+        Spec {
+            name: "free_area_layout_counts_vs_per_list",
+            metric: "allocations per second, two CPUs, orders 0-3 x three types".into(),
+            unit: "allocs/s",
+            measure: Measure::WallClock,
+        }
+        .higher_is_better(("per-list", "counts"), (m[2], m[1])),
+    );
     report.sections.push(Section {
         title: format!("seed 002: free_area layout, 2 CPUs x {rounds} batches of {BATCH} blocks"),
         table: Table {

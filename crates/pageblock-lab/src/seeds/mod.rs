@@ -74,42 +74,47 @@ pub struct Experiment {
     pub deterministic: bool,
 }
 
-impl Experiment {
-    /// An entry for a metric where lower is better.
-    pub fn lower_is_better(
-        name: &'static str,
-        metric: impl Into<String>,
-        unit: &'static str,
-        sides: (&'static str, &'static str),
-        values: (f64, f64),
-        deterministic: bool,
-    ) -> Experiment {
+/// Whether a figure depends on the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// Nanoseconds and rates: noisy, compare within one run.
+    WallClock,
+    /// Work units and counts: the same everywhere for a given seed.
+    Deterministic,
+}
+
+/// What an [`Experiment`] entry measures; turned into one with the values of both sides.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    /// Stable identifier.
+    pub name: &'static str,
+    /// What was measured.
+    pub metric: String,
+    /// Unit of the values.
+    pub unit: &'static str,
+    /// Wall clock or deterministic.
+    pub measure: Measure,
+}
+
+impl Spec {
+    /// The entry for a metric where lower is better: `(baseline, patched)` names and values.
+    pub fn lower_is_better(self, sides: (&'static str, &'static str), values: (f64, f64)) -> Experiment {
         Experiment {
-            name,
-            metric: metric.into(),
-            unit,
+            name: self.name,
+            metric: self.metric,
+            unit: self.unit,
             baseline: sides.0,
             patched: sides.1,
             baseline_value: values.0,
             patched_value: values.1,
             improvement_ratio: values.0 / nonzero(values.1),
-            deterministic,
+            deterministic: self.measure == Measure::Deterministic,
         }
     }
 
-    /// An entry for a metric where higher is better.
-    pub fn higher_is_better(
-        name: &'static str,
-        metric: impl Into<String>,
-        unit: &'static str,
-        sides: (&'static str, &'static str),
-        values: (f64, f64),
-        deterministic: bool,
-    ) -> Experiment {
-        Experiment {
-            improvement_ratio: values.1 / nonzero(values.0),
-            ..Self::lower_is_better(name, metric, unit, sides, values, deterministic)
-        }
+    /// The entry for a metric where higher is better.
+    pub fn higher_is_better(self, sides: (&'static str, &'static str), values: (f64, f64)) -> Experiment {
+        Experiment { improvement_ratio: values.1 / nonzero(values.0), ..self.lower_is_better(sides, values) }
     }
 }
 

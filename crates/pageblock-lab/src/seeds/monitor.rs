@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use pageblock::{Allocator, Gfp, Pfn};
 
-use super::{mean, stddev, Experiment, Section, SeedsConfig, SeedsReport};
+use super::{mean, stddev, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
 
 /// Order of every request (mmtests' PAGEALLOC_ORDER_MIN/MAX = 4 in the seed).
@@ -148,14 +148,7 @@ pub fn run(cfg: &SeedsConfig, a: &Allocator, report: &mut SeedsReport) {
         let (mon, reads) = with_monitor(a, monitor, &sizes, iters);
         let (b, m) = (alloc_stddev(&base), alloc_stddev(&mon));
         stddevs.push((b, m));
-        report.experiments.push(Experiment::lower_is_better(
-            name,
-            format!("order-{ORDER} alloc latency stddev (mean over batch sizes), {label} monitor: no-monitor vs monitor"),
-            "ns",
-            ("no-monitor", "monitor"),
-            (b, m),
-            false,
-        ));
+        report.experiments.push(Spec { name, metric: format!("order-{ORDER} alloc latency stddev (mean over batch sizes), {label} monitor: no-monitor vs monitor"), unit: "ns", measure: Measure::WallClock }.lower_is_better(("no-monitor", "monitor"), (b, m)));
         let holds = lock_holds_per_read(a, monitor);
         report.sections.push(Section {
             title: format!(
@@ -170,14 +163,18 @@ pub fn run(cfg: &SeedsConfig, a: &Allocator, report: &mut SeedsReport) {
             )],
         });
     }
-    report.experiments.push(Experiment::lower_is_better(
-        "monitor_zone_lock_holds",
-        "zone lock acquisitions per monitor read",
-        "acquisitions",
-        ("walk", "counts"),
-        (lock_holds_per_read(a, Monitor::Walk) as f64, lock_holds_per_read(a, Monitor::Counts) as f64),
-        true,
-    ));
+    report.experiments.push(
+        Spec {
+            name: "monitor_zone_lock_holds",
+            metric: "zone lock acquisitions per monitor read".into(),
+            unit: "acquisitions",
+            measure: Measure::Deterministic,
+        }
+        .lower_is_better(
+            ("walk", "counts"),
+            (lock_holds_per_read(a, Monitor::Walk) as f64, lock_holds_per_read(a, Monitor::Counts) as f64),
+        ),
+    );
     let (walk, counts) = (stddevs[0].1 - stddevs[0].0, stddevs[1].1 - stddevs[1].0);
     if let Some(last) = report.sections.last_mut() {
         last.notes.push(format!(

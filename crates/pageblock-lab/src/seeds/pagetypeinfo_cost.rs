@@ -9,7 +9,7 @@ use pageblock::{Allocator, Policy, ZoneConfig};
 use pageblock_core::show;
 use pageblock_formats::pagetypeinfo::FREE_COUNT_CAP;
 
-use super::{mean, Experiment, Section, SeedsConfig, SeedsReport};
+use super::{mean, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
 
 /// Deterministic cost of one read: list entries visited (walk) or counters read (counts),
@@ -73,22 +73,28 @@ pub fn run(cfg: &SeedsConfig, fragmented: &Allocator, report: &mut SeedsReport) 
             better: Better::Lower,
             values: vec![ww, cw],
         });
-        report.experiments.push(Experiment::lower_is_better(
-            name,
-            format!("mean time of one read ({reads} reads)"),
-            "us",
-            sides,
-            (w, c),
-            false,
-        ));
-        report.experiments.push(Experiment::lower_is_better(
-            if label == "fresh" { "pagetypeinfo_fresh_work" } else { "pagetypeinfo_after_fragment_work" },
-            "list entries visited or counters read, plus pageblocks sampled, per read",
-            "work units",
-            sides,
-            (ww, cw),
-            true,
-        ));
+        report.experiments.push(
+            Spec {
+                name,
+                metric: format!("mean time of one read ({reads} reads)"),
+                unit: "us",
+                measure: Measure::WallClock,
+            }
+            .lower_is_better(sides, (w, c)),
+        );
+        report.experiments.push(
+            Spec {
+                name: if label == "fresh" {
+                    "pagetypeinfo_fresh_work"
+                } else {
+                    "pagetypeinfo_after_fragment_work"
+                },
+                metric: "list entries visited or counters read, plus pageblocks sampled, per read".into(),
+                unit: "work units",
+                measure: Measure::Deterministic,
+            }
+            .lower_is_better(sides, (ww, cw)),
+        );
     }
     let ratio = |n: &str| report.get(n).map_or(f64::NAN, |e| e.improvement_ratio);
     report.sections.push(Section {

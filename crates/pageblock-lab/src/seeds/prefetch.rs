@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use pageblock::{Allocator, Gfp, Policy, ZoneConfig};
 
-use super::{Experiment, Section, SeedsConfig, SeedsReport};
+use super::{Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
 use crate::fastpath::median;
 use crate::prng::Prng;
@@ -43,14 +43,15 @@ pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
         on.push(bulk_free_ns(cfg, true, n, cfg.seed + rep));
     }
     let (a, b) = (median(&off), median(&on));
-    report.experiments.push(Experiment::lower_is_better(
-        "prefetch_bulk_free",
-        format!("time per random-order free of {n} pages (bulk frees past pcp high)"),
-        "ns",
-        ("no prefetch", "prefetch"),
-        (a, b),
-        false,
-    ));
+    report.experiments.push(
+        Spec {
+            name: "prefetch_bulk_free",
+            metric: format!("time per random-order free of {n} pages (bulk frees past pcp high)"),
+            unit: "ns",
+            measure: Measure::WallClock,
+        }
+        .lower_is_better(("no prefetch", "prefetch"), (a, b)),
+    );
     report.sections.push(Section {
         title: format!("seed 001: buddy prefetch in bulk free, {n} random-order frees, 48 MiB memmap"),
         table: Table {
