@@ -22,7 +22,8 @@
 //! |---|---|
 //! | `struct zone`, `zone->lock` | [`Zone`] (`&mut self`), [`ZoneShared`] (lock-free part) |
 //! | `struct page` | [`memmap::Memmap`] (12 bytes per page) |
-//! | `free_area[o].free_list[mt]`, `nr_free`, `mt_nr_free` | `Zone::free_area`, [`ZoneCounters`] |
+//! | `free_area[o].free_list[mt]`, `nr_free`, `mt_nr_free` | [`free_area::FreeAreas`] |
+//! | `struct per_cpu_pages`, `rmqueue_pcplist`, `free_pcppages_bulk` | [`pcp::PerCpuPages`] |
 //! | `__free_one_page`, `expand`, `__rmqueue_smallest` | [`buddy`] |
 //! | `__rmqueue`, `__rmqueue_claim/steal`, `try_to_claim_block` | [`fallback`] |
 //! | `get_page_from_freelist`, `__alloc_pages_slowpath`, `rmqueue_bulk` | [`alloc`] |

@@ -24,6 +24,11 @@
 //! Fast path (order ≤ 3, or the pageblock order with THP): a lock-free watermark check, a
 //! `try_lock` of the CPU's lists, and a list pop or push; the zone lock is taken only to
 //! refill or drain a batch. Everything else goes to the zone under its lock.
+//!
+//! Tracing: a trace sink installed on the zone (`with_zone(|z| z.set_trace_sink(..))`) sees
+//! the events emitted under the zone lock (refills, drains, zone-path allocations and
+//! frees); allocations and frees served entirely by per-CPU lists emit no `mm_page_alloc`
+//! or `mm_page_free` here. The simulator (`pageblock-core` directly) traces everything.
 
 pub mod arena;
 mod cpu;
