@@ -13,7 +13,7 @@
 //!    pageblock's type alone. The block is now mixed ("fragmenting"). Not allowed under
 //!    ALLOC_NOFRAGMENT.
 //!
-//! A bulk refill calls [`Zone::rmqueue`] many times under one lock hold. With
+//! A bulk refill calls `Zone::rmqueue` many times under one lock hold. With
 //! `Policy::rmqueue_mode_memory` (seed 003, 6.16+) it keeps the [`RmqueueMode`] of the last
 //! success, so once claiming has failed it is not retried for every page of the batch.
 

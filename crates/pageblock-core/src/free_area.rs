@@ -11,7 +11,7 @@
 //! * `NR_FREE_PAGES_BLOCKS` follows list membership of blocks ≥ `pageblock_order` (not
 //!   isolated);
 //! * `NR_FREE_PAGES`, `NR_FREE_CMA_PAGES` and `nr_free_highatomic` are changed only by
-//!   [`Zone::account_freepages`], which callers invoke with the net change — adding and
+//!   `Zone::account_freepages`, which callers invoke with the net change — adding and
 //!   removing a block does *not* account by itself, because a split or merge moves pages
 //!   between lists without changing how many are free.
 //!
