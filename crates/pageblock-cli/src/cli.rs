@@ -168,4 +168,30 @@ pub struct RunArgs {
     /// (`/sys/kernel/tracing/trace` format).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
+    /// MAX_PAGE_ORDER of the zone.
+    #[arg(long, default_value_t = 10)]
+    pub max_order: u32,
+    /// pageblock_order of the zone.
+    #[arg(long, default_value_t = 9)]
+    pub pageblock_order: u32,
+    /// A CMA area of this size at the top of the zone (turns on CONFIG_CMA; whole pageblocks).
+    #[arg(long, value_parser = crate::size::parse_size)]
+    pub cma: Option<u64>,
+    /// Memory layout of free_area[] (seed 002); `plain` keeps no per-type counts.
+    #[arg(long, value_enum, default_value_t = FreeAreaLayoutArg::Counts)]
+    pub free_area_layout: FreeAreaLayoutArg,
+    /// Turn on seed 001's buddy prefetch before bulk frees from per-CPU lists.
+    #[arg(long)]
+    pub buddy_prefetch: bool,
+}
+
+/// `--free-area-layout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FreeAreaLayoutArg {
+    /// `{ free_list[MT]; nr_free }`.
+    Plain,
+    /// `{ free_list[MT]; nr_free; mt_nr_free[MT] }`.
+    Counts,
+    /// `{ { free_list; nr_free }[MT]; nr_free }`.
+    PerList,
 }

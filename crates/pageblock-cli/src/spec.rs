@@ -4,7 +4,9 @@ use pageblock_core::{Policy, ZoneConfig};
 use pageblock_lab::sim::RunSpec;
 use pageblock_lab::workload::WorkloadKind;
 
-use crate::cli::RunArgs;
+use pageblock_core::free_area::FreeAreaLayout;
+
+use crate::cli::{FreeAreaLayoutArg, RunArgs};
 
 /// Operations a workload performs when `--ops` is not given.
 pub const DEFAULT_OPS: u64 = 1_000_000;
@@ -20,16 +22,29 @@ pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Res
             format!("unknown workload `{name}`; known: {}", known.join(", "))
         })?),
     };
-    let zone = ZoneConfig { nr_cpus: args.cpus, ..ZoneConfig::normal(args.mem) };
+    let zone = ZoneConfig {
+        nr_cpus: args.cpus,
+        max_order: args.max_order,
+        pageblock_order: args.pageblock_order,
+        config_cma: args.cma.is_some(),
+        cma_pages: args.cma.unwrap_or(0) / pageblock_core::types::PAGE_SIZE,
+        ..ZoneConfig::normal(args.mem)
+    };
     let policy = Policy {
         min_free_kbytes: args.min_free_kbytes,
         watermark_scale_factor: args.watermark_scale_factor,
         watermark_boost_factor: args.watermark_boost_factor,
         defrag_mode: args.defrag_mode,
         rmqueue_mode_memory: !args.no_rmqueue_mode_memory,
+        buddy_prefetch: args.buddy_prefetch,
+        free_area_layout: match args.free_area_layout {
+            FreeAreaLayoutArg::Plain => FreeAreaLayout::Plain,
+            FreeAreaLayoutArg::Counts => FreeAreaLayout::Counts,
+            FreeAreaLayoutArg::PerList => FreeAreaLayout::PerList,
+        },
         ..Policy::default()
     };
-    zone.validate().map_err(|e| format!("--mem {}: {e}", args.mem))?;
+    zone.validate().map_err(|e| format!("zone: {e}"))?;
     policy.validate().map_err(|e| e.to_string())?;
     Ok(RunSpec { zone, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed })
 }

@@ -284,3 +284,32 @@ fn lab_seeds_quick_reproduces_the_deterministic_effects() {
     // Seed 003: the rmqueue mode memory cuts the worst refill's work at least five-fold.
     assert!(ratio("fallback_worst_lock_hold_work") >= 5.0);
 }
+
+#[test]
+fn geometry_and_layout_flags_reach_the_zone() {
+    let text = stdout_of(&["show", "pagetypeinfo", "--mem", "1G", "--cma", "64M"]);
+    let pti = PageTypeInfo::parse(&text).unwrap();
+    let blocks = &pti.nodes[0].blocks;
+    assert_eq!(blocks.migratetypes, ["Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "Isolate"]);
+    assert_eq!(blocks.rows[0].counts, [0, 480, 0, 0, 32, 0], "64 MiB of CMA = 32 pageblocks");
+    let text =
+        stdout_of(&["show", "buddyinfo", "--mem", "64M", "--max-order", "8", "--pageblock-order", "6"]);
+    assert_eq!(BuddyInfo::parse(&text).unwrap().zones[0].nr_free, [0, 0, 0, 0, 0, 0, 0, 0, 64]);
+    let walk = stdout_of(&[
+        "show",
+        "pagetypeinfo",
+        "--mem",
+        "1G",
+        "--free-area-layout",
+        "plain",
+        "--pagetypeinfo-mode",
+        "walk",
+    ]);
+    assert_eq!(walk, stdout_of(&["show", "pagetypeinfo", "--mem", "1G"]), "the layout changes no result");
+    let out = pageblock(&["show", "pagetypeinfo", "--mem", "1G", "--free-area-layout", "plain"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use --pagetypeinfo-mode walk"));
+    let out = pageblock(&["show", "buddyinfo", "--pageblock-order", "11"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pageblock order 11 exceeds max order 10"));
+}

@@ -1,6 +1,6 @@
 //! `pageblock show REPORT`: the kernel file, byte for byte, on stdout.
 
-use pageblock_core::show;
+use pageblock_core::{show, MigrateType};
 
 use crate::cli::{PagetypeinfoMode, Report, ShowArgs};
 use crate::spec::{run_spec, DEFAULT_OPS};
@@ -18,6 +18,14 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
                 PagetypeinfoMode::CountsCapped => show::PagetypeinfoMode::CountsCapped,
                 PagetypeinfoMode::Walk => show::PagetypeinfoMode::Walk,
             };
+            if mode != show::PagetypeinfoMode::Walk
+                && shared.free_areas().mt_nr_free(0, MigrateType::Movable).is_none()
+            {
+                return Err(
+                    "--free-area-layout plain keeps no per-migratetype counts: use --pagetypeinfo-mode walk"
+                        .into(),
+                );
+            }
             let mut report = show::pagetypeinfo(zone, mode);
             if args.page_owner {
                 show::add_mixed_blocks(&mut report, shared);
