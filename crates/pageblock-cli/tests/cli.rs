@@ -220,14 +220,19 @@ fn trace_writes_kernel_format_events_that_replay_the_counters() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("/nonexistent/dir/t.txt"));
 }
 
+/// Run `args --json FILE` and return stdout and the parsed file.
+fn stdout_and_json(args: &[&str]) -> (String, serde_json::Value) {
+    let path = std::env::temp_dir().join(format!("pageblock-{}-{}.json", args[0], std::process::id()));
+    let text = stdout_of(&[args, &["--json", path.to_str().unwrap()][..]].concat());
+    let json = std::fs::read_to_string(&path).expect("the JSON file was written");
+    let _ = std::fs::remove_file(&path);
+    (text, serde_json::from_str(&json).expect("valid JSON"))
+}
+
 #[test]
 fn bench_fastpath_writes_the_promised_json() {
-    let path = std::env::temp_dir().join(format!("pageblock-bench-{}.json", std::process::id()));
-    let text = stdout_of(&["bench", "fastpath", "--smoke", "--json", path.to_str().unwrap()]);
+    let (text, v) = stdout_and_json(&["bench", "fastpath", "--smoke"]);
     assert!(text.contains("goals (issue 3), this run:"), "{text}");
-    let json = std::fs::read_to_string(&path).unwrap();
-    let _ = std::fs::remove_file(&path);
-    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
     let results = v["results"].as_array().expect("results");
     assert_eq!(results.len(), 18, "3 allocators x 6 cases");
     for r in results {
@@ -245,12 +250,8 @@ fn bench_fastpath_writes_the_promised_json() {
 /// `lab seeds --quick` in CI: only deterministic figures are judged.
 #[test]
 fn lab_seeds_quick_reproduces_the_deterministic_effects() {
-    let path = std::env::temp_dir().join(format!("pageblock-seeds-{}.json", std::process::id()));
-    let text = stdout_of(&["lab", "seeds", "--quick", "--json", path.to_str().unwrap()]);
+    let (text, v) = stdout_and_json(&["lab", "seeds", "--quick"]);
     assert!(text.contains("seed 003: rmqueue fallback"), "{text}");
-    let json = std::fs::read_to_string(&path).unwrap();
-    let _ = std::fs::remove_file(&path);
-    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
     let entries = v["experiments"].as_array().expect("experiments");
     let get =
         |name: &str| entries.iter().find(|e| e["name"] == name).unwrap_or_else(|| panic!("{name} missing"));
