@@ -212,20 +212,6 @@ impl Memmap {
         word & 0xffff == (PageState::Allocated as u32) | (order << 8)
     }
 
-    /// Atomically replace the state of `idx` if it is still `expected`. Returns the state found.
-    /// Used by lock-free callers that must not race on the same page (the runtime free path).
-    #[inline]
-    pub fn compare_exchange(&self, idx: u32, expected: PageInfo, new: PageInfo) -> PageInfo {
-        match self.pages[idx as usize].info.compare_exchange(
-            expected.pack(),
-            new.pack(),
-            std::sync::atomic::Ordering::AcqRel,
-            std::sync::atomic::Ordering::Acquire,
-        ) {
-            Ok(v) | Err(v) => PageInfo::unpack(v),
-        }
-    }
-
     /// Next page on the list `idx` is on.
     #[inline]
     pub fn next(&self, idx: u32) -> u32 {
@@ -297,13 +283,15 @@ mod tests {
     }
 
     #[test]
-    fn compare_exchange_reports_the_state_found() {
+    fn compare_exchange_word_reports_the_word_found() {
         let m = Memmap::new(1);
         let alloc = PageInfo { state: PageState::Allocated, order: 3, ..PageInfo::TAIL };
         let pcp = PageInfo { state: PageState::Pcp, order: 3, ..PageInfo::TAIL };
-        assert_eq!(m.compare_exchange(0, alloc, pcp), PageInfo::TAIL);
+        assert_eq!(m.compare_exchange_word(0, alloc.pack(), pcp), Err(PageInfo::TAIL.pack()));
         m.set_info(0, alloc);
-        assert_eq!(m.compare_exchange(0, alloc, pcp), alloc);
+        assert!(Memmap::word_is_allocated(m.info_word(0), 3));
+        assert!(!Memmap::word_is_allocated(m.info_word(0), 2));
+        assert_eq!(m.compare_exchange_word(0, alloc.pack(), pcp), Ok(()));
         assert_eq!(m.info(0), pcp);
     }
 }

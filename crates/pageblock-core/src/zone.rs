@@ -509,11 +509,6 @@ impl Zone {
         self.shared.free_areas.list(order, mt).iter(&self.shared.memmap).map(|idx| Pfn(self.pfn_at(idx)))
     }
 
-    /// Pages in blocks currently handed out (computed from the counters).
-    pub fn nr_allocated_pages(&self) -> u64 {
-        self.managed_pages() - self.nr_free_pages() - self.nr_isolated_free_pages()
-    }
-
     /// Free pages on Isolate lists (not counted in `NR_FREE_PAGES`).
     pub fn nr_isolated_free_pages(&self) -> u64 {
         (0..=self.max_order).map(|o| (self.free_list(o, MigrateType::Isolate).count() as u64) << o).sum()
