@@ -215,20 +215,14 @@ impl Zone {
     /// (`prep_move_freepages_block`'s counts). Per-CPU and isolated pages are neither.
     fn count_free_and_movable(&self, pfn: u64) -> (u64, u64) {
         let pb = self.pageblock_nr_pages();
-        let start = pfn & !(pb - 1);
-        let (mut free, mut movable, mut p) = (0, 0, start);
-        while p < start + pb {
-            let info = self.shared.memmap.info(self.idx(p));
-            let step = match info.state {
-                PageState::Tail => 1,
-                _ => 1u64 << info.order,
-            };
-            match info.state {
-                PageState::Buddy => free += step,
-                PageState::Allocated if info.tag.movable => movable += step,
+        let start = self.idx(pfn & !(pb - 1));
+        let (mut free, mut movable) = (0, 0);
+        for e in self.shared.memmap.extents(start, start + pb as u32) {
+            match e.info.state {
+                PageState::Buddy => free += e.pages,
+                PageState::Allocated if e.info.tag.movable => movable += e.pages,
                 _ => {}
             }
-            p += step;
         }
         self.count(VmEvent::WorkPagesScanned, pb);
         (free, movable)

@@ -309,22 +309,17 @@ impl Zone {
             return None;
         }
         let pb = self.pageblock_nr_pages();
-        let start = pfn & !(pb - 1);
+        let start = self.idx(pfn & !(pb - 1));
+        // Moving blocks between lists changes links, not states: walk a handle of our own.
+        let shared = std::sync::Arc::clone(&self.shared);
         let mut moved = 0;
-        let mut p = start;
-        while p < start + pb {
-            let info = self.shared.memmap.info(self.idx(p));
-            match info.state {
-                PageState::Buddy => {
-                    self.move_to_free_list(p, info.order, old_mt, new_mt);
-                    moved += 1 << info.order;
-                    p += 1 << info.order;
-                }
-                PageState::Allocated | PageState::Pcp | PageState::Isolated => p += 1 << info.order,
-                PageState::Tail => p += 1,
+        for e in shared.memmap.extents(start, start + pb as u32) {
+            if e.info.state == PageState::Buddy {
+                self.move_to_free_list(self.pfn_at(e.idx), e.info.order, old_mt, new_mt);
+                moved += e.pages;
             }
         }
-        self.shared.pageblocks.set_migratetype(self.block_of(start), new_mt);
+        self.shared.pageblocks.set_migratetype(self.block_of(self.pfn_at(start)), new_mt);
         Some(moved)
     }
 }

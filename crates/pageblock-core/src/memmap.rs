@@ -116,6 +116,41 @@ impl PageInfo {
     }
 }
 
+/// A block met while walking the memmap: the index of its first page, that page's state,
+/// and how many pages it covers (`2^order` for a head, 1 for a stray tail page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    /// Index of the first page.
+    pub idx: u32,
+    /// State of the first page.
+    pub info: PageInfo,
+    /// Pages covered.
+    pub pages: u64,
+}
+
+/// Iterator over the [`Extent`]s of an index range, block by block.
+pub struct Extents<'a> {
+    mm: &'a Memmap,
+    next: u64,
+    end: u64,
+}
+
+impl Iterator for Extents<'_> {
+    type Item = Extent;
+
+    #[inline]
+    fn next(&mut self) -> Option<Extent> {
+        if self.next >= self.end {
+            return None;
+        }
+        let idx = self.next as u32;
+        let info = self.mm.info(idx);
+        let pages = if info.state == PageState::Tail { 1 } else { 1u64 << info.order };
+        self.next += pages;
+        Some(Extent { idx, info, pages })
+    }
+}
+
 /// One page's record.
 #[derive(Debug)]
 struct PageMeta {
@@ -212,6 +247,12 @@ impl Memmap {
         word & 0xffff == (PageState::Allocated as u32) | (order << 8)
     }
 
+    /// Walk pages `start..end` block by block: each head yields its whole block, so a walk
+    /// from a block boundary visits every block once (how the kernel scans a pageblock).
+    pub fn extents(&self, start: u32, end: u32) -> Extents<'_> {
+        Extents { mm: self, next: start as u64, end: (end as u64).min(self.pages.len() as u64) }
+    }
+
     /// Next page on the list `idx` is on.
     #[inline]
     pub fn next(&self, idx: u32) -> u32 {
@@ -280,6 +321,17 @@ mod tests {
             }
         }
         assert_eq!(m.info(0), PageInfo::TAIL);
+    }
+
+    #[test]
+    fn extents_step_over_whole_blocks_and_stray_tails() {
+        let m = Memmap::new(16);
+        m.set_head(0, PageState::Buddy, 2);
+        m.set_head(4, PageState::Allocated, 1);
+        m.set_head(8, PageState::Pcp, 3);
+        let got: Vec<(u32, u64)> = m.extents(0, 16).map(|e| (e.idx, e.pages)).collect();
+        assert_eq!(got, [(0, 4), (4, 2), (6, 1), (7, 1), (8, 8)]);
+        assert_eq!(m.extents(4, 100).count(), 4, "the end is clamped to the memmap");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use pageblock_formats::vmstat::VmStat;
 use pageblock_formats::zoneinfo::{Pageset, PopulatedZone, ZoneInfo, ZoneInfoZone};
 
 use crate::config::{ZoneConfig, ZoneType, MAX_NR_ZONES};
+use crate::memmap::PageState;
 use crate::migratetype::MigrateType;
 use crate::pcp;
 use crate::stats::{VmEvent, ZoneStat};
@@ -170,20 +171,15 @@ pub fn mixed_block_counts(z: &ZoneShared) -> Vec<u64> {
     let pbo = cfg.pageblock_order;
     let first_block = cfg.start_pfn >> pbo;
     let mut mixed = vec![false; z.pageblocks().len()];
-    let mm = z.memmap();
-    let mut idx = 0u64;
-    while idx < cfg.present_pages {
-        let info = mm.info(idx as u32);
-        let pages = if info.state == crate::memmap::PageState::Tail { 1 } else { 1u64 << info.order };
-        if info.state == crate::memmap::PageState::Allocated {
-            let pfn = cfg.start_pfn + idx;
-            for b in ((pfn >> pbo) - first_block)..=(((pfn + pages - 1) >> pbo) - first_block) {
-                if z.pageblocks().migratetype(b as usize) != info.tag.migratetype {
-                    mixed[b as usize] = true;
-                }
+    let allocated =
+        z.memmap().extents(0, cfg.present_pages as u32).filter(|e| e.info.state == PageState::Allocated);
+    for e in allocated {
+        let pfn = cfg.start_pfn + e.idx as u64;
+        for b in ((pfn >> pbo) - first_block)..=(((pfn + e.pages - 1) >> pbo) - first_block) {
+            if z.pageblocks().migratetype(b as usize) != e.info.tag.migratetype {
+                mixed[b as usize] = true;
             }
         }
-        idx += pages;
     }
     let mut counts = vec![0u64; types.len()];
     for (b, _) in mixed.iter().enumerate().filter(|(_, m)| **m) {
