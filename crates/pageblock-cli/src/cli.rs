@@ -86,10 +86,10 @@ pub struct ShowArgs {
     /// Which report.
     #[arg(value_enum)]
     pub report: Report,
-    /// How /proc/pagetypeinfo counts free blocks: exact per-migratetype counts (seed 000),
-    /// the same capped at 100000 as the posted patch prints them, or walking the free lists
-    /// with the 100000 cap (the kernel before the patch).
-    #[arg(long, value_enum, default_value_t = PagetypeinfoMode::Counts)]
+    /// How /proc/pagetypeinfo counts free blocks: the per-migratetype counts (seed 000)
+    /// printed as 6.18 prints them (`>100000` at the cap), the same counts exactly, or
+    /// walking the free lists with the cap (the kernel before the patch).
+    #[arg(long, value_enum, default_value_t = PagetypeinfoMode::CountsCapped)]
     pub pagetypeinfo_mode: PagetypeinfoMode,
     /// Add page_owner's "Number of mixed blocks" table to /proc/pagetypeinfo.
     #[arg(long)]
@@ -121,20 +121,28 @@ pub enum Report {
 /// `--pagetypeinfo-mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PagetypeinfoMode {
-    /// Read the per-migratetype free counts and print them exactly.
-    Counts,
-    /// Read the per-migratetype free counts, print 100000 or more as `>100000`.
+    /// Read the per-migratetype free counts, print 100000 or more as `>100000` (6.18).
     CountsCapped,
+    /// Read the per-migratetype free counts and print them exactly (not a kernel format).
+    Counts,
     /// Walk the free lists, capped at 100000 per list.
     Walk,
 }
 
-/// The zone, the workload and the allocator policy of a run.
+/// The machine, the workload and the allocator policy of a run.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Size of the simulated ZONE_NORMAL: 16G, 512M, 4GiB, 1.5T...
+    /// Memory of the simulated machine: 16G, 512M, 4GiB, 1.5T... (see --zones).
     #[arg(long, default_value = "16G", value_parser = crate::size::parse_size)]
     pub mem: u64,
+    /// How --mem is laid out in zones: `x86-64` as a PC (ZONE_DMA in the first 16 MiB,
+    /// ZONE_DMA32 up to the 3 GiB PCI hole, ZONE_NORMAL from 4 GiB), or one ZONE_NORMAL.
+    #[arg(long, value_enum, default_value_t = ZonesArg::X86_64)]
+    pub zones: ZonesArg,
+    /// Take the zones and the CPU count from a real /proc/zoneinfo file instead of --mem,
+    /// --zones and --cpus.
+    #[arg(long, value_name = "FILE")]
+    pub zoneinfo: Option<std::path::PathBuf>,
     /// Workload to run before reporting (`fragment`); none means a freshly booted zone.
     /// `demo` always runs `fragment`.
     #[arg(long)]
@@ -174,7 +182,8 @@ pub struct RunArgs {
     /// pageblock_order of the zone.
     #[arg(long, default_value_t = 9)]
     pub pageblock_order: u32,
-    /// A CMA area of this size at the top of the zone (turns on CONFIG_CMA; whole pageblocks).
+    /// A CMA area of this size at the top of the highest zone (turns on CONFIG_CMA; whole
+    /// pageblocks).
     #[arg(long, value_parser = crate::size::parse_size)]
     pub cma: Option<u64>,
     /// Memory layout of free_area[] (seed 002); `plain` keeps no per-type counts.
@@ -183,6 +192,16 @@ pub struct RunArgs {
     /// Turn on seed 001's buddy prefetch before bulk frees from per-CPU lists.
     #[arg(long)]
     pub buddy_prefetch: bool,
+}
+
+/// `--zones`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ZonesArg {
+    /// DMA, DMA32 and Normal as on an x86_64 PC.
+    #[value(name = "x86-64")]
+    X86_64,
+    /// One ZONE_NORMAL of the whole size.
+    Normal,
 }
 
 /// `--free-area-layout`.

@@ -1,17 +1,21 @@
 //! From typed arguments to a validated run specification.
 
-use pageblock_core::{Policy, ZoneConfig};
+use pageblock_core::free_area::FreeAreaLayout;
+use pageblock_core::{NodeConfig, Policy, ZoneConfig};
+use pageblock_formats::zoneinfo::ZoneInfo;
 use pageblock_lab::sim::RunSpec;
 use pageblock_lab::workload::WorkloadKind;
 
-use pageblock_core::free_area::FreeAreaLayout;
-
-use crate::cli::{FreeAreaLayoutArg, RunArgs};
+use crate::cli::{FreeAreaLayoutArg, RunArgs, ZonesArg};
 
 /// Operations a workload performs when `--ops` is not given.
 pub const DEFAULT_OPS: u64 = 1_000_000;
 /// Operations of `pageblock demo`: enough for the zone to fill, drain and refill once.
 pub const DEMO_OPS: u64 = 4_000_000;
+/// Bytes of this process's memory one simulated page can cost: its 12-byte memmap record,
+/// its share of pageblock bits and per-CPU buffers, and what a workload keeps per block it
+/// holds.
+pub const HOST_BYTES_PER_PAGE: u64 = 20;
 
 /// Build the run specification, or say what is wrong with the arguments.
 pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Result<RunSpec, String> {
@@ -22,14 +26,7 @@ pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Res
             format!("unknown workload `{name}`; known: {}", known.join(", "))
         })?),
     };
-    let zone = ZoneConfig {
-        nr_cpus: args.cpus,
-        max_order: args.max_order,
-        pageblock_order: args.pageblock_order,
-        config_cma: args.cma.is_some(),
-        cma_pages: args.cma.unwrap_or(0) / pageblock_core::types::PAGE_SIZE,
-        ..ZoneConfig::normal(args.mem)
-    };
+    let node = node_config(args)?;
     let policy = Policy {
         min_free_kbytes: args.min_free_kbytes,
         watermark_scale_factor: args.watermark_scale_factor,
@@ -44,7 +41,61 @@ pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Res
         },
         ..Policy::default()
     };
-    zone.validate().map_err(|e| format!("zone: {e}"))?;
     policy.validate().map_err(|e| e.to_string())?;
-    Ok(RunSpec { zone, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed })
+    Ok(RunSpec { node, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed })
+}
+
+/// The simulated machine, validated, and refused if this host cannot hold it.
+fn node_config(args: &RunArgs) -> Result<NodeConfig, String> {
+    let mut node = match (&args.zoneinfo, args.zones) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let zi = ZoneInfo::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            pageblock_lab::machine::node_from_zoneinfo(&zi, &|_| None)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        (None, ZonesArg::X86_64) => NodeConfig::x86_64(args.mem, args.cpus),
+        (None, ZonesArg::Normal) => {
+            NodeConfig::single(ZoneConfig { nr_cpus: args.cpus, ..ZoneConfig::normal(args.mem) })
+        }
+    };
+    for z in &mut node.zones {
+        z.max_order = args.max_order;
+        z.pageblock_order = args.pageblock_order;
+        z.config_cma = args.cma.is_some();
+    }
+    if let (Some(cma), Some(top)) = (args.cma, node.zones.last_mut()) {
+        top.cma_pages = cma / pageblock_core::types::PAGE_SIZE;
+    }
+    node.validate().map_err(|e| format!("machine: {e}"))?;
+    check_host_memory(&node)?;
+    Ok(node)
+}
+
+/// Refuse, before anything is allocated, a machine whose metadata would not fit in the
+/// memory this host has available (instead of an abort in the middle of building it).
+fn check_host_memory(node: &NodeConfig) -> Result<(), String> {
+    let needed = node.managed_pages().saturating_mul(HOST_BYTES_PER_PAGE);
+    let Some(available) = mem_available_bytes() else {
+        return Ok(());
+    };
+    if needed > available {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(format!(
+            "a machine of {} pages needs about {:.1} GiB of memory to simulate ({HOST_BYTES_PER_PAGE} bytes per page); \
+             this host has {:.1} GiB available",
+            node.managed_pages(),
+            gib(needed),
+            gib(available)
+        ));
+    }
+    Ok(())
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes.
+fn mem_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }

@@ -140,11 +140,9 @@ impl Zone {
         None
     }
 
-    /// `pcp_allowed_order()`: orders up to `PAGE_ALLOC_COSTLY_ORDER`, and the pageblock
-    /// order when THP is configured, go through the per-CPU lists.
+    /// `pcp_allowed_order()` (see [`crate::ZoneShared::pcp_allowed_order`]).
     #[inline]
     pub fn pcp_allowed_order(&self, order: u32) -> bool {
-        order <= crate::types::PAGE_ALLOC_COSTLY_ORDER
-            || (self.config().thp && order == self.pageblock_order())
+        self.shared.pcp_allowed_order(order)
     }
 }

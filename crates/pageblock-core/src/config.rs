@@ -1,15 +1,19 @@
-//! What a zone is ([`ZoneConfig`]: its geometry, fixed at construction) and how it behaves
-//! ([`Policy`]: the kernel's tunables plus one switch per seed patch, so the lab can run
-//! "before" and "after" side by side).
+//! What a machine is ([`NodeConfig`]: its zones, each a [`ZoneConfig`], fixed at
+//! construction) and how its allocator behaves ([`Policy`]: the kernel's tunables plus one
+//! switch per seed patch, so the lab can run "before" and "after" side by side).
 //!
 //! Defaults follow Linux 6.18 on x86_64: 4 KiB pages, `MAX_PAGE_ORDER` 10, `pageblock_order` 9,
-//! THP configured, no CMA, memory isolation configured, a single-node machine whose simulated
-//! zone is ZONE_NORMAL starting at 4 GiB.
+//! THP configured, no CMA, memory isolation configured, CONFIG_ZONE_DMA32, one NUMA node.
+//!
+//! Both are validated the way the kernel validates its boot parameters and sysctls: a value
+//! the kernel would reject (`percpu_pagelist_high_fraction` 4, `min_free_kbytes` above
+//! `INT_MAX`) or that this model cannot hold (a memmap index past `u32`) is a
+//! [`ConfigError`], never a panic or a hang later.
 
 use std::fmt;
 
 use crate::free_area::FreeAreaLayout;
-use crate::types::{MAX_ORDER_LIMIT, MAX_PAGE_ORDER, PAGEBLOCK_ORDER};
+use crate::types::{MAX_ORDER_LIMIT, MAX_PAGE_ORDER, PAGEBLOCK_ORDER, PAGE_SIZE};
 
 /// The kernel's zone types, in index order (`enum zone_type` on x86_64 with ZONE_DEVICE).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,23 +60,73 @@ impl ZoneType {
         }
     }
 
-    /// Zone index.
+    /// Zone index (`zone_idx`).
     pub const fn index(self) -> usize {
         self as usize
     }
+
+    /// The type with zone index `i`.
+    pub const fn from_index(i: usize) -> Option<ZoneType> {
+        match i {
+            0 => Some(ZoneType::Dma),
+            1 => Some(ZoneType::Dma32),
+            2 => Some(ZoneType::Normal),
+            3 => Some(ZoneType::Movable),
+            4 => Some(ZoneType::Device),
+            _ => None,
+        }
+    }
+
+    /// The zone type for a name as `/proc/zoneinfo` prints it.
+    pub fn from_name(name: &str) -> Option<ZoneType> {
+        ZoneType::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// `sysctl_lowmem_reserve_ratio[]`: how much of the memory above it a zone keeps back from
+    /// requests that could have used a higher zone (1/ratio; 0 keeps nothing back).
+    pub const fn lowmem_reserve_ratio(self) -> u64 {
+        match self {
+            ZoneType::Dma | ZoneType::Dma32 => 256,
+            ZoneType::Normal => 32,
+            ZoneType::Movable | ZoneType::Device => 0,
+        }
+    }
 }
 
-/// The geometry of a zone, fixed when it is built.
+/// A zone's span as `/proc/zoneinfo` reports it (`zone_start_pfn`, `spanned_pages`,
+/// `present_pages`). Only the managed pages ([`ZoneConfig::start_pfn`] ..
+/// [`ZoneConfig::end_pfn`]) are modelled: holes and memory the kernel reserved at boot are
+/// never allocatable, so they have no memmap here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneSpan {
+    /// `zone_start_pfn` (the `start_pfn:` line).
+    pub start_pfn: u64,
+    /// `spanned_pages`: pfns from the zone's start to its end, holes included.
+    pub spanned_pages: u64,
+    /// `present_pages`: pages that exist (spanned minus holes).
+    pub present_pages: u64,
+}
+
+/// The geometry of one zone, fixed when it is built.
+///
+/// # Invariants (checked by [`ZoneConfig::validate`])
+///
+/// * `managed_pages > 0`, `managed_pages <= span.present_pages <= span.spanned_pages`;
+/// * `span.start_pfn <= start_pfn` and `end_pfn() <= span.start_pfn + span.spanned_pages`;
+/// * every pfn fits the model's 40-bit pfn space, and the memmap index (u32) covers the zone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneConfig {
     /// NUMA node id printed in reports.
     pub node: u32,
     /// Which zone this is.
     pub zone_type: ZoneType,
-    /// First pfn (`zone_start_pfn`). Need not be aligned.
+    /// First managed pfn: the allocator owns `[start_pfn, start_pfn + managed_pages)`. Need
+    /// not be aligned.
     pub start_pfn: u64,
-    /// Pages in the zone (`spanned_pages` = `present_pages` = `managed_pages`: no holes).
-    pub present_pages: u64,
+    /// `managed_pages`: pages handed to the buddy allocator.
+    pub managed_pages: u64,
+    /// The span the reports print.
+    pub span: ZoneSpan,
     /// Largest buddy order (`MAX_PAGE_ORDER`).
     pub max_order: u32,
     /// Order of a pageblock (`pageblock_order`).
@@ -89,14 +143,25 @@ pub struct ZoneConfig {
     pub nr_cpus: u32,
 }
 
+/// The highest pfn + 1 the model accepts (`MAX_PHYSMEM_BITS` 52 on x86_64).
+pub const MAX_PFN: u64 = 1 << (52 - crate::types::PAGE_SHIFT);
+
 impl ZoneConfig {
-    /// A ZONE_NORMAL of `bytes` bytes at 4 GiB with the kernel's x86_64 defaults.
+    /// A ZONE_NORMAL of `bytes` bytes at 4 GiB with the kernel's x86_64 defaults, every page
+    /// managed.
     pub fn normal(bytes: u64) -> ZoneConfig {
+        ZoneConfig::new(ZoneType::Normal, 0x100000, bytes / PAGE_SIZE)
+    }
+
+    /// A zone of `zone_type` whose `pages` pages from `start_pfn` are all managed, with the
+    /// kernel's x86_64 defaults for everything else.
+    pub fn new(zone_type: ZoneType, start_pfn: u64, pages: u64) -> ZoneConfig {
         ZoneConfig {
             node: 0,
-            zone_type: ZoneType::Normal,
-            start_pfn: 0x100000,
-            present_pages: bytes / crate::types::PAGE_SIZE,
+            zone_type,
+            start_pfn,
+            managed_pages: pages,
+            span: ZoneSpan { start_pfn, spanned_pages: pages, present_pages: pages },
             max_order: MAX_PAGE_ORDER,
             pageblock_order: PAGEBLOCK_ORDER,
             config_cma: false,
@@ -106,9 +171,9 @@ impl ZoneConfig {
         }
     }
 
-    /// First pfn past the zone (`zone_end_pfn`).
+    /// First pfn past the managed range.
     pub fn end_pfn(&self) -> u64 {
-        self.start_pfn + self.present_pages
+        self.start_pfn.saturating_add(self.managed_pages)
     }
 
     /// Check the geometry; every constructor of a zone calls this first.
@@ -123,22 +188,130 @@ impl ZoneConfig {
                 max_order: self.max_order,
             });
         }
-        if self.present_pages == 0 {
+        if self.managed_pages == 0 {
             return Err(E::Empty);
         }
+        self.validate_span()?;
         let align = 1u64 << self.pageblock_order;
         let span = self.end_pfn().div_ceil(align) * align - (self.start_pfn & !(align - 1));
-        if span >= u32::MAX as u64 || self.end_pfn() > (1 << 52) {
-            return Err(E::TooLarge(self.present_pages));
+        if span >= u32::MAX as u64 {
+            return Err(E::TooLarge(self.managed_pages));
         }
         if self.cma_pages > 0 && !self.config_cma {
             return Err(E::CmaWithoutConfig);
         }
-        if self.cma_pages % align != 0 || self.cma_pages > self.present_pages / 2 {
+        if self.cma_pages % align != 0 || self.cma_pages > self.managed_pages / 2 {
             return Err(E::CmaArea(self.cma_pages));
         }
-        if self.nr_cpus == 0 || self.nr_cpus > 1024 {
+        if self.nr_cpus == 0 || self.nr_cpus > MAX_CPUS {
             return Err(E::Cpus(self.nr_cpus));
+        }
+        Ok(())
+    }
+
+    fn validate_span(&self) -> Result<(), ConfigError> {
+        let s = &self.span;
+        let span_end = s.start_pfn.checked_add(s.spanned_pages);
+        let managed_end = self.start_pfn.checked_add(self.managed_pages);
+        let (Some(span_end), Some(managed_end)) = (span_end, managed_end) else {
+            return Err(ConfigError::Span(self.zone_type));
+        };
+        if span_end > MAX_PFN {
+            return Err(ConfigError::TooLarge(self.managed_pages));
+        }
+        let nested = s.start_pfn <= self.start_pfn && managed_end <= span_end;
+        let counts = self.managed_pages <= s.present_pages && s.present_pages <= s.spanned_pages;
+        if !nested || !counts {
+            return Err(ConfigError::Span(self.zone_type));
+        }
+        Ok(())
+    }
+}
+
+/// The most CPUs a machine may have here.
+pub const MAX_CPUS: u32 = 1024;
+
+/// A machine: one node's populated zones, lowest first.
+///
+/// # Invariants (checked by [`NodeConfig::validate`])
+///
+/// * at least one zone; zone types strictly ascending; zone spans ascending and disjoint;
+/// * node-wide settings (node id, CPUs, orders, THP, CONFIG_CMA) are equal in every zone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// The populated zones, in zone-index order.
+    pub zones: Vec<ZoneConfig>,
+}
+
+impl NodeConfig {
+    /// A node with one zone.
+    pub fn single(zone: ZoneConfig) -> NodeConfig {
+        NodeConfig { zones: vec![zone] }
+    }
+
+    /// A machine with `bytes` of RAM laid out as on x86_64 PCs: ZONE_DMA is the first 16 MiB
+    /// (pfn 1 up, its lowest 255 pages reserved by the firmware and kernel, as on a real
+    /// machine), ZONE_DMA32 the RAM below the 3 GiB PCI hole, ZONE_NORMAL the rest from
+    /// 4 GiB. Machines of 3 GiB or less have no ZONE_NORMAL.
+    pub fn x86_64(bytes: u64, nr_cpus: u32) -> NodeConfig {
+        const DMA_END: u64 = 0x1000;
+        const DMA_RESERVED: u64 = 255;
+        const HOLE_START: u64 = 0xc0000;
+        let pages = bytes / PAGE_SIZE;
+        let mut zones = Vec::new();
+        let dma_managed = pages.min(DMA_END).saturating_sub(1 + DMA_RESERVED);
+        if dma_managed > 0 {
+            let mut dma = ZoneConfig::new(ZoneType::Dma, 1 + DMA_RESERVED, dma_managed);
+            dma.span = ZoneSpan { start_pfn: 1, spanned_pages: DMA_END - 1, present_pages: DMA_END - 1 };
+            zones.push(dma);
+        }
+        if pages > DMA_END {
+            zones.push(ZoneConfig::new(ZoneType::Dma32, DMA_END, pages.min(HOLE_START) - DMA_END));
+        }
+        if pages > HOLE_START {
+            zones.push(ZoneConfig::new(ZoneType::Normal, 0x100000, pages - HOLE_START));
+        }
+        for z in &mut zones {
+            z.nr_cpus = nr_cpus;
+        }
+        NodeConfig { zones }
+    }
+
+    /// The zone every request prefers when it may use any zone: the highest populated one.
+    pub fn highest_zone(&self) -> Option<&ZoneConfig> {
+        self.zones.last()
+    }
+
+    /// Node-wide settings, read from the first zone.
+    pub fn first(&self) -> Result<&ZoneConfig, ConfigError> {
+        self.zones.first().ok_or(ConfigError::NoZones)
+    }
+
+    /// Pages handed to the buddy allocator in all zones.
+    pub fn managed_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.managed_pages).sum()
+    }
+
+    /// Check every zone and how they fit together.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let first = self.first()?;
+        for (i, z) in self.zones.iter().enumerate() {
+            z.validate()?;
+            let same = z.node == first.node
+                && z.nr_cpus == first.nr_cpus
+                && z.max_order == first.max_order
+                && z.pageblock_order == first.pageblock_order
+                && z.thp == first.thp
+                && z.config_cma == first.config_cma;
+            if !same {
+                return Err(ConfigError::MixedZones(z.zone_type));
+            }
+            if let Some(prev) = i.checked_sub(1).map(|p| &self.zones[p]) {
+                let prev_end = prev.span.start_pfn + prev.span.spanned_pages;
+                if z.zone_type <= prev.zone_type || z.span.start_pfn < prev_end {
+                    return Err(ConfigError::ZoneOrder(z.zone_type));
+                }
+            }
         }
         Ok(())
     }
@@ -147,7 +320,8 @@ impl ZoneConfig {
 /// How the allocator behaves: kernel tunables and the seed switches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
-    /// `vm.min_free_kbytes`; `None` computes the kernel's default for the zone size.
+    /// `vm.min_free_kbytes`; `None` computes the kernel's default for the node (with THP,
+    /// khugepaged's recommendation).
     pub min_free_kbytes: Option<u64>,
     /// `vm.watermark_scale_factor` (1..=3000, default 10).
     pub watermark_scale_factor: u32,
@@ -159,7 +333,8 @@ pub struct Policy {
     /// CONFIG_ZONE_DMA32: ALLOC_NOFRAGMENT exists (it compiles to 0 without it).
     pub nofragment: bool,
     /// Group pages by mobility (`page_group_by_mobility_disabled == 0`). The kernel also
-    /// disables grouping by itself on tiny machines; see [`crate::Zone::group_by_mobility`].
+    /// disables grouping by itself on tiny machines; see
+    /// [`crate::node::NodeShared::group_by_mobility`].
     pub group_by_mobility: bool,
     /// Seed 003 (6.16+ `enum rmqueue_mode`): a bulk refill remembers the last fallback step
     /// that worked and restarts there for the next block instead of from the top.
@@ -178,6 +353,10 @@ pub struct Policy {
     pub percpu_pagelist_high_fraction: u32,
     /// Seed 002: the memory layout of `free_area[]` (and whether it keeps per-type counts).
     pub free_area_layout: FreeAreaLayout,
+    /// The per-CPU data-cache slice in bytes (`zone_pcp_update_cacheinfo`): a CPU whose slice
+    /// holds more than three batches of pages keeps high-order frees cached
+    /// (`PCPF_FREE_HIGH_BATCH`). Default 2 MiB, a common L2 slice per core.
+    pub cpu_cache_bytes: u64,
 }
 
 impl Default for Policy {
@@ -195,15 +374,36 @@ impl Default for Policy {
             pcp_batch: None,
             percpu_pagelist_high_fraction: 0,
             free_area_layout: FreeAreaLayout::Counts,
+            cpu_cache_bytes: 2 << 20,
         }
     }
 }
 
+/// `INT_MAX`: the ceiling of the kernel's integer sysctls.
+const INT_MAX: u64 = i32::MAX as u64;
+/// The largest per-CPU batch accepted (the kernel computes at most 63).
+pub const MAX_PCP_BATCH: u32 = 1024;
+
 impl Policy {
-    /// Check the tunables against the kernel's sysctl ranges.
+    /// Check the tunables against the kernel's sysctl ranges (`proc_dointvec_minmax` bounds
+    /// and the handlers' own checks).
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=3000).contains(&self.watermark_scale_factor) {
             return Err(ConfigError::WatermarkScaleFactor(self.watermark_scale_factor));
+        }
+        if u64::from(self.watermark_boost_factor) > INT_MAX {
+            return Err(ConfigError::WatermarkBoostFactor(self.watermark_boost_factor));
+        }
+        if let Some(kb) = self.min_free_kbytes.filter(|&kb| kb > INT_MAX) {
+            return Err(ConfigError::MinFreeKbytes(kb));
+        }
+        // percpu_pagelist_high_fraction_sysctl_handler: 0, or at least 8.
+        let f = self.percpu_pagelist_high_fraction;
+        if f != 0 && (f < crate::pcp::MIN_PERCPU_PAGELIST_HIGH_FRACTION || u64::from(f) > INT_MAX) {
+            return Err(ConfigError::HighFraction(f));
+        }
+        if let Some(b) = self.pcp_batch.filter(|&b| b == 0 || b > MAX_PCP_BATCH) {
+            return Err(ConfigError::PcpBatch(b));
         }
         Ok(())
     }
@@ -221,10 +421,18 @@ pub enum ConfigError {
         /// The zone's max order.
         max_order: u32,
     },
-    /// A zone without pages.
+    /// A zone without managed pages.
     Empty,
-    /// More pages than the memmap can index.
+    /// More pages than the memmap can index, or pfns past the physical address space.
     TooLarge(u64),
+    /// A zone whose span, present and managed pages do not nest.
+    Span(ZoneType),
+    /// A node without zones.
+    NoZones,
+    /// Zones out of order or overlapping.
+    ZoneOrder(ZoneType),
+    /// A zone whose node-wide settings differ from the first zone's.
+    MixedZones(ZoneType),
     /// A CMA area without CONFIG_CMA.
     CmaWithoutConfig,
     /// A CMA area that is not whole pageblocks or takes more than half the zone.
@@ -233,37 +441,59 @@ pub enum ConfigError {
     Cpus(u32),
     /// `watermark_scale_factor` outside 1..=3000.
     WatermarkScaleFactor(u32),
+    /// `watermark_boost_factor` above `INT_MAX`.
+    WatermarkBoostFactor(u32),
+    /// `min_free_kbytes` above `INT_MAX`.
+    MinFreeKbytes(u64),
     /// `percpu_pagelist_high_fraction` neither 0 nor at least 8.
     HighFraction(u32),
-    /// A per-CPU batch of 0.
-    PcpBatch,
+    /// A per-CPU batch of 0 or above [`MAX_PCP_BATCH`].
+    PcpBatch(u32),
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::MaxOrder(o) => {
-                write!(f, "max order {o} exceeds the limit {MAX_ORDER_LIMIT}")
-            }
+            ConfigError::MaxOrder(o) => write!(f, "max order {o} exceeds the limit {MAX_ORDER_LIMIT}"),
             ConfigError::PageblockOrder { pageblock_order, max_order } => {
                 write!(f, "pageblock order {pageblock_order} exceeds max order {max_order}")
             }
-            ConfigError::Empty => write!(f, "a zone needs at least one page"),
+            ConfigError::Empty => write!(f, "a zone needs at least one managed page"),
             ConfigError::TooLarge(n) => {
-                write!(f, "{n} pages is more than a zone can index (< 2^32)")
+                write!(f, "{n} pages is more than a zone can index (< 2^32 pages, pfns < 2^40)")
             }
+            ConfigError::Span(t) => write!(
+                f,
+                "zone {}: managed pages must lie inside the span, and managed <= present <= spanned",
+                t.name()
+            ),
+            ConfigError::NoZones => write!(f, "a node needs at least one zone"),
+            ConfigError::ZoneOrder(t) => {
+                write!(f, "zone {}: zones must be in zone order and must not overlap", t.name())
+            }
+            ConfigError::MixedZones(t) => write!(
+                f,
+                "zone {}: node, CPUs, orders, THP and CMA settings must be the same in every zone",
+                t.name()
+            ),
             ConfigError::CmaWithoutConfig => write!(f, "a CMA area needs config_cma"),
             ConfigError::CmaArea(n) => {
                 write!(f, "CMA area of {n} pages must be whole pageblocks and at most half the zone")
             }
-            ConfigError::Cpus(n) => write!(f, "{n} CPUs is outside 1..=1024"),
+            ConfigError::Cpus(n) => write!(f, "{n} CPUs is outside 1..={MAX_CPUS}"),
             ConfigError::WatermarkScaleFactor(n) => {
                 write!(f, "watermark_scale_factor {n} is outside 1..=3000")
             }
+            ConfigError::WatermarkBoostFactor(n) => {
+                write!(f, "watermark_boost_factor {n} is above INT_MAX")
+            }
+            ConfigError::MinFreeKbytes(n) => write!(f, "min_free_kbytes {n} is above INT_MAX"),
             ConfigError::HighFraction(n) => {
                 write!(f, "percpu_pagelist_high_fraction {n} must be 0 (auto) or at least 8")
             }
-            ConfigError::PcpBatch => write!(f, "a per-CPU batch must be at least 1"),
+            ConfigError::PcpBatch(n) => {
+                write!(f, "a per-CPU batch of {n} is outside 1..={MAX_PCP_BATCH}")
+            }
         }
     }
 }
@@ -277,16 +507,59 @@ mod tests {
     #[test]
     fn defaults_validate_and_bad_geometry_is_rejected() {
         let c = ZoneConfig::normal(16 << 30);
-        assert_eq!(c.present_pages, 4 << 20);
+        assert_eq!(c.managed_pages, 4 << 20);
         assert_eq!(c.validate(), Ok(()));
         assert_eq!(Policy::default().validate(), Ok(()));
         let bad = ZoneConfig { pageblock_order: 11, ..c.clone() };
         assert!(matches!(bad.validate(), Err(ConfigError::PageblockOrder { .. })));
-        let empty = ZoneConfig { present_pages: 0, ..c.clone() };
+        let empty = ZoneConfig { managed_pages: 0, ..c.clone() };
         assert_eq!(empty.validate(), Err(ConfigError::Empty));
         let cma = ZoneConfig { cma_pages: 512, ..c.clone() };
         assert_eq!(cma.validate(), Err(ConfigError::CmaWithoutConfig));
-        let huge = ZoneConfig { present_pages: 1 << 33, ..c };
+        let huge = ZoneConfig::normal(1 << 45);
         assert!(matches!(huge.validate(), Err(ConfigError::TooLarge(_))));
+        let outside = ZoneConfig { start_pfn: c.start_pfn + 1, ..c.clone() };
+        assert_eq!(outside.validate(), Err(ConfigError::Span(ZoneType::Normal)));
+        let wraps = ZoneConfig { start_pfn: u64::MAX - 3, ..c };
+        assert_eq!(wraps.validate(), Err(ConfigError::Span(ZoneType::Normal)));
+    }
+
+    /// Regression: values the kernel's sysctl handlers refuse were accepted (`pcp_batch` 0
+    /// hung `drain_all_pages`; `u32::MAX` aborted allocating a terabyte of refill buffer).
+    #[test]
+    fn sysctl_ranges_are_enforced() {
+        let p = Policy::default();
+        for f in 1..8 {
+            let bad = Policy { percpu_pagelist_high_fraction: f, ..p.clone() };
+            assert_eq!(bad.validate(), Err(ConfigError::HighFraction(f)));
+        }
+        assert_eq!(Policy { percpu_pagelist_high_fraction: 8, ..p.clone() }.validate(), Ok(()));
+        assert_eq!(Policy { pcp_batch: Some(0), ..p.clone() }.validate(), Err(ConfigError::PcpBatch(0)));
+        let max = Policy { pcp_batch: Some(u32::MAX), ..p.clone() };
+        assert_eq!(max.validate(), Err(ConfigError::PcpBatch(u32::MAX)));
+        let kb = Policy { min_free_kbytes: Some(1 << 31), ..p.clone() };
+        assert_eq!(kb.validate(), Err(ConfigError::MinFreeKbytes(1 << 31)));
+        let boost = Policy { watermark_boost_factor: u32::MAX, ..p };
+        assert_eq!(boost.validate(), Err(ConfigError::WatermarkBoostFactor(u32::MAX)));
+    }
+
+    #[test]
+    fn x86_64_layout_has_the_three_zones_of_a_pc() {
+        let n = NodeConfig::x86_64(16 << 30, 4);
+        n.validate().unwrap();
+        let types: Vec<ZoneType> = n.zones.iter().map(|z| z.zone_type).collect();
+        assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
+        assert_eq!(n.zones[0].managed_pages, 3840, "as on the sample machines");
+        assert_eq!(n.zones[0].span.spanned_pages, 4095);
+        assert_eq!(n.zones[1].managed_pages, 0xc0000 - 0x1000);
+        assert_eq!(n.zones[2].managed_pages, (16 << 18) - 0xc0000);
+        assert_eq!(n.zones[2].start_pfn, 0x100000);
+        assert_eq!(NodeConfig::x86_64(0, 2).validate(), Err(ConfigError::NoZones), "no underflow");
+        assert_eq!(NodeConfig::x86_64(1 << 20, 2).zones.len(), 0, "1 MiB is all firmware");
+        let small = NodeConfig::x86_64(1 << 30, 2);
+        small.validate().unwrap();
+        assert_eq!(small.zones.len(), 2, "no ZONE_NORMAL below 3 GiB");
+        let mixed = NodeConfig { zones: vec![n.zones[2].clone(), n.zones[1].clone()] };
+        assert_eq!(mixed.validate(), Err(ConfigError::ZoneOrder(ZoneType::Dma32)));
     }
 }

@@ -1,4 +1,5 @@
-//! The free entry point (`__free_pages` → `free_one_page`) and its misuse checks.
+//! A zone's part of freeing (`free_one_page`, `free_pcppages_bulk`'s per-block step) and the
+//! misuse checks every free passes first (the entry point is [`crate::page_alloc`]).
 //!
 //! The kernel trusts its callers (a bad free corrupts memory and is caught, if at all, by
 //! debug checks). A user-space allocator serving untrusted callers must not: every way a
@@ -89,8 +90,10 @@ impl ZoneShared {
     pub fn allocated_word(&self, pfn: Pfn, order: u32) -> Result<u32, FreeError> {
         let cfg = self.config();
         let idx = pfn.0.wrapping_sub(cfg.start_pfn);
-        // One range test covers "below the zone" too (the subtraction wraps).
-        if idx < cfg.present_pages && pfn.is_aligned(order) && idx + (1 << order) <= cfg.present_pages {
+        // One range test covers "below the zone" too (the subtraction wraps); the order is
+        // checked first so that no shift below can overflow.
+        let managed = cfg.managed_pages;
+        if order <= cfg.max_order && idx < managed && pfn.is_aligned(order) && idx + (1 << order) <= managed {
             let word = self.memmap.info_word(idx as u32);
             if Memmap::word_is_allocated(word, order) {
                 return Ok(word);
@@ -137,10 +140,11 @@ impl Zone {
         self.shared.check_allocated(pfn, order)
     }
 
-    /// Free a block of 2^`order` pages that [`Zone::alloc_pages`] returned.
+    /// `free_one_page()`: validate a free of a block this zone handed out, take it from its
+    /// owner, and return it to the buddy lists under the zone lock (the path for orders the
+    /// per-CPU lists do not cache, isolated pageblocks, and a contended per-CPU lock).
     pub fn free_pages(&mut self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         self.shared.claim_for_free(pfn, order, PageInfo::TAIL)?;
-        self.emit(|| TraceEvent::PageFree { pfn: pfn.0, order });
         self.count(VmEvent::PgFree, 1 << order);
         self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
         Ok(())

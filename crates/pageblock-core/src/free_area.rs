@@ -319,7 +319,7 @@ impl Zone {
                 moved += e.pages;
             }
         }
-        self.shared.pageblocks.set_migratetype(self.block_of(self.pfn_at(start)), new_mt);
+        self.set_pageblock_migratetype(self.pfn_at(start), new_mt);
         Some(moved)
     }
 }

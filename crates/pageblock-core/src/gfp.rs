@@ -9,6 +9,7 @@ use std::ops::{BitAnd, BitOr, BitOrAssign, Not};
 
 pub use pageblock_formats::gfp::Gfp;
 
+use crate::config::ZoneType;
 use crate::migratetype::MigrateType;
 
 /// `ALLOC_*` flags: how hard an allocation attempt may dig.
@@ -137,6 +138,26 @@ pub fn gfp_migratetype(gfp: Gfp, group_by_mobility: bool) -> Result<MigrateType,
     Ok(if group_by_mobility { mt } else { MigrateType::Unmovable })
 }
 
+/// `gfp_zone()`: the highest zone type a request may use, from its zone modifiers
+/// (`GFP_ZONE_TABLE` on x86_64, which has no ZONE_HIGHMEM: `__GFP_HIGHMEM` alone means
+/// ZONE_NORMAL, and with `__GFP_MOVABLE` it means ZONE_MOVABLE). Two zone modifiers at once
+/// (`GFP_ZONE_BAD`) are refused.
+pub fn gfp_zone(gfp: Gfp) -> Result<ZoneType, InvalidGfp> {
+    let modifiers = [Gfp::DMA, Gfp::HIGHMEM, Gfp::DMA32].iter().filter(|m| gfp.contains(**m)).count();
+    if modifiers > 1 {
+        return Err(InvalidGfp(gfp));
+    }
+    Ok(if gfp.contains(Gfp::DMA) {
+        ZoneType::Dma
+    } else if gfp.contains(Gfp::DMA32) {
+        ZoneType::Dma32
+    } else if gfp.contains(Gfp::HIGHMEM) && gfp.contains(Gfp::MOVABLE) {
+        ZoneType::Movable
+    } else {
+        ZoneType::Normal
+    })
+}
+
 /// Whether the zone the request prefers gets ALLOC_NOFRAGMENT by default: the kernel gives it
 /// to requests whose preferred zone is ZONE_NORMAL on a machine with a DMA32 zone (or a
 /// single node), and to everything under `defrag_mode`.
@@ -218,6 +239,17 @@ mod tests {
         assert_eq!(gfp_migratetype(Gfp::HIGHUSER_MOVABLE, false), Ok(MigrateType::Unmovable));
         let both = Gfp::MOVABLE | Gfp::RECLAIMABLE;
         assert_eq!(gfp_migratetype(both, true), Err(InvalidGfp(both)));
+    }
+
+    #[test]
+    fn gfp_zone_follows_the_x86_64_zone_table() {
+        assert_eq!(gfp_zone(Gfp::KERNEL), Ok(ZoneType::Normal));
+        assert_eq!(gfp_zone(Gfp::HIGHUSER_MOVABLE), Ok(ZoneType::Movable));
+        assert_eq!(gfp_zone(Gfp::HIGHUSER), Ok(ZoneType::Normal), "no ZONE_HIGHMEM on x86_64");
+        assert_eq!(gfp_zone(Gfp::KERNEL | Gfp::DMA32), Ok(ZoneType::Dma32));
+        assert_eq!(gfp_zone(Gfp::KERNEL | Gfp::DMA | Gfp::MOVABLE), Ok(ZoneType::Dma));
+        let bad = Gfp::DMA | Gfp::DMA32;
+        assert_eq!(gfp_zone(bad), Err(InvalidGfp(bad)));
     }
 
     #[test]

@@ -72,27 +72,35 @@ impl Zone {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Gfp, MigrateType, Policy, Zone, ZoneConfig};
+    use crate::{Gfp, MigrateType, Node, NodeLocks, Policy, ZoneConfig};
 
     /// Regression (found by the property test): releasing a reserved whole free pageblock
     /// retypes it without re-merging, exactly as the kernel does, so it stays split from its
     /// free buddy; `verify` must accept that state.
     #[test]
     fn releasing_a_whole_free_reserved_block_leaves_it_unmerged() {
-        let cfg =
-            ZoneConfig { present_pages: 512, max_order: 4, pageblock_order: 2, ..ZoneConfig::normal(0) };
+        let cfg = ZoneConfig { max_order: 4, pageblock_order: 2, ..ZoneConfig::normal(512 * 4096) };
         let policy = Policy { min_free_kbytes: Some(64), ..Policy::default() };
-        let mut z = Zone::new(cfg, policy).unwrap();
-        let p = z.alloc_pages(2, Gfp::HIGHUSER_MOVABLE).unwrap().0;
-        z.reserve_highatomic_pageblock(p, 2);
-        assert_eq!(z.pageblock_migratetype(p), MigrateType::HighAtomic);
-        z.free_pages(crate::Pfn(p), 2).unwrap();
-        assert!(z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2), "HighAtomic does not merge with Movable");
-        z.verify().unwrap();
-        assert!(z.unreserve_highatomic_pageblock(MigrateType::Movable, true));
-        assert_eq!(z.pageblock_migratetype(p), MigrateType::Movable);
-        assert!(z.is_free_buddy(p, 2) && z.is_free_buddy(p ^ 4, 2), "retyped, not re-merged");
+        let n = Node::single_zone(cfg, policy).unwrap();
+        let p = n.alloc_pages(0, 2, Gfp::HIGHUSER_MOVABLE).unwrap();
+        n.drain_all_pages();
+        n.lock_zone(0).reserve_highatomic_pageblock(p.0, 2);
+        assert_eq!(n.zone(0).pageblock_migratetype(p.0), MigrateType::HighAtomic);
+        n.free_pages(0, p, 2).unwrap();
+        n.drain_all_pages();
+        let z = n.zone(0);
+        assert!(
+            z.is_free_buddy(p.0, 2) && z.is_free_buddy(p.0 ^ 4, 2),
+            "HighAtomic does not merge with Movable"
+        );
+        drop(z);
+        n.verify().unwrap();
+        assert!(n.lock_zone(0).unreserve_highatomic_pageblock(MigrateType::Movable, true));
+        let z = n.zone(0);
+        assert_eq!(z.pageblock_migratetype(p.0), MigrateType::Movable);
+        assert!(z.is_free_buddy(p.0, 2) && z.is_free_buddy(p.0 ^ 4, 2), "retyped, not re-merged");
         assert_eq!(z.counters().nr_reserved_highatomic(), 0);
-        z.verify().unwrap();
+        drop(z);
+        n.verify().unwrap();
     }
 }

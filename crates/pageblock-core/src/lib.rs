@@ -2,32 +2,37 @@
 //!
 //! A faithful, deterministic re-implementation of the page allocator in Linux 6.18's
 //! `mm/page_alloc.c` and the reports of `mm/vmstat.c`, as pure data structures: no threads,
-//! no clock, no randomness, no I/O. A [`Zone`] is what the kernel guards with `zone->lock`;
-//! the `pageblock` runtime crate wraps it for concurrent use and the lab drives it with
-//! workloads and traces.
+//! no clock, no randomness, no I/O. A node ([`NodeConfig`]: DMA, DMA32, Normal zones as
+//! configured) boots into [`NodeShared`] (what anyone may read) and its [`Zone`]s (what
+//! `zone->lock` guards). The allocation path ([`page_alloc`], [`slowpath`]) is written once
+//! against [`NodeLocks`] and driven two ways: by [`Node`], the single-threaded simulator the
+//! lab uses, and by the `pageblock` crate's thread-safe `Allocator`.
 //!
 //! ```
-//! use pageblock_core::{Gfp, Policy, Zone, ZoneConfig};
+//! use pageblock_core::{Gfp, Node, NodeConfig, Policy, ZoneConfig};
 //!
-//! let mut zone = Zone::new(ZoneConfig::normal(64 << 20), Policy::default()).unwrap();
-//! let pfn = zone.alloc_pages(3, Gfp::KERNEL).unwrap();
-//! zone.free_pages(pfn, 3).unwrap();
-//! assert!(zone.free_pages(pfn, 3).is_err(), "a double free is refused");
-//! zone.verify().unwrap();
+//! let node = Node::new(NodeConfig::single(ZoneConfig::normal(64 << 20)), Policy::default()).unwrap();
+//! let pfn = node.alloc_pages(0, 3, Gfp::KERNEL).unwrap();
+//! node.free_pages(0, pfn, 3).unwrap();
+//! assert!(node.free_pages(0, pfn, 3).is_err(), "a double free is refused");
+//! node.verify().unwrap();
 //! ```
 //!
 //! How the kernel's names map to this crate:
 //!
 //! | kernel | here |
 //! |---|---|
+//! | `pg_data_t`, `build_zonelists` | [`NodeShared`], [`node`] |
 //! | `struct zone`, `zone->lock` | [`Zone`] (`&mut self`), [`ZoneShared`] (lock-free part) |
 //! | `struct page` | [`memmap::Memmap`] (12 bytes per page) |
 //! | `free_area[o].free_list[mt]`, `nr_free`, `mt_nr_free` | [`free_area::FreeAreas`] |
 //! | `struct per_cpu_pages`, `rmqueue_pcplist`, `free_pcppages_bulk` | [`pcp::PerCpuPages`] |
 //! | `__free_one_page`, `expand`, `__rmqueue_smallest` | [`buddy`] |
 //! | `__rmqueue`, `__rmqueue_claim/steal`, `try_to_claim_block` | [`fallback`] |
-//! | `get_page_from_freelist`, `__alloc_pages_slowpath`, `rmqueue_bulk` | [`alloc`] |
-//! | `__zone_watermark_ok`, `boost_watermark` | [`watermark`] |
+//! | `__alloc_pages`, `get_page_from_freelist`, `rmqueue`, `free_frozen_pages` | [`page_alloc`] |
+//! | `__alloc_pages_slowpath`, `should_reclaim_retry` | [`slowpath`] |
+//! | `rmqueue_buddy`, `rmqueue_bulk` | [`alloc`] |
+//! | `__zone_watermark_ok`, `boost_watermark`, `lowmem_reserve` | [`watermark`] |
 //! | `reserve/unreserve_highatomic_pageblock` | [`highatomic`] |
 //! | `/proc/pagetypeinfo`, buddyinfo, zoneinfo, vmstat, extfrag | [`show`] |
 
@@ -36,6 +41,7 @@
 
 pub mod alloc;
 pub mod buddy;
+pub mod compaction;
 pub mod config;
 pub mod fallback;
 pub mod free;
@@ -43,25 +49,35 @@ pub mod free_area;
 pub mod gfp;
 pub mod highatomic;
 pub mod list;
+pub mod locks;
 pub mod memmap;
 pub mod migratetype;
+pub mod node;
+pub mod page_alloc;
 pub mod pageblock;
 pub mod pcp;
 pub mod show;
+pub mod sim_node;
+pub mod slowpath;
 pub mod stats;
 pub mod trace;
 pub mod types;
 pub mod verify;
+pub mod vmstat_items;
 pub mod watermark;
 pub mod zone;
 
 pub use alloc::AllocError;
-pub use config::{ConfigError, Policy, ZoneConfig, ZoneType};
+pub use config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
 pub use free::FreeError;
 pub use gfp::{AllocFlags, Gfp};
+pub use locks::NodeLocks;
 pub use migratetype::MigrateType;
+pub use node::NodeShared;
+pub use page_alloc::AllocContext;
+pub use sim_node::Node;
 pub use stats::{VmEvent, ZoneStat};
-pub use trace::{TraceEvent, TraceSink};
+pub use trace::{TraceContext, TraceEvent, TraceHub, TraceSink};
 pub use types::Pfn;
 pub use verify::{PageCensus, VerifyError};
 pub use zone::{Zone, ZoneCounters, ZoneShared};

@@ -18,11 +18,13 @@
 //! * `count == Σ_lists Σ_blocks 2^order` (base pages), mirrored in the CPU's counters.
 //! * Every block on list `p` has order `pindex_to_order(p)` and state `Pcp`.
 
+use crate::config::ZoneType;
 use crate::list::ListHead;
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
-use crate::watermark::WatermarkLevel;
+use crate::verify::VerifyError;
+use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 use crate::{AllocFlags, Policy};
 
@@ -104,8 +106,13 @@ impl PerCpuPages {
             high_min: high_min as u64,
             high_max: high_max as u64,
             batch: batch as u64,
-            // A 1 MiB cache slice per CPU holds more than three batches of 63 pages.
-            flags: FREE_HIGH_BATCH,
+            // zone_pcp_update_cacheinfo(): a cache slice of more than three batches keeps a
+            // batch of high-order frees cached.
+            flags: if policy.cpu_cache_bytes / crate::types::PAGE_SIZE > 3 * batch as u64 {
+                FREE_HIGH_BATCH
+            } else {
+                0
+            },
             alloc_factor: 0,
             free_count: 0,
             pageblock_order: cfg.pageblock_order,
@@ -186,6 +193,7 @@ impl PerCpuPages {
         mm.set_info(idx, PageInfo { state: PageState::Allocated, order, tag: AllocTag::of(mt) });
         let c = shared.counters().cpu(self.cpu);
         c.pgalloc.add(1 << order);
+        c.allocs.add(1);
         c.count.set(self.count);
         Some(Pfn(shared.config().start_pfn + idx as u64))
     }
@@ -301,7 +309,12 @@ impl PerCpuPages {
         // Freeing may have lifted the zone back above its high mark: let caches grow again.
         if shared.flags().below_high() {
             let mark = shared.wmark_pages(WatermarkLevel::High);
-            if shared.zone_watermark_ok(0, mark, AllocFlags::WMARK_MIN) {
+            let req = WatermarkRequest {
+                order: 0,
+                flags: AllocFlags::WMARK_MIN,
+                highest_zoneidx: ZoneType::Movable,
+            };
+            if shared.zone_watermark_ok(req, mark) {
                 shared.flags().set_below_high(false);
             }
         }
@@ -406,6 +419,25 @@ impl PerCpuPages {
         self.drain_buf = buf;
     }
 
+    /// `decay_pcp_high()`, run by the vmstat worker every second: lower an auto-tuned `high`
+    /// by an eighth (never below `high_min`, never by more than a scaled batch below the
+    /// cached count) and free what the CPU holds above it in one zone-lock hold. Returns
+    /// whether more decay work remains.
+    pub fn decay_high(&mut self, shared: &ZoneShared, drain: impl FnMut(&[(Pfn, u32)])) -> bool {
+        let mut todo = false;
+        if self.high > self.high_min {
+            let by_count = self.count.saturating_sub(self.batch << PCP_BATCH_SCALE_MAX);
+            self.high = by_count.max(self.high - (self.high >> 3)).max(self.high_min);
+            todo |= self.high > self.high_min;
+        }
+        if self.count > self.high {
+            self.free_pcppages_bulk(shared, self.count - self.high, 0, drain);
+            todo = true;
+        }
+        self.publish(shared);
+        todo
+    }
+
     /// `drain_pages_zone()`: give every cached block back, a scaled batch per zone-lock hold.
     pub fn drain(&mut self, shared: &ZoneShared, mut drain: impl FnMut(&[(Pfn, u32)])) {
         while self.count > 0 {
@@ -413,6 +445,36 @@ impl PerCpuPages {
             self.free_pcppages_bulk(shared, n, 0, &mut drain);
         }
         self.publish(shared);
+    }
+}
+
+impl PerCpuPages {
+    /// Check the lists against the memmap and the count; returns the pages cached.
+    pub fn verify(&self, shared: &ZoneShared) -> Result<u64, VerifyError> {
+        let mm = shared.memmap();
+        let mut pages = 0;
+        for (p, list) in self.lists.iter().enumerate() {
+            let order = self.pindex_to_order(p);
+            for idx in list.iter(mm) {
+                let info = mm.info(idx);
+                if info.state != PageState::Pcp || info.order != order {
+                    let pfn = shared.config().start_pfn + idx as u64;
+                    return Err(VerifyError(format!(
+                        "CPU {} list {p} (order {order}) holds {pfn:#x} {info:?}",
+                        self.cpu
+                    )));
+                }
+                pages += 1 << order;
+            }
+        }
+        let published = shared.counters().cpu(self.cpu).count();
+        if pages != self.count || published != self.count {
+            return Err(VerifyError(format!(
+                "CPU {}: lists hold {pages} pages, count {}, published {published}",
+                self.cpu, self.count
+            )));
+        }
+        Ok(pages)
     }
 }
 

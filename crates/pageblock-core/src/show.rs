@@ -1,13 +1,15 @@
-//! The kernel's reports about a zone, as `pageblock-formats` models that render byte for byte
+//! The kernel's reports about a node, as `pageblock-formats` models that render byte for byte
 //! (`mm/vmstat.c`: `frag_show_print`, `pagetypeinfo_show*`, `zoneinfo_show_print`,
-//! `vmstat_show`, `unusable_show_print`, `extfrag_show_print`; kmem tracepoints).
+//! `vmstat_show`, `unusable_show_print`, `extfrag_show_print`; `mm/page_owner.c`'s mixed-block
+//! count; kmem tracepoints).
 //!
-//! Reports built from [`ZoneShared`] need no zone lock: they read counters and pageblock bits
-//! only. The walking form of `/proc/pagetypeinfo` needs the lists, hence `&Zone` (the lock).
+//! Reports built from [`NodeShared`] need no lock: they read counters, pageblock bits and the
+//! memmap. The walking form of `/proc/pagetypeinfo` needs the lists, so it takes each zone's
+//! lock through [`NodeLocks`], one order at a time as the kernel does.
 //!
-//! The simulated machine has one node and one populated zone; reports that list every zone
-//! (zoneinfo, vmstat's per-zone events) print the other zone types as unpopulated, as a real
-//! single-zone machine would.
+//! zoneinfo and vmstat print every line a 6.18 kernel prints ([`crate::vmstat_items`]);
+//! what this model does not keep (LRU and slab sizes, reclaim, NUMA balancing, THP events)
+//! prints as 0.
 
 use pageblock_formats::buddyinfo::{BuddyInfo, BuddyInfoZone};
 use pageblock_formats::extfrag::{ExtfragIndex, UnusableIndex};
@@ -16,23 +18,26 @@ use pageblock_formats::pagetypeinfo::{PageTypeInfo, PageTypeInfoNode, ZoneCounts
 use pageblock_formats::vmstat::VmStat;
 use pageblock_formats::zoneinfo::{Pageset, PopulatedZone, ZoneInfo, ZoneInfoZone};
 
-use crate::config::{ZoneConfig, ZoneType, MAX_NR_ZONES};
-use crate::memmap::PageState;
+use crate::config::{ZoneType, MAX_NR_ZONES};
+use crate::locks::NodeLocks;
+use crate::memmap::{Memmap, PageState};
 use crate::migratetype::MigrateType;
+use crate::node::NodeShared;
 use crate::pcp;
 use crate::stats::{VmEvent, ZoneStat};
 use crate::trace::TraceEvent;
+use crate::vmstat_items::{NODE_STAT_ITEMS, VMSTAT_ITEMS, ZONE_STAT_ITEMS};
 use crate::zone::{Zone, ZoneShared};
 
 /// How `/proc/pagetypeinfo` counts free blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PagetypeinfoMode {
-    /// Read the per-migratetype counts (seed 000): no zone lock, O(orders × types). The
-    /// counts are exact, so they are printed exactly: the rows sum to buddyinfo always.
-    Counts,
-    /// Read the per-migratetype counts but print counts of 100000 or more as `>100000`, as
-    /// the seed 000 patch does to keep the old output for existing tools.
+    /// Read the per-migratetype counts (seed 000) and print 100000 or more as `>100000`, as
+    /// 6.18 and the seed patch both do (the default: byte-compatible with the kernel).
     CountsCapped,
+    /// Read the per-migratetype counts and print them exactly, so the rows always sum to
+    /// buddyinfo (pageblock's own, non-kernel output).
+    Counts,
     /// Walk every free list under the zone lock, stopping at 100000 entries (the kernel
     /// before seed 000): O(free blocks).
     Walk,
@@ -40,43 +45,50 @@ pub enum PagetypeinfoMode {
 
 /// The migratetypes the kernel's reports list for this configuration, in ABI order: CMA only
 /// with CONFIG_CMA.
-pub fn reported_migratetypes(cfg: &ZoneConfig) -> Vec<MigrateType> {
-    MigrateType::ALL.into_iter().filter(|&mt| mt != MigrateType::Cma || cfg.config_cma).collect()
+pub fn reported_migratetypes(config_cma: bool) -> Vec<MigrateType> {
+    MigrateType::ALL.into_iter().filter(|&mt| mt != MigrateType::Cma || config_cma).collect()
 }
 
 /// The number a tracepoint prints for `mt` in this configuration (`enum migratetype` is
 /// renumbered when CMA is not configured: Isolate is 4 then).
-pub fn abi_migratetype(cfg: &ZoneConfig, mt: MigrateType) -> i32 {
-    if !cfg.config_cma && mt == MigrateType::Isolate {
+pub fn abi_migratetype(config_cma: bool, mt: MigrateType) -> i32 {
+    if !config_cma && mt == MigrateType::Isolate {
         return 4;
     }
     mt as i32
 }
 
-/// `/proc/buddyinfo`.
-pub fn buddyinfo(z: &ZoneShared) -> BuddyInfo {
-    let cfg = z.config();
-    let nr_free = (0..=cfg.max_order).map(|o| z.free_areas().nr_free(o)).collect();
-    BuddyInfo {
-        zones: vec![BuddyInfoZone { node: cfg.node, zone: cfg.zone_type.name().to_owned(), nr_free }],
-    }
+fn config_cma(node: &NodeShared) -> bool {
+    node.zone(0).config().config_cma
 }
 
-/// Pageblocks of each reported type (in [`reported_migratetypes`] order), counted the
-/// kernel's way: from `zone_start_pfn` in pageblock strides to the zone end.
+/// `/proc/buddyinfo`: one line per populated zone.
+pub fn buddyinfo(node: &NodeShared) -> BuddyInfo {
+    let zones = node
+        .zones()
+        .iter()
+        .map(|z| {
+            let cfg = z.config();
+            let nr_free = (0..=cfg.max_order).map(|o| z.free_areas().nr_free(o)).collect();
+            BuddyInfoZone { node: cfg.node, zone: cfg.zone_type.name().to_owned(), nr_free }
+        })
+        .collect();
+    BuddyInfo { zones }
+}
+
+/// Pageblocks of each reported type (in [`reported_migratetypes`] order) in zone `z`,
+/// counted the kernel's way: from the zone's first pfn in pageblock strides to its end.
 pub fn pageblock_counts(z: &ZoneShared) -> Vec<u64> {
-    block_counts(z, &reported_migratetypes(z.config()))
+    block_counts(z, &reported_migratetypes(z.config().config_cma))
 }
 
-/// [`pageblock_counts`] for the given types (an unaligned zone start samples each block once).
 fn block_counts(z: &ZoneShared, types: &[MigrateType]) -> Vec<u64> {
     let cfg = z.config();
     let pb = 1u64 << cfg.pageblock_order;
     let mut counts = vec![0u64; types.len()];
     let mut pfn = cfg.start_pfn;
     while pfn < cfg.end_pfn() {
-        let mt = z.pageblock_migratetype(pfn);
-        if let Some(i) = types.iter().position(|&t| t == mt) {
+        if let Some(i) = types.iter().position(|&t| t == z.pageblock_migratetype(pfn)) {
             counts[i] += 1;
         }
         pfn += pb;
@@ -84,125 +96,164 @@ fn block_counts(z: &ZoneShared, types: &[MigrateType]) -> Vec<u64> {
     counts
 }
 
+/// `/proc/pagetypeinfo` of `node` with free counts from `free_count(zone, order, type)`.
 fn pagetypeinfo_from(
-    z: &ZoneShared,
+    node: &NodeShared,
     cap: bool,
-    free_count: impl Fn(u32, MigrateType) -> u64,
+    free_count: impl Fn(usize, u32, MigrateType) -> u64,
 ) -> PageTypeInfo {
-    let cfg = z.config();
-    let types = reported_migratetypes(cfg);
-    let free = types.iter().map(|&mt| (0..=cfg.max_order).map(|o| free_count(o, mt)).collect()).collect();
-    let zone = ZoneCounts {
-        node: cfg.node,
-        zone: cfg.zone_type.name().to_owned(),
-        free,
-        blocks: block_counts(z, &types),
-    };
+    let first = node.zone(0).config();
+    let types = reported_migratetypes(first.config_cma);
+    let zones: Vec<ZoneCounts> = node
+        .zones()
+        .iter()
+        .enumerate()
+        .map(|(i, z)| ZoneCounts {
+            node: z.config().node,
+            zone: z.config().zone_type.name().to_owned(),
+            free: types
+                .iter()
+                .map(|&mt| (0..=first.max_order).map(|o| free_count(i, o, mt)).collect())
+                .collect(),
+            blocks: block_counts(z, &types),
+        })
+        .collect();
     let names: Vec<&str> = types.iter().map(|mt| mt.name()).collect();
-    let orders = cfg.max_order as usize + 1;
-    let node = PageTypeInfoNode::from_counts(cfg.pageblock_order, orders, &names, &[zone], cap);
-    PageTypeInfo { nodes: vec![node] }
+    let orders = first.max_order as usize + 1;
+    PageTypeInfo {
+        nodes: vec![PageTypeInfoNode::from_counts(first.pageblock_order, orders, &names, &zones, cap)],
+    }
 }
 
-/// `/proc/pagetypeinfo` from the per-migratetype counts, without the zone lock (seed 000).
-/// `None` if the zone's free-area layout keeps no per-type counts
+/// `/proc/pagetypeinfo` from the per-migratetype counts, without any lock (seed 000).
+/// `None` if the free-area layout keeps no per-type counts
 /// ([`crate::free_area::FreeAreaLayout::Plain`], the kernel before the patch): walk instead.
-pub fn pagetypeinfo_counts(z: &ZoneShared, mode: PagetypeinfoMode) -> Option<PageTypeInfo> {
-    let fa = z.free_areas();
-    fa.mt_nr_free(0, MigrateType::Unmovable)?;
-    Some(pagetypeinfo_from(z, mode != PagetypeinfoMode::Counts, |o, mt| fa.mt_nr_free(o, mt).unwrap_or(0)))
+pub fn pagetypeinfo_counts(node: &NodeShared, mode: PagetypeinfoMode) -> Option<PageTypeInfo> {
+    node.zone(0).free_areas().mt_nr_free(0, MigrateType::Unmovable)?;
+    let cap = mode != PagetypeinfoMode::Counts;
+    Some(pagetypeinfo_from(node, cap, |z, o, mt| node.zone(z).free_areas().mt_nr_free(o, mt).unwrap_or(0)))
 }
 
-/// One order's part of the list walk: the length of each reported migratetype's list,
-/// counting no further than 100000 (the kernel's lockup guard). The kernel takes the zone
-/// lock for one order at a time; so can a caller of this.
+/// One order's part of the list walk in one zone: the length of each reported migratetype's
+/// list, counting no further than 100000 (the kernel's lockup guard). The kernel takes the
+/// zone lock for one order at a time; so does [`pagetypeinfo_walk`].
 pub fn walk_free_counts(zone: &Zone, order: u32) -> Vec<u64> {
-    reported_migratetypes(zone.config())
+    reported_migratetypes(zone.config().config_cma)
         .into_iter()
         .map(|mt| zone.free_list(order, mt).take(FREE_COUNT_CAP as usize).count() as u64)
         .collect()
 }
 
-/// `/proc/pagetypeinfo` from walked counts: `walked[order][i]` for the i-th reported type
-/// (from [`walk_free_counts`]), printed with the cap.
-pub fn pagetypeinfo_from_walk(z: &ZoneShared, walked: &[Vec<u64>]) -> PageTypeInfo {
-    let types = reported_migratetypes(z.config());
-    pagetypeinfo_from(z, true, |o, mt| {
+/// `/proc/pagetypeinfo` by walking the free lists, taking each zone's lock once per order.
+pub fn pagetypeinfo_walk<L: NodeLocks + ?Sized>(l: &L) -> PageTypeInfo {
+    let node = l.node();
+    let walked: Vec<Vec<Vec<u64>>> = (0..node.zones().len())
+        .map(|z| (0..=node.max_order()).map(|o| walk_free_counts(&l.lock_zone(z), o)).collect())
+        .collect();
+    let types = reported_migratetypes(config_cma(node));
+    pagetypeinfo_from(node, true, |z, o, mt| {
         let i = types.iter().position(|&t| t == mt).unwrap_or(0);
-        walked.get(o as usize).and_then(|w| w.get(i)).copied().unwrap_or(0)
+        walked[z][o as usize][i]
     })
 }
 
-/// `/proc/pagetypeinfo` by walking the free lists, stopping each count at 100000. Reads the
-/// lists, so it needs the zone (its lock).
-pub fn pagetypeinfo_walk(zone: &Zone) -> PageTypeInfo {
-    let walked: Vec<Vec<u64>> = (0..=zone.max_order()).map(|o| walk_free_counts(zone, o)).collect();
-    pagetypeinfo_from_walk(zone.shared(), &walked)
+/// `/proc/pagetypeinfo` in `mode` (the counting modes walk when the layout keeps no counts).
+pub fn pagetypeinfo<L: NodeLocks + ?Sized>(l: &L, mode: PagetypeinfoMode) -> PageTypeInfo {
+    match mode {
+        PagetypeinfoMode::Counts | PagetypeinfoMode::CountsCapped => {
+            pagetypeinfo_counts(l.node(), mode).unwrap_or_else(|| pagetypeinfo_walk(l))
+        }
+        PagetypeinfoMode::Walk => pagetypeinfo_walk(l),
+    }
 }
 
-/// `/proc/pagetypeinfo` as the zone's policy reads it: exact counts with
-/// `Policy::pagetypeinfo_from_counts` (seed 000), else the capped list walk.
-pub fn pagetypeinfo_by_policy(zone: &Zone) -> PageTypeInfo {
-    let mode = if zone.policy().pagetypeinfo_from_counts {
-        PagetypeinfoMode::Counts
+/// `/proc/pagetypeinfo` as the node's policy reads it: the capped counts with
+/// `Policy::pagetypeinfo_from_counts` (seed 000), else the capped list walk — both as 6.18
+/// prints them.
+pub fn pagetypeinfo_by_policy<L: NodeLocks + ?Sized>(l: &L) -> PageTypeInfo {
+    let mode = if l.node().policy().pagetypeinfo_from_counts {
+        PagetypeinfoMode::CountsCapped
     } else {
         PagetypeinfoMode::Walk
     };
-    pagetypeinfo(zone, mode)
+    pagetypeinfo(l, mode)
 }
 
-/// `/proc/pagetypeinfo` in `mode`.
-pub fn pagetypeinfo(zone: &Zone, mode: PagetypeinfoMode) -> PageTypeInfo {
-    match mode {
-        PagetypeinfoMode::Counts | PagetypeinfoMode::CountsCapped => {
-            pagetypeinfo_counts(zone.shared(), mode).unwrap_or_else(|| pagetypeinfo_walk(zone))
-        }
-        PagetypeinfoMode::Walk => pagetypeinfo_walk(zone),
-    }
-}
-
-/// Per reported pageblock type: pageblocks holding at least one allocated block whose
-/// owner's migratetype differs from the pageblock's (the "Number of mixed blocks" table the
-/// kernel prints with `page_owner` enabled). Reads the memmap without the zone lock, as
-/// the kernel does, so it is a snapshot that may be slightly inconsistent under concurrency.
+/// Per reported pageblock type, the pageblocks of zone `z` that page_owner calls mixed
+/// (`pagetypeinfo_showmixedcount_print`): scanning each pageblock, the first allocated page
+/// whose owner's migratetype differs from the block's counts the block — under Movable if the
+/// block is CMA — and ends its scan. Free blocks are skipped whole; an allocated block whose
+/// type matches is skipped by its order, which steps over the rest of a multi-pageblock
+/// allocation (only its first pageblock is examined). Reads the memmap without any lock, as
+/// the kernel does.
 pub fn mixed_block_counts(z: &ZoneShared) -> Vec<u64> {
     let cfg = z.config();
-    let types = reported_migratetypes(cfg);
-    let pbo = cfg.pageblock_order;
-    let first_block = cfg.start_pfn >> pbo;
-    let mut mixed = vec![false; z.pageblocks().len()];
-    let allocated =
-        z.memmap().extents(0, cfg.present_pages as u32).filter(|e| e.info.state == PageState::Allocated);
-    for e in allocated {
-        let pfn = cfg.start_pfn + e.idx as u64;
-        for b in ((pfn >> pbo) - first_block)..=(((pfn + e.pages - 1) >> pbo) - first_block) {
-            if z.pageblocks().migratetype(b as usize) != e.info.tag.migratetype {
-                mixed[b as usize] = true;
-            }
-        }
-    }
+    let types = reported_migratetypes(cfg.config_cma);
+    let mm = z.memmap();
+    let pb = 1u64 << cfg.pageblock_order;
     let mut counts = vec![0u64; types.len()];
-    for (b, _) in mixed.iter().enumerate().filter(|(_, m)| **m) {
-        if let Some(i) = types.iter().position(|&t| t == z.pageblocks().migratetype(b)) {
-            counts[i] += 1;
+    let mut pfn = cfg.start_pfn;
+    while pfn < cfg.end_pfn() {
+        let block_end = ((pfn | (pb - 1)) + 1).min(cfg.end_pfn());
+        let block_mt = z.pageblock_migratetype(pfn);
+        while pfn < block_end {
+            let Some((state, owner_mt, order)) = owner_of(mm, cfg.start_pfn, pfn) else {
+                pfn += 1;
+                continue;
+            };
+            if state == PageState::Allocated && owner_mt != block_mt {
+                let counted = if block_mt == MigrateType::Cma { MigrateType::Movable } else { block_mt };
+                if let Some(i) = types.iter().position(|&t| t == counted) {
+                    counts[i] += 1;
+                }
+                pfn = block_end;
+                break;
+            }
+            pfn += 1 << order;
         }
     }
     counts
 }
 
-/// Add the page_owner "Number of mixed blocks" table to a pagetypeinfo report of this zone.
-pub fn add_mixed_blocks(report: &mut PageTypeInfo, z: &ZoneShared) {
-    let cfg = z.config();
-    for node in report.nodes.iter_mut() {
-        let mut table = node.blocks.clone();
-        for row in table.rows.iter_mut().filter(|r| r.zone == cfg.zone_type.name()) {
-            row.counts = mixed_block_counts(z);
+/// The block pfn `pfn` of a zone starting at `start` belongs to, as page_owner sees it: its
+/// state, its owner's migratetype and its order. `None` for pages that are neither free nor
+/// allocated (cached on a per-CPU list, isolated): the scan steps over them one page at a
+/// time.
+fn owner_of(mm: &Memmap, start: u64, pfn: u64) -> Option<(PageState, MigrateType, u32)> {
+    let mut info = mm.info((pfn - start) as u32);
+    // A tail page: its block's head is the nearest aligned pfn below heading a big enough block.
+    let mut order = 1;
+    while info.state == PageState::Tail && order <= crate::types::MAX_ORDER_LIMIT {
+        let head = pfn & !((1u64 << order) - 1);
+        if head < start {
+            break;
         }
-        node.mixed = Some(table);
+        let candidate = mm.info((head - start) as u32);
+        if candidate.state != PageState::Tail && candidate.order >= order {
+            info = candidate;
+        }
+        order += 1;
+    }
+    match info.state {
+        PageState::Buddy | PageState::Allocated => Some((info.state, info.tag.migratetype, info.order)),
+        PageState::Tail | PageState::Pcp | PageState::Isolated => None,
     }
 }
 
-fn unpopulated_zone(node: u32, t: ZoneType) -> ZoneInfoZone {
+/// Add the page_owner "Number of mixed blocks" table to a pagetypeinfo report of `node`.
+pub fn add_mixed_blocks(report: &mut PageTypeInfo, node: &NodeShared) {
+    for n in report.nodes.iter_mut() {
+        let mut table = n.blocks.clone();
+        for row in table.rows.iter_mut() {
+            if let Some(z) = node.zones().iter().find(|z| z.config().zone_type.name() == row.zone) {
+                row.counts = mixed_block_counts(z);
+            }
+        }
+        n.mixed = Some(table);
+    }
+}
+
+fn unpopulated_zone(node: u32, t: ZoneType, protection: Vec<i64>) -> ZoneInfoZone {
     // ZONE_MOVABLE keeps a floor under its (empty) watermarks; the others compute to 0.
     let wm = if t == ZoneType::Movable { 32 } else { 0 };
     ZoneInfoZone {
@@ -219,21 +270,30 @@ fn unpopulated_zone(node: u32, t: ZoneType) -> ZoneInfoZone {
         present: 0,
         managed: 0,
         cma: 0,
-        protection: vec![0; MAX_NR_ZONES],
+        protection,
         populated: None,
     }
 }
 
-/// `/proc/zoneinfo`: every zone type of the node; ours populated. Per-node LRU statistics
-/// are not modelled and not printed. `pagesets` shows each CPU's cached pages and current high
-/// mark (0 until the CPU first uses its lists, as in the kernel) with the zone's limits.
-pub fn zoneinfo(z: &ZoneShared) -> ZoneInfo {
+/// A zone stat or NUMA event of `z` as zoneinfo and vmstat name it (0 if not modelled).
+fn zone_item(z: &ZoneShared, name: &str) -> u64 {
+    let c = z.counters();
+    match name {
+        "nr_free_pages" => c.zone_stat(ZoneStat::NrFreePages),
+        "nr_free_pages_blocks" => c.zone_stat(ZoneStat::NrFreePagesBlocks),
+        "nr_free_cma" => c.zone_stat(ZoneStat::NrFreeCmaPages),
+        "numa_hit" | "numa_local" => c.event(VmEvent::NumaHit),
+        _ => 0,
+    }
+}
+
+fn populated_zone(z: &ZoneShared, node_stats: Option<Vec<(String, u64)>>) -> ZoneInfoZone {
     let cfg = z.config();
     let c = z.counters();
     let wm = c.watermarks();
     let boost = c.watermark_boost();
     let limits = z.pageset();
-    let threshold = pcp::stat_threshold(cfg.nr_cpus, cfg.present_pages) as i32;
+    let threshold = pcp::stat_threshold(cfg.nr_cpus, cfg.managed_pages) as i32;
     let pagesets = (0..cfg.nr_cpus)
         .map(|cpu| Pageset {
             cpu,
@@ -245,75 +305,104 @@ pub fn zoneinfo(z: &ZoneShared) -> ZoneInfo {
             stat_threshold: threshold,
         })
         .collect();
-    let stats = ZoneStat::ALL.iter().map(|&s| (s.name().to_owned(), c.zone_stat(s))).collect();
-    let ours = ZoneInfoZone {
+    let stats = ZONE_STAT_ITEMS.iter().map(|&n| (n.to_owned(), zone_item(z, n))).collect();
+    ZoneInfoZone {
         node: cfg.node,
         zone: cfg.zone_type.name().to_owned(),
-        node_stats: None,
+        node_stats,
         pages_free: c.zone_stat(ZoneStat::NrFreePages),
         boost,
         min: wm.min + boost,
         low: wm.low + boost,
         high: wm.high + boost,
         promo: Some(wm.promo + boost),
-        spanned: cfg.present_pages,
-        present: cfg.present_pages,
-        managed: cfg.present_pages,
+        spanned: cfg.span.spanned_pages,
+        present: cfg.span.present_pages,
+        managed: cfg.managed_pages,
         cma: cfg.cma_pages,
-        protection: vec![0; MAX_NR_ZONES],
-        populated: Some(PopulatedZone { stats, pagesets, node_unreclaimable: 0, start_pfn: cfg.start_pfn }),
-    };
+        protection: z.lowmem_reserve_pages().iter().map(|&p| p as i64).collect(),
+        populated: Some(PopulatedZone {
+            stats,
+            pagesets,
+            node_unreclaimable: 0,
+            start_pfn: cfg.span.start_pfn,
+        }),
+    }
+}
+
+/// `/proc/zoneinfo`: every zone type of the node. The first populated zone carries the
+/// `per-node stats` block (all 0: LRU, slab and workingset state is not modelled);
+/// `pagesets` show each CPU's cached pages and current high mark (0 until the CPU first uses
+/// its lists, as in the kernel) with the zone's limits.
+pub fn zoneinfo(node: &NodeShared) -> ZoneInfo {
+    let node_id = node.zone(0).config().node;
+    let mut node_stats = Some(NODE_STAT_ITEMS.iter().map(|&n| (n.to_owned(), 0)).collect());
     let zones = ZoneType::ALL
         .into_iter()
-        .map(|t| if t == cfg.zone_type { ours.clone() } else { unpopulated_zone(cfg.node, t) })
+        .map(|t| match node.zone_index(t) {
+            Some(i) => populated_zone(node.zone(i), node_stats.take()),
+            // An unpopulated zone protects nothing and is protected by nothing.
+            None => unpopulated_zone(node_id, t, vec![0; MAX_NR_ZONES]),
+        })
         .collect();
     ZoneInfo { zones }
 }
 
-/// `/proc/vmstat`: the zone statistics and the events the kernel prints under the same
-/// names, in the kernel's order, ending with the deprecated `nr_unstable 0`.
-pub fn vmstat(z: &ZoneShared) -> VmStat {
-    let cfg = z.config();
-    let c = z.counters();
-    let mut items: Vec<(String, u64)> =
-        ZoneStat::ALL.iter().map(|&s| (s.name().to_owned(), c.zone_stat(s))).collect();
-    for t in ZoneType::ALL {
-        let v = if t == cfg.zone_type { c.event(VmEvent::PgAlloc) } else { 0 };
-        items.push((format!("pgalloc_{}", t.vmstat_suffix()), v));
+/// One `/proc/vmstat` value (0 for what the model does not keep).
+fn vmstat_item(node: &NodeShared, name: &str) -> u64 {
+    let per_zone = |prefix: &str| {
+        name.strip_prefix(prefix).and_then(|s| ZoneType::ALL.into_iter().find(|t| t.vmstat_suffix() == s))
+    };
+    if let Some(t) = per_zone("pgalloc_") {
+        return node.zone_index(t).map_or(0, |i| node.zone(i).counters().event(VmEvent::PgAlloc));
     }
-    for &ev in VmEvent::ALL {
-        if ev.in_kernel_vmstat() && ev != VmEvent::PgAlloc {
-            items.push((ev.name().to_owned(), c.event(ev)));
-        }
+    if let Some(t) = per_zone("allocstall_") {
+        return node.counters().allocstall(t);
     }
-    items.push(("nr_unstable".to_owned(), 0));
-    VmStat { items }
+    if ZONE_STAT_ITEMS.contains(&name) {
+        return node.zones().iter().map(|z| zone_item(z, name)).sum();
+    }
+    match VmEvent::ALL.iter().find(|e| e.in_kernel_vmstat() && e.name() == name) {
+        Some(&ev) => node.event(ev),
+        None => 0,
+    }
 }
 
-/// Every counter, kernel and pageblock-specific, as `(name, value)` in declaration order.
-pub fn all_counters(z: &ZoneShared) -> Vec<(&'static str, u64)> {
-    let c = z.counters();
-    let mut v: Vec<(&'static str, u64)> = ZoneStat::ALL.iter().map(|&s| (s.name(), c.zone_stat(s))).collect();
-    v.extend(VmEvent::ALL.iter().map(|&e| (e.name(), c.event(e))));
-    v.push(("nr_free_highatomic", c.nr_free_highatomic()));
-    v.push(("nr_reserved_highatomic", c.nr_reserved_highatomic()));
-    v.push(("watermark_boost_pages", c.watermark_boost()));
+/// `/proc/vmstat`: every line 6.18 prints, in its order.
+pub fn vmstat(node: &NodeShared) -> VmStat {
+    VmStat { items: VMSTAT_ITEMS.iter().map(|&n| (n.to_owned(), vmstat_item(node, n))).collect() }
+}
+
+/// Every counter, kernel and pageblock-specific, summed over the node, as `(name, value)` in
+/// declaration order.
+pub fn all_counters(node: &NodeShared) -> Vec<(String, u64)> {
+    let sum = |f: &dyn Fn(&ZoneShared) -> u64| node.zones().iter().map(|z| f(z)).sum::<u64>();
+    let mut v: Vec<(String, u64)> =
+        ZoneStat::ALL.iter().map(|&s| (s.name().to_owned(), sum(&|z| z.counters().zone_stat(s)))).collect();
+    v.extend(VmEvent::ALL.iter().map(|&e| (e.name().to_owned(), node.event(e))));
+    for t in ZoneType::ALL {
+        v.push((format!("allocstall_{}", t.vmstat_suffix()), node.counters().allocstall(t)));
+    }
+    v.push(("nr_free_highatomic".to_owned(), sum(&|z| z.counters().nr_free_highatomic())));
+    v.push(("nr_reserved_highatomic".to_owned(), sum(&|z| z.counters().nr_reserved_highatomic())));
+    v.push(("watermark_boost_pages".to_owned(), sum(&|z| z.counters().watermark_boost())));
     v
 }
 
 /// debugfs `extfrag/unusable_index`.
-pub fn unusable_index(z: &ZoneShared) -> UnusableIndex {
-    UnusableIndex::from_buddyinfo(&buddyinfo(z))
+pub fn unusable_index(node: &NodeShared) -> UnusableIndex {
+    UnusableIndex::from_buddyinfo(&buddyinfo(node))
 }
 
 /// debugfs `extfrag/extfrag_index`.
-pub fn extfrag_index(z: &ZoneShared) -> ExtfragIndex {
-    ExtfragIndex::from_buddyinfo(&buddyinfo(z))
+pub fn extfrag_index(node: &NodeShared) -> ExtfragIndex {
+    ExtfragIndex::from_buddyinfo(&buddyinfo(node))
 }
 
-/// A trace event as the kernel's kmem tracepoint prints it in this configuration.
-pub fn kmem_event(cfg: &ZoneConfig, ev: &TraceEvent) -> KmemEvent {
-    let abi = |mt| abi_migratetype(cfg, mt);
+/// A trace event as the kernel's kmem tracepoint prints it on a machine with (or without)
+/// CONFIG_CMA and this `pageblock_order`.
+pub fn kmem_event(config_cma: bool, pageblock_order: u32, ev: &TraceEvent) -> KmemEvent {
+    let abi = |mt| abi_migratetype(config_cma, mt);
     match *ev {
         TraceEvent::PageAlloc { pfn, order, migratetype, gfp } => {
             KmemEvent::PageAlloc(kmem::MmPageAlloc::new(pfn, order, abi(migratetype), gfp))
@@ -341,7 +430,7 @@ pub fn kmem_event(cfg: &ZoneConfig, ev: &TraceEvent) -> KmemEvent {
             pfn,
             alloc_order as i32,
             fallback_order as i32,
-            cfg.pageblock_order as i32,
+            pageblock_order as i32,
             abi(alloc_migratetype),
             abi(fallback_migratetype),
             change_ownership,

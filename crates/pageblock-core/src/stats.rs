@@ -121,8 +121,20 @@ vm_events! {
     PgAlloc = "pgalloc", kernel: true;
     /// Base pages freed (`PGFREE`).
     PgFree = "pgfree", kernel: true;
+    /// Allocations served by this zone (`NUMA_HIT`: on a single node every allocation is a
+    /// local hit; `numa_local` prints the same count).
+    NumaHit = "numa_hit", kernel: true;
     /// Allocation requests that found no page after every step available to them.
     PgAllocFail = "pgalloc_fail", kernel: false;
+    /// Requests that reached the OOM killer (`__alloc_pages_may_oom` with a victim to find);
+    /// there is no OOM killer here, so each of them failed.
+    PgAllocOom = "pgalloc_oom", kernel: false;
+    /// Direct compaction attempts that ran (`COMPACTSTALL`).
+    CompactStall = "compact_stall", kernel: true;
+    /// Direct compaction attempts after which the request still failed (`COMPACTFAIL`).
+    CompactFail = "compact_fail", kernel: true;
+    /// Direct compaction attempts after which the request succeeded (`COMPACTSUCCESS`).
+    CompactSuccess = "compact_success", kernel: true;
     /// Requests refused by the zone watermark check (`zone_watermark_fast` failed).
     WatermarkFail = "watermark_fail", kernel: false;
     /// Requests retried without ALLOC_NOFRAGMENT after failing with it

@@ -5,7 +5,10 @@
 //! kernel's text — with the migratetype numbering of the zone's configuration (Isolate is 4
 //! without CMA, 5 with it) — is [`crate::show::kmem_event`]'s job, so a sink that only counts
 //! or keeps events pays nothing for formatting. Tracing is off (no sink) by default and costs
-//! one branch per event site then.
+//! one relaxed load per event site then. Every zone of a node shares one [`TraceHub`].
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
 use crate::gfp::Gfp;
 use crate::migratetype::MigrateType;
@@ -68,25 +71,116 @@ pub enum TraceEvent {
     },
 }
 
+/// Where and when an event happened: the CPU whose code emitted it and the node's clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceContext {
+    /// The (simulated) CPU.
+    pub cpu: u32,
+    /// The node's clock in microseconds (simulated time in the lab).
+    pub time_us: u64,
+}
+
 /// Where events go. Implementations must be cheap: they run under the zone lock.
 pub trait TraceSink: Send {
     /// Record one event.
-    fn emit(&mut self, ev: &TraceEvent);
+    fn emit(&mut self, ctx: TraceContext, ev: &TraceEvent);
 
     /// Downcast support, so a caller can take its concrete sink back.
     fn as_any(&mut self) -> &mut dyn std::any::Any;
 }
 
+/// The node's tracing switchboard: one sink shared by every zone and CPU (the kernel's trace
+/// ring buffer), and the clock events are stamped with. With no sink installed an event site
+/// costs one relaxed load.
+///
+/// # Invariants
+///
+/// * `enabled == sink.is_some()` whenever the sink's lock is not held.
+#[derive(Default)]
+pub struct TraceHub {
+    enabled: AtomicBool,
+    clock_us: AtomicU64,
+    sink: Mutex<Option<Box<dyn TraceSink>>>,
+}
+
+impl std::fmt::Debug for TraceHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceHub")
+            .field("enabled", &self.enabled())
+            .field("clock_us", &self.time_us())
+            .finish()
+    }
+}
+
+impl TraceHub {
+    /// True if a sink is installed.
+    #[inline]
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Relaxed)
+    }
+
+    /// Emit the event `ev` builds, stamped with `cpu` and the clock, if a sink is installed.
+    #[inline]
+    pub fn emit(&self, cpu: u32, ev: impl FnOnce() -> TraceEvent) {
+        if self.enabled() {
+            self.emit_slow(cpu, &ev());
+        }
+    }
+
+    #[cold]
+    fn emit_slow(&self, cpu: u32, ev: &TraceEvent) {
+        let ctx = TraceContext { cpu, time_us: self.time_us() };
+        if let Some(sink) = self.lock().as_mut() {
+            sink.emit(ctx, ev);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn TraceSink>>> {
+        // A sink that panicked mid-event leaves nothing inconsistent here.
+        self.sink.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Install `sink` (or remove it with `None`); returns the previous one.
+    pub fn set_sink(&self, sink: Option<Box<dyn TraceSink>>) -> Option<Box<dyn TraceSink>> {
+        let mut guard = self.lock();
+        self.enabled.store(sink.is_some(), Relaxed);
+        std::mem::replace(&mut *guard, sink)
+    }
+
+    /// Remove the sink and return it (to flush or inspect it).
+    pub fn take_sink(&self) -> Option<Box<dyn TraceSink>> {
+        self.set_sink(None)
+    }
+
+    /// The clock, in microseconds.
+    #[inline]
+    pub fn time_us(&self) -> u64 {
+        self.clock_us.load(Relaxed)
+    }
+
+    /// Set the clock (the simulator's time, or a runtime's monotonic clock).
+    pub fn set_time_us(&self, us: u64) {
+        self.clock_us.store(us, Relaxed);
+    }
+}
+
 /// A sink that keeps every event in memory (tests, short lab runs).
 #[derive(Debug, Default)]
 pub struct RecordingSink {
-    /// The events, in order.
-    pub events: Vec<TraceEvent>,
+    /// The events, in order, with their context.
+    pub events: Vec<(TraceContext, TraceEvent)>,
+}
+
+impl RecordingSink {
+    /// The events without their context.
+    pub fn events(&self) -> Vec<TraceEvent> {
+        self.events.iter().map(|(_, e)| *e).collect()
+    }
 }
 
 impl TraceSink for RecordingSink {
-    fn emit(&mut self, ev: &TraceEvent) {
-        self.events.push(*ev);
+    fn emit(&mut self, ctx: TraceContext, ev: &TraceEvent) {
+        self.events.push((ctx, *ev));
     }
 
     fn as_any(&mut self) -> &mut dyn std::any::Any {

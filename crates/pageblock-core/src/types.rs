@@ -41,7 +41,11 @@ impl Pfn {
     /// True if `self` is the first pfn of a naturally aligned block of `order`.
     #[inline]
     pub fn is_aligned(self, order: u32) -> bool {
-        self.0 & ((1 << order) - 1) == 0
+        // Orders of 64 and more (misuse) must not overflow the shift.
+        match 1u64.checked_shl(order) {
+            Some(size) => self.0 & (size - 1) == 0,
+            None => self.0 == 0,
+        }
     }
 }
 

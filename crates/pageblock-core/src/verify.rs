@@ -45,6 +45,19 @@ pub struct PageCensus {
     pub isolated: u64,
 }
 
+impl std::ops::Add for PageCensus {
+    type Output = PageCensus;
+
+    fn add(self, o: PageCensus) -> PageCensus {
+        PageCensus {
+            free: self.free + o.free,
+            allocated: self.allocated + o.allocated,
+            pcp: self.pcp + o.pcp,
+            isolated: self.isolated + o.isolated,
+        }
+    }
+}
+
 /// Free block heads found in the memmap, per order.
 type HeadsPerOrder = [u64; crate::types::NR_ORDER_SLOTS];
 

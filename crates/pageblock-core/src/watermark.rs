@@ -12,7 +12,7 @@
 //!
 //! The stored marks are the raw `_watermark[]`; every user adds the boost (`wmark_pages`).
 
-use crate::config::ZoneType;
+use crate::config::{NodeConfig, Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
 use crate::gfp::AllocFlags;
 use crate::migratetype::MigrateType;
 use crate::stats::ZoneStat;
@@ -47,15 +47,18 @@ pub struct Watermarks {
 /// The kernel's default `min_free_kbytes` for `lowmem_kbytes` of memory:
 /// `clamp(int_sqrt(lowmem_kbytes * 16), 128, 262144)`.
 pub fn default_min_free_kbytes(lowmem_kbytes: u64) -> u64 {
-    (lowmem_kbytes * 16).isqrt().clamp(128, 262_144)
+    lowmem_kbytes.saturating_mul(16).isqrt().clamp(128, 262_144)
 }
 
-/// khugepaged's recommendation with THP enabled: room for two free pageblocks per zone plus
-/// one pageblock per pair of mobility types per zone, at most 5% of memory, in KiB.
-pub fn thp_recommended_min_free_kbytes(pageblock_pages: u64, nr_zones: u64, lowmem_pages: u64) -> u64 {
+/// khugepaged's recommendation with THP enabled (`set_recommended_min_free_kbytes`), in KiB:
+/// room for two free pageblocks per zone plus one pageblock per pair of mobility types per
+/// zone, capped at 5% of `free_buffer_pages` — the node's `nr_free_buffer_pages()`, i.e. the
+/// managed pages above each lowmem zone's high watermark *as the default `min_free_kbytes`
+/// set it*, not the managed pages.
+pub fn thp_recommended_min_free_kbytes(pageblock_pages: u64, nr_zones: u64, free_buffer_pages: u64) -> u64 {
     let pcptypes = crate::migratetype::MIGRATE_PCPTYPES as u64;
     let pages = pageblock_pages * nr_zones * 2 + pageblock_pages * nr_zones * pcptypes * pcptypes;
-    pages.min(lowmem_pages / 20) * (crate::types::PAGE_SIZE / 1024)
+    pages.min(free_buffer_pages / 20) * (crate::types::PAGE_SIZE / 1024)
 }
 
 /// `__setup_per_zone_wmarks()` for a node's zones given as `(type, managed pages)`:
@@ -78,6 +81,72 @@ pub fn setup_per_zone_wmarks(
             let min = if is_high(t) { (managed / 1024).clamp(32, 128) } else { tmp };
             let delta = (tmp >> 2).max(managed * scale_factor as u64 / 10000);
             Watermarks { min, low: min + delta, high: min + 2 * delta, promo: min + 3 * delta }
+        })
+        .collect()
+}
+
+/// The watermarks of a node's zones and the `min_free_kbytes` they came from, computed as
+/// the kernel does at boot: `init_per_zone_wmark_min()` (default from the lowmem size), then,
+/// with THP, khugepaged's `set_recommended_min_free_kbytes()` raises it; a `min_free_kbytes`
+/// the policy sets (a sysctl write) replaces both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeWatermarks {
+    /// The resulting `vm.min_free_kbytes`.
+    pub min_free_kbytes: u64,
+    /// Per zone, in the node's zone order.
+    pub zones: Vec<Watermarks>,
+}
+
+impl NodeWatermarks {
+    /// Compute the watermarks of `node` under `policy`.
+    pub fn compute(node: &NodeConfig, policy: &Policy) -> NodeWatermarks {
+        let zones: Vec<(ZoneType, u64)> = node.zones.iter().map(|z| (z.zone_type, z.managed_pages)).collect();
+        // nr_free_buffer_pages(): zones usable by GFP_USER (up to ZONE_NORMAL).
+        let lowmem = |z: &&ZoneConfig| z.zone_type <= ZoneType::Normal;
+        let kb_per_page = crate::types::PAGE_SIZE / 1024;
+        // At boot the watermarks are still 0, so the default counts every managed page.
+        let lowmem_kbytes =
+            node.zones.iter().filter(lowmem).map(|z| z.managed_pages).sum::<u64>() * kb_per_page;
+        let mut min_free_kbytes = default_min_free_kbytes(lowmem_kbytes);
+        if node.zones.first().is_some_and(|z| z.thp) {
+            let dflt = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, &zones);
+            let free_buffer: u64 = node
+                .zones
+                .iter()
+                .zip(&dflt)
+                .filter(|(z, _)| z.zone_type <= ZoneType::Normal)
+                .map(|(z, w)| z.managed_pages.saturating_sub(w.high))
+                .sum();
+            let nr_zones = node.zones.iter().filter(lowmem).count() as u64;
+            let pb = 1u64 << node.zones[0].pageblock_order;
+            min_free_kbytes = min_free_kbytes.max(thp_recommended_min_free_kbytes(pb, nr_zones, free_buffer));
+        }
+        if let Some(user) = policy.min_free_kbytes {
+            min_free_kbytes = user;
+        }
+        let wm = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, &zones);
+        NodeWatermarks { min_free_kbytes, zones: wm }
+    }
+}
+
+/// `setup_per_zone_lowmem_reserve()`: for each zone, how many pages it keeps back from a
+/// request whose highest usable zone is `j` (indexed by zone type): the managed pages of the
+/// zones above it up to `j`, divided by its `lowmem_reserve_ratio`. A zone never protects
+/// itself from requests that cannot go higher (`[j] = 0` for `j <= own index`).
+pub fn lowmem_reserve(node: &NodeConfig) -> Vec<[u64; MAX_NR_ZONES]> {
+    let managed =
+        |t: ZoneType| node.zones.iter().filter(|z| z.zone_type == t).map(|z| z.managed_pages).sum::<u64>();
+    node.zones
+        .iter()
+        .map(|z| {
+            let mut reserve = [0u64; MAX_NR_ZONES];
+            let ratio = z.zone_type.lowmem_reserve_ratio();
+            let mut above = 0;
+            for (t, slot) in ZoneType::ALL.iter().zip(reserve.iter_mut()).skip(z.zone_type.index() + 1) {
+                above += managed(*t);
+                *slot = above.checked_div(ratio).unwrap_or(0);
+            }
+            reserve
         })
         .collect()
 }
@@ -121,12 +190,21 @@ impl ZoneShared {
         self.counters.zone_stat(ZoneStat::NrFreePages)
     }
 
-    /// `__zone_watermark_ok()`: would `free_pages` stay above `mark` after allocating a block
-    /// of `order`, counting only memory this request may use, and is there a free block of at
-    /// least `order` on a list it may use?
-    pub fn zone_watermark_ok_with(&self, order: u32, mark: u64, flags: AllocFlags, free_pages: u64) -> bool {
+    /// `lowmem_reserve[highest_zoneidx]`: what this zone keeps back from a request that could
+    /// also have used a higher zone.
+    #[inline]
+    pub fn lowmem_reserve(&self, highest_zoneidx: ZoneType) -> u64 {
+        self.lowmem_reserve[highest_zoneidx.index()]
+    }
+
+    /// `__zone_watermark_ok()`: would `free_pages` stay above `mark` (plus the lowmem reserve
+    /// against requests up to `highest_zoneidx`) after allocating a block of `order`, counting
+    /// only memory this request may use, and is there a free block of at least `order` on a
+    /// list it may use?
+    pub fn zone_watermark_ok_with(&self, req: WatermarkRequest, mark: u64, free_pages: u64) -> bool {
         let c = &self.counters;
-        let mut unusable = (1i64 << order) - 1;
+        let flags = req.flags;
+        let mut unusable = (1i64 << req.order) - 1;
         if !flags.intersects(AllocFlags::RESERVES) {
             unusable += c.nr_free_highatomic.get() as i64;
         }
@@ -146,14 +224,13 @@ impl ZoneShared {
                 min -= min / 2;
             }
         }
-        // A single zone has no lower zones to protect: lowmem_reserve is 0.
-        if free <= min {
+        if free <= min + self.lowmem_reserve(req.highest_zoneidx) as i64 {
             return false;
         }
-        if order == 0 {
+        if req.order == 0 {
             return true;
         }
-        self.has_usable_block(order, flags)
+        self.has_usable_block(req.order, flags)
     }
 
     /// The order part of the watermark check: a free block of at least `order` on a mobility
@@ -183,84 +260,145 @@ impl ZoneShared {
     }
 
     /// `zone_watermark_ok()` against `NR_FREE_PAGES`.
-    pub fn zone_watermark_ok(&self, order: u32, mark: u64, flags: AllocFlags) -> bool {
-        self.zone_watermark_ok_with(order, mark, flags, self.nr_free_pages())
+    pub fn zone_watermark_ok(&self, req: WatermarkRequest, mark: u64) -> bool {
+        self.zone_watermark_ok_with(req, mark, self.nr_free_pages())
     }
 
     /// `zone_watermark_fast()`: a cheap order-0 test first, the full check otherwise, and for
     /// `__GFP_HIGH` order-0 requests a second chance against the un-boosted min mark.
     #[inline]
-    pub fn zone_watermark_fast(&self, order: u32, mark: u64, flags: AllocFlags) -> bool {
+    pub fn zone_watermark_fast(&self, req: WatermarkRequest, mark: u64) -> bool {
         let c = &self.counters;
         let free = self.nr_free_pages();
-        if order == 0 {
+        if req.order == 0 {
             let mut unusable = 0;
-            if !flags.intersects(AllocFlags::RESERVES) {
+            if !req.flags.intersects(AllocFlags::RESERVES) {
                 unusable += c.nr_free_highatomic.get();
             }
-            if !flags.contains(AllocFlags::CMA) {
+            if !req.flags.contains(AllocFlags::CMA) {
                 unusable += c.zone_stat(ZoneStat::NrFreeCmaPages);
             }
-            if free - free.min(unusable) > mark {
+            if free - free.min(unusable) > mark + self.lowmem_reserve(req.highest_zoneidx) {
                 return true;
             }
         }
-        self.zone_watermark_slow(order, mark, flags, free)
+        self.zone_watermark_slow(req, mark, free)
     }
 
     #[cold]
-    fn zone_watermark_slow(&self, order: u32, mark: u64, flags: AllocFlags, free: u64) -> bool {
-        if self.zone_watermark_ok_with(order, mark, flags, free) {
+    fn zone_watermark_slow(&self, req: WatermarkRequest, mark: u64, free: u64) -> bool {
+        if self.zone_watermark_ok_with(req, mark, free) {
             return true;
         }
         let c = &self.counters;
         let raw_min = c.watermark[WatermarkLevel::Min as usize].get();
-        order == 0
-            && flags.contains(AllocFlags::MIN_RESERVE)
+        req.order == 0
+            && req.flags.contains(AllocFlags::MIN_RESERVE)
             && c.watermark_boost.get() != 0
-            && flags.watermark() == WatermarkLevel::Min
-            && self.zone_watermark_ok_with(0, raw_min, flags, free)
+            && req.flags.watermark() == WatermarkLevel::Min
+            && self.zone_watermark_ok_with(req, raw_min, free)
     }
 
     /// The watermark gate of `get_page_from_freelist`, including the `ZONE_BELOW_HIGH`
-    /// bookkeeping that per-CPU lists use to size their caches. Returns whether this request
-    /// may allocate from the zone.
+    /// bookkeeping that per-CPU lists use to size their caches: the high mark is tried first
+    /// (setting the flag when it fails, even for ALLOC_NO_WATERMARKS requests, which then
+    /// pass regardless). Returns whether this request may allocate from the zone.
     #[inline]
-    pub fn watermark_allows(&self, order: u32, flags: AllocFlags) -> bool {
-        if flags.contains(AllocFlags::NO_WATERMARKS) {
-            return true;
-        }
+    pub fn watermark_allows(&self, req: WatermarkRequest) -> bool {
         if !self.flags.below_high() {
             let high = self.wmark_pages(WatermarkLevel::High);
-            if self.zone_watermark_fast(order, high, flags) {
+            if self.zone_watermark_fast(req, high) {
                 return true;
             }
             self.flags.set_below_high(true);
         }
-        let mark = self.wmark_pages(flags.watermark());
-        self.zone_watermark_fast(order, mark, flags)
+        if req.flags.contains(AllocFlags::NO_WATERMARKS) {
+            return true;
+        }
+        let mark = self.wmark_pages(req.flags.watermark());
+        self.zone_watermark_fast(req, mark)
     }
+}
+
+/// What a watermark check asks about: a block of `order` with these flags, for a request that
+/// may use zones up to `highest_zoneidx` (which decides the lowmem reserve).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WatermarkRequest {
+    /// The block's order.
+    pub order: u32,
+    /// The attempt's `ALLOC_*` flags.
+    pub flags: AllocFlags,
+    /// The request's highest usable zone (`ac->highest_zoneidx`).
+    pub highest_zoneidx: ZoneType,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ZoneSpan;
+
+    fn node(zones: &[(ZoneType, u64, u64)]) -> NodeConfig {
+        NodeConfig {
+            zones: zones
+                .iter()
+                .map(|&(t, start, managed)| ZoneConfig {
+                    span: ZoneSpan { start_pfn: start, spanned_pages: managed, present_pages: managed },
+                    ..ZoneConfig::new(t, start, managed)
+                })
+                .collect(),
+        }
+    }
 
     /// The real machine of `shared/reference/samples/zoneinfo.txt`: three zones, THP on.
     #[test]
     fn reproduces_the_sample_machine_watermarks() {
-        let zones = [(ZoneType::Dma, 3840), (ZoneType::Dma32, 772915), (ZoneType::Normal, 327680)];
-        let lowmem: u64 = zones.iter().map(|z| z.1).sum();
+        let n = node(&[
+            (ZoneType::Dma, 1, 3840),
+            (ZoneType::Dma32, 0x1000, 772915),
+            (ZoneType::Normal, 0x100000, 327680),
+        ]);
+        let lowmem = n.managed_pages();
         let dflt = default_min_free_kbytes(lowmem * 4);
         assert_eq!(dflt, 8407, "int_sqrt(lowmem_kbytes * 16)");
-        let thp = thp_recommended_min_free_kbytes(512, 3, lowmem);
-        assert_eq!(thp, 67584, "the sample's vm.min_free_kbytes");
-        let w = setup_per_zone_wmarks(dflt.max(thp), 10, &zones);
-        assert_eq!(w[0], Watermarks { min: 58, low: 72, high: 86, promo: 100 });
-        assert_eq!(w[1], Watermarks { min: 11824, low: 14780, high: 17736, promo: 20692 });
-        assert_eq!(w[2], Watermarks { min: 5012, low: 6265, high: 7518, promo: 8771 });
+        let w = NodeWatermarks::compute(&n, &Policy::default());
+        assert_eq!(w.min_free_kbytes, 67584, "the sample's vm.min_free_kbytes");
+        assert_eq!(w.zones[0], Watermarks { min: 58, low: 72, high: 86, promo: 100 });
+        assert_eq!(w.zones[1], Watermarks { min: 11824, low: 14780, high: 17736, promo: 20692 });
+        assert_eq!(w.zones[2], Watermarks { min: 5012, low: 6265, high: 7518, promo: 8771 });
         let movable = setup_per_zone_wmarks(67584, 10, &[(ZoneType::Normal, 1000), (ZoneType::Movable, 0)]);
         assert_eq!(movable[1], Watermarks { min: 32, low: 32, high: 32, promo: 32 });
+    }
+
+    /// The machine the shared trace was recorded on: its zoneinfo's watermarks and
+    /// `protection:` lines.
+    #[test]
+    fn reproduces_the_trace_machine_watermarks_and_lowmem_reserve() {
+        let n = node(&[
+            (ZoneType::Dma, 256, 3840),
+            (ZoneType::Dma32, 0x1000, 772915),
+            (ZoneType::Normal, 0x100000, 655360),
+        ]);
+        let w = NodeWatermarks::compute(&n, &Policy::default());
+        assert_eq!(w.zones[0], Watermarks { min: 45, low: 56, high: 67, promo: 78 });
+        assert_eq!(w.zones[1], Watermarks { min: 9118, low: 11397, high: 13676, promo: 15955 });
+        assert_eq!(w.zones[2], Watermarks { min: 7731, low: 9663, high: 11595, promo: 13527 });
+        let r = lowmem_reserve(&n);
+        assert_eq!(r[0], [0, 3019, 5579, 5579, 5579]);
+        assert_eq!(r[1], [0, 0, 2560, 2560, 2560]);
+        assert_eq!(r[2], [0; MAX_NR_ZONES]);
+    }
+
+    /// Regression (divergence D2): khugepaged caps its recommendation at 5% of the pages above
+    /// the *high watermark*, not 5% of managed memory. By 6.18's arithmetic a lone 256 MiB zone
+    /// gets min/low/high 3238/4047/4856 (the model used to give 3276/4095/4914).
+    #[test]
+    fn thp_recommendation_is_capped_above_the_default_high_watermark() {
+        let n = NodeConfig::single(ZoneConfig::normal(256 << 20));
+        let w = NodeWatermarks::compute(&n, &Policy::default());
+        assert_eq!(w.min_free_kbytes, 12952);
+        assert_eq!((w.zones[0].min, w.zones[0].low, w.zones[0].high), (3238, 4047, 4856));
+        let user = NodeWatermarks::compute(&n, &Policy { min_free_kbytes: Some(1024), ..Policy::default() });
+        assert_eq!(user.min_free_kbytes, 1024, "a sysctl write replaces the recommendation");
     }
 
     #[test]
@@ -268,5 +406,6 @@ mod tests {
         assert_eq!(default_min_free_kbytes(0), 128);
         assert_eq!(default_min_free_kbytes(16 << 20), 16384);
         assert_eq!(default_min_free_kbytes(u64::MAX / 64), 262_144);
+        assert_eq!(default_min_free_kbytes(u64::MAX), 262_144, "no overflow");
     }
 }

@@ -28,16 +28,16 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use crate::config::{ConfigError, Policy, ZoneConfig, ZoneType};
+use crate::config::{Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
 use crate::free_area::FreeAreas;
 use crate::memmap::Memmap;
-use crate::migratetype::{MigrateType, MIGRATE_TYPES};
+use crate::migratetype::MigrateType;
 use crate::pageblock::Pageblocks;
 use crate::pcp::PagesetLimits;
 use crate::stats::{Counter, VmEvent, ZoneStat, NR_VM_EVENTS, NR_ZONE_STATS};
-use crate::trace::{TraceEvent, TraceSink};
+use crate::trace::{TraceEvent, TraceHub};
 use crate::types::Pfn;
-use crate::watermark::{self, WatermarkLevel, Watermarks};
+use crate::watermark::{WatermarkLevel, Watermarks};
 
 /// Every counter of a zone: written under the zone lock, read by anyone.
 #[derive(Debug, Default)]
@@ -78,6 +78,7 @@ impl ZoneCounters {
         let per_cpu = match ev {
             VmEvent::PgAlloc => self.cpus.iter().map(|c| c.pgalloc.get()).sum(),
             VmEvent::PgFree => self.cpus.iter().map(|c| c.pgfree.get()).sum(),
+            VmEvent::NumaHit => self.cpus.iter().map(|c| c.allocs.get()).sum(),
             _ => 0,
         };
         self.events[ev as usize].get() + per_cpu
@@ -119,8 +120,9 @@ pub struct ZoneShared {
     pub(crate) counters: ZoneCounters,
     pub(crate) free_areas: FreeAreas,
     pub(crate) flags: ZoneFlags,
-    min_free_kbytes: u64,
     pageset: PagesetLimits,
+    /// `lowmem_reserve[]`, indexed by the highest zone type a request may use.
+    pub(crate) lowmem_reserve: [u64; MAX_NR_ZONES],
 }
 
 impl ZoneShared {
@@ -165,9 +167,29 @@ impl ZoneShared {
         self.pageset
     }
 
-    /// The `vm.min_free_kbytes` the watermarks were computed from.
-    pub fn min_free_kbytes(&self) -> u64 {
-        self.min_free_kbytes
+    /// The zone's `protection:` tuple (`lowmem_reserve[]`).
+    pub fn lowmem_reserve_pages(&self) -> [u64; MAX_NR_ZONES] {
+        self.lowmem_reserve
+    }
+
+    /// `zone_managed_pages()`.
+    #[inline]
+    pub fn managed_pages(&self) -> u64 {
+        self.config.managed_pages
+    }
+
+    /// `pcp_allowed_order()`: orders up to `PAGE_ALLOC_COSTLY_ORDER`, and the pageblock
+    /// order when THP is configured, go through the per-CPU lists.
+    #[inline]
+    pub fn pcp_allowed_order(&self, order: u32) -> bool {
+        order <= crate::types::PAGE_ALLOC_COSTLY_ORDER
+            || (self.config.thp && order == self.config.pageblock_order)
+    }
+
+    /// True if `pfn` is one of this zone's managed pages.
+    #[inline]
+    pub fn contains(&self, pfn: u64) -> bool {
+        pfn.wrapping_sub(self.config.start_pfn) < self.config.managed_pages
     }
 
     /// The migratetype of the pageblock containing `pfn` (which must be in the zone).
@@ -227,6 +249,8 @@ pub struct CpuCounters {
     pub(crate) pgalloc: Counter,
     /// Base pages freed to this CPU's lists (part of `PGFREE`).
     pub(crate) pgfree: Counter,
+    /// Allocations served from this CPU's lists (part of `NUMA_HIT`).
+    pub(crate) allocs: Counter,
     /// `pcp->count`: base pages cached on this CPU's lists.
     pub(crate) count: Counter,
     /// `pcp->high`: the current high mark.
@@ -250,7 +274,9 @@ pub struct Zone {
     pub(crate) shared: Arc<ZoneShared>,
     pub(crate) policy: Policy,
     pub(crate) group_by_mobility: bool,
-    pub(crate) trace: Option<Box<dyn TraceSink>>,
+    pub(crate) trace: Arc<TraceHub>,
+    /// The CPU holding the lock (events are stamped with it; `smp_processor_id()`).
+    cpu: u32,
     start_pfn: u64,
     end_pfn: u64,
     max_order: u32,
@@ -267,61 +293,55 @@ impl std::fmt::Debug for Zone {
     }
 }
 
+/// What the node decides for each zone when it boots (watermarks and reserves depend on the
+/// other zones; grouping by mobility and tracing are node-wide).
+#[derive(Clone, Debug)]
+pub(crate) struct ZoneSetup {
+    pub(crate) watermarks: Watermarks,
+    pub(crate) lowmem_reserve: [u64; MAX_NR_ZONES],
+    pub(crate) group_by_mobility: bool,
+    pub(crate) trace: Arc<TraceHub>,
+}
+
 impl Zone {
-    /// Build a zone: memmap, pageblocks (all Movable, as `memmap_init` leaves them, CMA
-    /// blocks at the top if configured), watermarks, then free every page to the buddy lists
-    /// in pfn order with `FPI_TO_TAIL`, as memblock hands memory over at boot.
-    pub fn new(config: ZoneConfig, policy: Policy) -> Result<Zone, ConfigError> {
-        config.validate()?;
-        policy.validate()?;
+    /// Build a zone: memmap, pageblocks (all Movable, as `memmap_init` leaves them — Unmovable
+    /// when grouping by mobility is off — CMA blocks at the top if configured), watermarks,
+    /// then free every page to the buddy lists in pfn order with `FPI_TO_TAIL`, as memblock
+    /// hands memory over at boot. The configuration was validated by the node.
+    pub(crate) fn new(config: ZoneConfig, policy: Policy, setup: ZoneSetup) -> Zone {
         let pbo = config.pageblock_order;
         let first_block = config.start_pfn >> pbo;
         let nr_blocks = (config.end_pfn().div_ceil(1 << pbo) - first_block) as usize;
-        let managed = config.present_pages;
-        let min_free_kbytes = policy.min_free_kbytes.unwrap_or_else(|| {
-            let dflt = watermark::default_min_free_kbytes(managed * (crate::types::PAGE_SIZE / 1024));
-            let thp = watermark::thp_recommended_min_free_kbytes(1 << pbo, 1, managed);
-            if config.thp {
-                dflt.max(thp)
-            } else {
-                dflt
-            }
-        });
-        let mut shared = ZoneShared {
-            memmap: Memmap::new(config.present_pages as usize),
-            pageblocks: Pageblocks::new(nr_blocks, MigrateType::Movable),
+        let managed = config.managed_pages;
+        let wm = setup.watermarks;
+        let initial = if setup.group_by_mobility { MigrateType::Movable } else { MigrateType::Unmovable };
+        let shared = ZoneShared {
+            memmap: Memmap::new(managed as usize),
+            pageblocks: Pageblocks::new(nr_blocks, initial),
             counters: ZoneCounters::new(config.nr_cpus as usize),
             free_areas: FreeAreas::new(policy.free_area_layout),
             flags: ZoneFlags::default(),
-            min_free_kbytes,
-            pageset: PagesetLimits::default(),
+            pageset: PagesetLimits::compute(managed, wm.low, config.nr_cpus, &policy),
+            lowmem_reserve: setup.lowmem_reserve,
             config,
         };
-        let wm = watermark::setup_per_zone_wmarks(
-            min_free_kbytes,
-            policy.watermark_scale_factor,
-            &[(shared.config.zone_type, managed)],
-        )[0];
         for (level, v) in [wm.min, wm.low, wm.high, wm.promo].into_iter().enumerate() {
             shared.counters.watermark[level].set(v);
         }
-        shared.pageset = PagesetLimits::compute(managed, wm.low, shared.config.nr_cpus, &policy);
-        // `build_all_zonelists`: grouping by mobility is pointless when there is not even one
-        // pageblock per migratetype above the high watermark.
-        let roomy = managed.saturating_sub(wm.high) >= (MIGRATE_TYPES as u64) << pbo;
         let mut zone = Zone {
             start_pfn: shared.config.start_pfn,
             end_pfn: shared.config.end_pfn(),
             max_order: shared.config.max_order,
             pageblock_order: pbo,
-            group_by_mobility: policy.group_by_mobility && roomy,
+            group_by_mobility: setup.group_by_mobility,
             shared: Arc::new(shared),
             policy,
-            trace: None,
+            trace: setup.trace,
+            cpu: 0,
         };
         zone.init_cma_blocks();
         zone.free_all_pages_at_boot();
-        Ok(zone)
+        zone
     }
 
     /// Mark the top `cma_pages` of the zone (whole pageblocks inside it) as CMA.
@@ -330,8 +350,7 @@ impl Zone {
         let mut block_start = (self.end_pfn & !(pb - 1)).wrapping_sub(pb);
         let mut left = self.shared.config.cma_pages;
         while left > 0 && block_start >= self.start_pfn {
-            let block = self.block_of(block_start);
-            self.shared.pageblocks.set_migratetype(block, MigrateType::Cma);
+            self.set_pageblock_migratetype(block_start, MigrateType::Cma);
             left -= pb;
             block_start -= pb;
         }
@@ -384,30 +403,24 @@ impl Zone {
         self.group_by_mobility
     }
 
-    /// Send kmem tracepoint events to `sink` (or stop tracing with `None`).
-    pub fn set_trace_sink(&mut self, sink: Option<Box<dyn TraceSink>>) {
-        self.trace = sink;
-    }
-
-    /// Take the trace sink back (to flush or inspect it).
-    pub fn take_trace_sink(&mut self) -> Option<Box<dyn TraceSink>> {
-        self.trace.take()
+    /// Stamp events emitted under this lock hold with `cpu` (the CPU that took the lock).
+    #[inline]
+    pub fn set_cpu(&mut self, cpu: usize) {
+        self.cpu = cpu as u32;
     }
 
     #[inline]
-    pub(crate) fn emit(&mut self, ev: impl FnOnce() -> TraceEvent) {
-        if let Some(sink) = self.trace.as_mut() {
-            sink.emit(&ev());
-        }
+    pub(crate) fn emit(&self, ev: impl FnOnce() -> TraceEvent) {
+        self.trace.emit(self.cpu, ev);
     }
 
-    /// `zone_start_pfn`.
+    /// The first managed pfn.
     #[inline]
     pub fn start_pfn(&self) -> u64 {
         self.start_pfn
     }
 
-    /// First pfn past the zone.
+    /// First pfn past the managed pages.
     #[inline]
     pub fn end_pfn(&self) -> u64 {
         self.end_pfn
@@ -434,7 +447,7 @@ impl Zone {
     /// `managed_pages`.
     #[inline]
     pub fn managed_pages(&self) -> u64 {
-        self.shared.config.present_pages
+        self.shared.config.managed_pages
     }
 
     /// `NR_FREE_PAGES`.
@@ -486,9 +499,15 @@ impl Zone {
         let start = pfn & !(pb - 1);
         let nr = 1u64 << order.saturating_sub(self.pageblock_order);
         for i in 0..nr {
-            let block = self.block_of(start + i * pb);
-            self.shared.pageblocks.set_migratetype(block, mt);
+            self.set_pageblock_migratetype(start + i * pb, mt);
         }
+    }
+
+    /// `set_pageblock_migratetype()`: with grouping by mobility off, the kernel stores every
+    /// mobility type as Unmovable.
+    pub(crate) fn set_pageblock_migratetype(&mut self, pfn: u64, mt: MigrateType) {
+        let mt = if !self.group_by_mobility && mt.is_mergeable() { MigrateType::Unmovable } else { mt };
+        self.shared.pageblocks.set_migratetype(self.block_of(pfn), mt);
     }
 
     /// True if the pageblock containing `pfn` lies partly outside the zone.

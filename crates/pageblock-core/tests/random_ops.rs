@@ -7,51 +7,50 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::fingerprint;
 use pageblock_core::free_area::FreeAreaLayout;
-use pageblock_core::memmap::{PageInfo, PageState};
-use pageblock_core::pcp::PerCpuPages;
-use pageblock_core::{AllocFlags, Gfp, MigrateType, Pfn, Policy, Zone, ZoneConfig};
+use pageblock_core::{
+    AllocFlags, Gfp, MigrateType, Node, NodeConfig, NodeLocks, Pfn, Policy, ZoneConfig, ZoneType,
+};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Op {
-    /// Allocate `order` with one of a few GFP masks.
-    Alloc { order: u32, gfp: usize },
-    /// Free the n-th live allocation (modulo the count).
-    Free { nth: usize },
-    /// Refill a pretend per-CPU list with `count` blocks, then drain them.
-    Bulk { order: u32, count: usize, mt: usize },
+    /// Allocate `order` with one of a few GFP masks on CPU `cpu`.
+    Alloc { cpu: usize, order: u32, gfp: usize },
+    /// Free the n-th live allocation (modulo the count) on CPU `cpu`.
+    Free { cpu: usize, nth: usize },
+    /// Refill a pretend per-CPU list of zone `zone` with `count` blocks under one zone lock
+    /// hold, then drain them back (`rmqueue_bulk` and `free_pcppages_bulk` alone).
+    Bulk { zone: usize, order: u32, count: usize, mt: usize },
     /// A misuse: free a live block with the wrong order, or free one twice.
     Misuse { nth: usize, double: bool },
-    /// Allocate through CPU `cpu`'s per-CPU lists (refilled from the zone when empty).
-    PcpAlloc { cpu: usize, order: u32, gfp: usize },
-    /// Free the n-th live allocation through CPU `cpu`'s lists.
-    PcpFree { cpu: usize, nth: usize },
-    /// Drain CPU `cpu`'s lists.
-    Drain { cpu: usize },
+    /// Drain every CPU's lists.
+    DrainAll,
+    /// Let simulated time pass (the vmstat worker decays per-CPU high marks).
+    Tick { ms: u64 },
 }
 
-const GFPS: [Gfp; 6] = [
+const GFPS: [Gfp; 8] = [
     Gfp::HIGHUSER_MOVABLE,
     Gfp::KERNEL,
     Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE.0),
     Gfp::ATOMIC,
     Gfp::TRANSHUGE,
     Gfp(Gfp::KERNEL.0 | Gfp::HIGH.0),
+    Gfp(Gfp::KERNEL.0 | Gfp::DMA32.0),
+    Gfp(Gfp::KERNEL.0 | Gfp::RETRY_MAYFAIL.0 | Gfp::COMP.0),
 ];
 
 fn op(max_order: u32) -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..=max_order, 0..GFPS.len()).prop_map(|(order, gfp)| Op::Alloc { order, gfp }),
-        5 => any::<usize>().prop_map(|nth| Op::Free { nth }),
-        1 => (0..=3u32, 1..40usize, 0..3usize).prop_map(|(order, count, mt)| Op::Bulk { order, count, mt }),
+        10 => (0..2usize, 0..=max_order, 0..GFPS.len()).prop_map(|(cpu, order, gfp)| Op::Alloc { cpu, order, gfp }),
+        9 => (0..2usize, any::<usize>()).prop_map(|(cpu, nth)| Op::Free { cpu, nth }),
+        1 => (0..2usize, 0..=3u32, 1..40usize, 0..3usize)
+            .prop_map(|(zone, order, count, mt)| Op::Bulk { zone, order, count, mt }),
         1 => (any::<usize>(), any::<bool>()).prop_map(|(nth, double)| Op::Misuse { nth, double }),
-        4 => (0..2usize, 0..=max_order, 0..GFPS.len()).prop_map(|(cpu, order, gfp)| Op::PcpAlloc { cpu, order, gfp }),
-        4 => (0..2usize, any::<usize>()).prop_map(|(cpu, nth)| Op::PcpFree { cpu, nth }),
-        1 => (0..2usize).prop_map(|cpu| Op::Drain { cpu }),
+        1 => Just(Op::DrainAll),
+        1 => (0..3000u64).prop_map(|ms| Op::Tick { ms }),
     ]
 }
 
@@ -59,6 +58,8 @@ fn op(max_order: u32) -> impl Strategy<Value = Op> {
 struct Geometry {
     start_pfn: u64,
     pages: u64,
+    /// A ZONE_DMA32 of this many pages below the main zone (0: a single ZONE_NORMAL).
+    dma32_pages: u64,
     max_order: u32,
     pageblock_order: u32,
     cma_blocks: u64,
@@ -67,8 +68,11 @@ struct Geometry {
 
 fn geometry() -> impl Strategy<Value = Geometry> {
     let layouts = [FreeAreaLayout::Plain, FreeAreaLayout::Counts, FreeAreaLayout::PerList];
-    (3..=10u32, 0..=7u32, 0..4096u64, 256..2048u64, 0..3u64, any::<[bool; 6]>(), 0..3usize, 1..8u32).prop_map(
-        move |(max_order, pb, start, pages, cma, flags, layout, batch)| {
+    (
+        (3..=10u32, 0..=7u32, 0..4096u64, 256..2048u64, 0..3u64, prop_oneof![Just(0u64), 64..1024u64]),
+        (any::<[bool; 6]>(), 0..3usize, 1..8u32),
+    )
+        .prop_map(move |((max_order, pb, start, pages, cma, dma32_pages), (flags, layout, batch))| {
             let [defrag, memory, nofrag, grouping, prefetch, fixed_high] = flags;
             // Small pageblocks are common so that HighAtomic reserves (at most 1% of the zone,
             // in whole pageblocks) and CMA areas fit in small zones.
@@ -77,6 +81,7 @@ fn geometry() -> impl Strategy<Value = Geometry> {
             Geometry {
                 start_pfn: 0x10000 + start,
                 pages,
+                dma32_pages,
                 max_order,
                 pageblock_order,
                 cma_blocks,
@@ -93,140 +98,108 @@ fn geometry() -> impl Strategy<Value = Geometry> {
                     ..Policy::default()
                 },
             }
-        },
-    )
+        })
 }
 
-fn build(g: &Geometry) -> Zone {
-    let cfg = ZoneConfig {
-        start_pfn: g.start_pfn,
-        present_pages: g.pages,
+fn build(g: &Geometry) -> Node {
+    let zone = |t, start, pages| ZoneConfig {
         max_order: g.max_order,
         pageblock_order: g.pageblock_order,
         config_cma: true,
-        cma_pages: g.cma_blocks << g.pageblock_order,
-        ..ZoneConfig::normal(0)
+        ..ZoneConfig::new(t, start, pages)
     };
-    Zone::new(cfg, g.policy.clone()).expect("valid geometry")
+    let mut zones = Vec::new();
+    if g.dma32_pages > 0 {
+        zones.push(zone(ZoneType::Dma32, g.start_pfn - 8192, g.dma32_pages));
+    }
+    zones.push(ZoneConfig {
+        cma_pages: g.cma_blocks << g.pageblock_order,
+        ..zone(ZoneType::Normal, g.start_pfn, g.pages)
+    });
+    Node::new(NodeConfig { zones }, g.policy.clone()).expect("valid geometry")
 }
 
-/// Everything a run drives: the zone, two CPUs' lists, and the blocks the "callers" hold.
+/// The node and the blocks the "callers" hold.
 struct Machine {
-    zone: Zone,
-    pcp: Vec<PerCpuPages>,
+    node: Node,
     live: Vec<(Pfn, u32)>,
+    now_us: u64,
 }
 
 impl Machine {
-    fn pcp_alloc(&mut self, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
-        let shared = Arc::clone(self.zone.shared());
-        let mt = pageblock_core::gfp::gfp_migratetype(gfp, self.zone.group_by_mobility()).ok()?;
-        let pcp = &mut self.pcp[cpu];
-        if !pcp.allowed_order(order) {
-            return None;
-        }
-        let zone = &mut self.zone;
-        let flags = AllocFlags::WMARK_LOW | AllocFlags::NOFRAGMENT;
-        pcp.rmqueue(&shared, order, mt, |n, out| {
-            zone.rmqueue_bulk(order, n, mt, flags, out);
-        })
-    }
-
-    fn pcp_free(&mut self, cpu: usize, pfn: Pfn, order: u32) -> Result<(), TestCaseError> {
-        let shared = Arc::clone(self.zone.shared());
-        if !self.pcp[cpu].allowed_order(order) {
-            prop_assert_eq!(self.zone.free_pages(pfn, order), Ok(()));
-            return Ok(());
-        }
-        let cached = PageInfo { state: PageState::Pcp, order, ..PageInfo::TAIL };
-        prop_assert_eq!(shared.claim_for_free(pfn, order, cached), Ok(()));
-        let zone = &mut self.zone;
-        let mt = shared.pageblock_migratetype(pfn.0);
-        self.pcp[cpu].free(&shared, pfn, order, mt, |blocks| zone.free_pcppages_bulk(blocks));
+    fn check(&self, after: &Op) -> Result<(), TestCaseError> {
+        let census = self.node.verify().map_err(|e| TestCaseError::fail(format!("after {after:?}: {e}")))?;
+        let held: u64 = self.live.iter().map(|&(_, o)| 1u64 << o).sum();
+        prop_assert_eq!(census.allocated, held, "allocated pages after {:?}", after);
         Ok(())
     }
 
-    fn drain(&mut self, cpu: usize) {
-        let shared = Arc::clone(self.zone.shared());
-        let zone = &mut self.zone;
-        self.pcp[cpu].drain(&shared, |blocks| zone.free_pcppages_bulk(blocks));
+    fn bulk(&mut self, zone: usize, order: u32, count: usize, mt: usize) -> Result<(), TestCaseError> {
+        let zone = zone % self.node.shared().zones().len();
+        // With grouping by mobility off every request is Unmovable (`gfp_migratetype`).
+        let mt = if self.node.shared().group_by_mobility() { mt } else { 0 };
+        let mt = [MigrateType::Unmovable, MigrateType::Movable, MigrateType::Reclaimable][mt];
+        let mut got = Vec::new();
+        let flags = AllocFlags::WMARK_LOW | AllocFlags::NOFRAGMENT;
+        let n = self.node.lock_zone(zone).rmqueue_bulk(order, count, mt, flags, &mut got);
+        prop_assert_eq!(n, got.len());
+        self.node.zone(zone).verify().map_err(|e| TestCaseError::fail(format!("after bulk refill: {e}")))?;
+        self.node.lock_zone(zone).free_pcppages_bulk(&got.iter().map(|&p| (p, order)).collect::<Vec<_>>());
+        Ok(())
     }
 
-    fn check(&self, after: &Op) -> Result<(), TestCaseError> {
-        let census = self.zone.verify().map_err(|e| TestCaseError::fail(format!("after {after:?}: {e}")))?;
-        let cached: u64 = self.pcp.iter().map(|p| p.count()).sum();
-        prop_assert_eq!(census.pcp, cached, "per-CPU pages after {:?}", after);
-        let held: u64 = self.live.iter().map(|&(_, o)| 1u64 << o).sum();
-        prop_assert_eq!(census.allocated, held, "allocated pages after {:?}", after);
+    fn misuse(&mut self, g: &Geometry, nth: usize, double: bool) -> Result<(), TestCaseError> {
+        let (p, o) = self.live[nth % self.live.len()];
+        if double {
+            self.node.free_pages(0, p, o).unwrap();
+            self.live.swap_remove(nth % self.live.len());
+            let after_free = fingerprint(&self.node);
+            prop_assert!(self.node.free_pages(1, p, o).is_err());
+            prop_assert_eq!(after_free, fingerprint(&self.node));
+        } else {
+            let before = fingerprint(&self.node);
+            prop_assert!(self.node.free_pages(0, p, (o + 1) % (g.max_order + 1)).is_err());
+            prop_assert_eq!(before, fingerprint(&self.node));
+        }
         Ok(())
     }
 }
 
 fn run(g: &Geometry, ops: &[Op]) -> Result<(), TestCaseError> {
-    let zone = build(g);
-    let pcp = (0..2).map(|cpu| PerCpuPages::new(cpu, zone.shared(), &g.policy)).collect();
-    let mut m = Machine { zone, pcp, live: Vec::new() };
+    let mut m = Machine { node: build(g), live: Vec::new(), now_us: 0 };
     for op in ops {
         match *op {
-            Op::Alloc { order, gfp } => {
-                if let Ok(p) = m.zone.alloc_pages(order.min(g.max_order), GFPS[gfp]) {
-                    prop_assert!(p.is_aligned(order.min(g.max_order)));
-                    m.live.push((p, order.min(g.max_order)));
-                }
-            }
-            Op::PcpAlloc { cpu, order, gfp } => {
+            Op::Alloc { cpu, order, gfp } => {
                 let order = order.min(g.max_order);
-                if let Some(p) = m.pcp_alloc(cpu, order, GFPS[gfp]) {
+                if let Ok(p) = m.node.alloc_pages(cpu, order, GFPS[gfp]) {
                     prop_assert!(p.is_aligned(order));
                     m.live.push((p, order));
                 }
             }
-            Op::Free { nth } | Op::PcpFree { nth, .. } if !m.live.is_empty() => {
+            Op::Free { cpu, nth } if !m.live.is_empty() => {
                 let (p, o) = m.live.swap_remove(nth % m.live.len());
-                match *op {
-                    Op::PcpFree { cpu, .. } => m.pcp_free(cpu, p, o)?,
-                    _ => prop_assert_eq!(m.zone.free_pages(p, o), Ok(())),
-                }
+                prop_assert_eq!(m.node.free_pages(cpu, p, o), Ok(()));
             }
-            Op::Free { .. } | Op::PcpFree { .. } => {}
-            Op::Drain { cpu } => m.drain(cpu),
-            Op::Bulk { order, count, mt } => {
-                let mt = [MigrateType::Unmovable, MigrateType::Movable, MigrateType::Reclaimable][mt];
-                let mut got = Vec::new();
-                let flags = AllocFlags::WMARK_LOW | AllocFlags::NOFRAGMENT;
-                let n = m.zone.rmqueue_bulk(order.min(g.max_order), count, mt, flags, &mut got);
-                prop_assert_eq!(n, got.len());
-                m.zone.verify().map_err(|e| TestCaseError::fail(format!("after bulk refill: {e}")))?;
-                for p in got {
-                    m.zone.free_pcp_page(p, order.min(g.max_order));
-                }
-            }
-            Op::Misuse { nth, double } if !m.live.is_empty() => {
-                let (p, o) = m.live[nth % m.live.len()];
-                let z = &mut m.zone;
-                if double {
-                    z.free_pages(p, o).unwrap();
-                    m.live.swap_remove(nth % m.live.len());
-                    let after_free = fingerprint(z);
-                    prop_assert!(z.free_pages(p, o).is_err());
-                    prop_assert_eq!(after_free, fingerprint(z));
-                } else {
-                    let before = fingerprint(z);
-                    prop_assert!(z.free_pages(p, (o + 1) % (g.max_order + 1)).is_err());
-                    prop_assert_eq!(before, fingerprint(z));
-                }
-            }
+            Op::Free { .. } => {}
+            Op::Bulk { zone, order, count, mt } => m.bulk(zone, order.min(g.max_order), count, mt)?,
+            Op::Misuse { nth, double } if !m.live.is_empty() => m.misuse(g, nth, double)?,
             Op::Misuse { .. } => {}
+            Op::DrainAll => m.node.drain_all_pages(),
+            Op::Tick { ms } => {
+                m.now_us += ms * 1000;
+                m.node.advance_to(m.now_us);
+            }
         }
         m.check(op)?;
     }
     for (p, o) in std::mem::take(&mut m.live) {
-        prop_assert_eq!(m.zone.free_pages(p, o), Ok(()));
+        prop_assert_eq!(m.node.free_pages(0, p, o), Ok(()));
     }
-    m.drain(0);
-    m.drain(1);
-    prop_assert_eq!(m.zone.nr_free_pages() + m.zone.nr_isolated_free_pages(), g.pages);
-    m.zone.verify().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    m.node.drain_all_pages();
+    let isolated: u64 =
+        (0..m.node.shared().zones().len()).map(|z| m.node.zone(z).nr_isolated_free_pages()).sum();
+    prop_assert_eq!(m.node.shared().nr_free_pages() + isolated, g.pages + g.dma32_pages);
+    m.node.verify().map_err(|e| TestCaseError::fail(e.to_string()))?;
     Ok(())
 }
 

@@ -1,18 +1,23 @@
-//! Run a workload against a simulated zone, deterministically.
+//! Run a workload on a simulated node, deterministically.
 
-use pageblock_core::{ConfigError, Policy, TraceSink, Zone, ZoneConfig};
+use pageblock_core::{ConfigError, Node, NodeConfig, Policy, TraceSink};
 
 use crate::report::RunReport;
 use crate::workload::{Workload, WorkloadKind};
 
+/// Simulated time between two workload operations, in microseconds: a busy machine makes
+/// about a million page allocator calls a second, so the vmstat worker (every second) runs
+/// once per million operations.
+pub const OP_INTERVAL_US: u64 = 1;
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct RunSpec {
-    /// The zone.
-    pub zone: ZoneConfig,
+    /// The machine.
+    pub node: NodeConfig,
     /// The allocator policy.
     pub policy: Policy,
-    /// The workload, or none for a freshly booted zone.
+    /// The workload, or none for a freshly booted machine.
     pub workload: Option<WorkloadKind>,
     /// Operations to perform.
     pub ops: u64,
@@ -20,10 +25,11 @@ pub struct RunSpec {
     pub seed: u64,
 }
 
-/// A finished run: the zone as the workload left it, and what happened.
+/// A finished run: the node as the workload left it, and what happened.
 pub struct Run {
-    /// The zone after the run (the workload's blocks are still allocated).
-    pub zone: Zone,
+    /// The node after the run (the workload's blocks are still allocated; per-CPU lists
+    /// hold what the CPUs cached).
+    pub node: Node,
     /// Outcomes.
     pub report: RunReport,
     /// Pages the workload holds at the end.
@@ -33,22 +39,24 @@ pub struct Run {
 /// How often (in operations) the progress callback is called.
 pub const PROGRESS_EVERY: u64 = 1 << 16;
 
-/// Build the zone and run the workload, calling `progress(ops_done)` every
+/// Boot the node and run the workload, calling `progress(ops_done)` every
 /// [`PROGRESS_EVERY`] operations and at the end. Kmem events of the run (not of the boot) go
-/// to `trace` if given; the sink stays installed in the returned zone.
+/// to `trace` if given; the sink stays installed on the returned node's hub.
 pub fn run(
     spec: &RunSpec,
     trace: Option<Box<dyn TraceSink>>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Run, ConfigError> {
-    let mut zone = Zone::new(spec.zone.clone(), spec.policy.clone())?;
-    zone.set_trace_sink(trace);
+    let mut node = Node::new(spec.node.clone(), spec.policy.clone())?;
+    node.shared().trace().set_sink(trace);
     let mut report = RunReport::default();
     let mut held_pages = 0;
     if let Some(kind) = spec.workload {
-        let mut w: Box<dyn Workload> = kind.build(&zone, spec.seed);
+        let shared = node.shared();
+        let mut w: Box<dyn Workload> = kind.build(shared.managed_pages(), shared.nr_cpus(), spec.seed);
         for i in 0..spec.ops {
-            w.step(&mut zone, &mut report);
+            node.advance_to(i * OP_INTERVAL_US);
+            w.step(&node, &mut report);
             if (i + 1) % PROGRESS_EVERY == 0 {
                 progress(i + 1);
             }
@@ -56,5 +64,5 @@ pub fn run(
         held_pages = w.held_pages();
     }
     progress(spec.ops);
-    Ok(Run { zone, report, held_pages })
+    Ok(Run { node, report, held_pages })
 }

@@ -2,29 +2,34 @@
 //! `/sys/kernel/tracing/trace`, so kernel tools and this project's own reader can consume a
 //! simulated run like a recorded one.
 //!
-//! The simulated machine has no tasks and no clock: every line names the task `pageblock-1`
-//! on CPU 0 with flags `.....`, and the timestamp counts events (one microsecond each), which
-//! keeps a run's trace byte-identical for a given seed.
+//! The simulated machine has no tasks: every line names the task `pageblock-1` with flags
+//! `.....`, on the CPU the event happened on, stamped with the node's simulated clock — so a
+//! run's trace is byte-identical for a given seed.
 
 use std::io::Write;
 
-use pageblock_core::trace::{TraceEvent, TraceSink};
-use pageblock_core::{show, ZoneConfig};
+use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
+use pageblock_core::{show, NodeConfig};
 use pageblock_formats::ftrace::{Timestamp, TraceLine};
 
 /// Writes one ftrace line per event.
 pub struct FtraceWriter<W: Write + Send> {
     out: W,
-    config: ZoneConfig,
+    config_cma: bool,
+    pageblock_order: u32,
     events: u64,
     error: Option<std::io::Error>,
 }
 
 impl<W: Write + Send> FtraceWriter<W> {
-    /// A writer for events of a zone built from `config` (which fixes the migratetype
-    /// numbering), writing to `out`.
-    pub fn new(out: W, config: ZoneConfig) -> Self {
-        FtraceWriter { out, config, events: 0, error: None }
+    /// A writer for events of a node built from `config` (which fixes the migratetype
+    /// numbering and the pageblock order), writing to `out`.
+    pub fn new(out: W, config: &NodeConfig) -> Self {
+        let (config_cma, pageblock_order) = config
+            .zones
+            .first()
+            .map_or((false, pageblock_core::types::PAGEBLOCK_ORDER), |z| (z.config_cma, z.pageblock_order));
+        FtraceWriter { out, config_cma, pageblock_order, events: 0, error: None }
     }
 
     /// Events written so far.
@@ -47,18 +52,18 @@ impl<W: Write + Send> FtraceWriter<W> {
 }
 
 impl<W: Write + Send + 'static> TraceSink for FtraceWriter<W> {
-    fn emit(&mut self, ev: &TraceEvent) {
+    fn emit(&mut self, ctx: TraceContext, ev: &TraceEvent) {
         if self.error.is_some() {
             return;
         }
         self.events += 1;
-        let kmem = show::kmem_event(&self.config, ev);
+        let kmem = show::kmem_event(self.config_cma, self.pageblock_order, ev);
         let line = TraceLine::from_kmem(
             "pageblock",
             1,
-            0,
+            ctx.cpu,
             Some("....."),
-            Timestamp::from_micros(self.events),
+            Timestamp::from_micros(ctx.time_us),
             &kmem,
         );
         if let Err(e) = writeln!(self.out, "{}", line.render()) {
@@ -74,18 +79,19 @@ impl<W: Write + Send + 'static> TraceSink for FtraceWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pageblock_core::{Gfp, Policy, Zone};
+    use pageblock_core::{Gfp, Node, Policy, ZoneConfig};
     use pageblock_formats::ftrace::{FtraceReader, Line};
     use pageblock_formats::kmem::KmemEvent;
 
     #[test]
     fn a_simulated_trace_reads_back_as_kernel_events() {
-        let cfg = ZoneConfig::normal(64 << 20);
-        let mut zone = Zone::new(cfg.clone(), Policy::default()).unwrap();
-        zone.set_trace_sink(Some(Box::new(FtraceWriter::new(Vec::<u8>::new(), cfg))));
-        let p = zone.alloc_pages(0, Gfp::KERNEL).unwrap();
-        zone.free_pages(p, 0).unwrap();
-        let mut sink = zone.take_trace_sink().unwrap();
+        let cfg = NodeConfig::single(ZoneConfig::normal(64 << 20));
+        let mut node = Node::new(cfg.clone(), Policy::default()).unwrap();
+        node.shared().trace().set_sink(Some(Box::new(FtraceWriter::new(Vec::<u8>::new(), &cfg))));
+        node.advance_to(5);
+        let p = node.alloc_pages(1, 4, Gfp::KERNEL).unwrap();
+        node.free_pages(1, p, 4).unwrap();
+        let mut sink = node.shared().trace().take_sink().unwrap();
         let writer = sink.as_any().downcast_mut::<FtraceWriter<Vec<u8>>>().unwrap();
         writer.finish().unwrap();
         let text = String::from_utf8(writer.get_ref().clone()).unwrap();
@@ -106,7 +112,7 @@ mod tests {
         assert_eq!(names, ["mm_page_alloc_extfrag", "mm_page_alloc", "mm_page_free"], "{text}");
         assert!(
             text.starts_with(
-                "       pageblock-1       [000] .....     0.000001: mm_page_alloc_extfrag: page="
+                "       pageblock-1       [001] .....     0.000005: mm_page_alloc_extfrag: page="
             ),
             "{text}"
         );

@@ -12,10 +12,10 @@ use pageblock::{Allocator, FreeError, Gfp, Pfn, Policy, ZoneConfig};
 /// the zone lock: here another thread holds it for the whole read.
 #[test]
 fn pagetypeinfo_from_counts_does_not_wait_for_the_zone_lock() {
-    let a = Arc::new(Allocator::new(ZoneConfig::normal(256 << 20), Policy::default()).unwrap());
+    let a = Arc::new(Allocator::single_zone(ZoneConfig::normal(256 << 20), Policy::default()).unwrap());
     let (done_tx, done_rx) = mpsc::channel();
     let reader = Arc::clone(&a);
-    a.with_zone(|_zone_locked| {
+    a.with_zone(0, |_zone_locked| {
         std::thread::spawn(move || {
             let text = reader.pagetypeinfo().render();
             let free = reader.shared().nr_free_pages();
@@ -36,7 +36,8 @@ fn pagetypeinfo_from_counts_does_not_wait_for_the_zone_lock() {
 #[test]
 fn racing_double_frees_have_exactly_one_winner() {
     let a = Arc::new(
-        Allocator::new(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(64 << 20) }, Policy::default()).unwrap(),
+        Allocator::single_zone(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(64 << 20) }, Policy::default())
+            .unwrap(),
     );
     let block = Arc::new(AtomicU64::new(0));
     let (wins, losses) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
@@ -77,6 +78,6 @@ fn racing_double_frees_have_exactly_one_winner() {
         f.join().unwrap();
     }
     a.drain_all_pages();
-    let census = a.with_zone(|z| z.verify()).unwrap();
+    let census = a.verify().unwrap();
     assert_eq!(census.allocated, 0);
 }

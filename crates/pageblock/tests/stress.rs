@@ -115,11 +115,11 @@ fn threads_never_share_a_page_and_every_page_comes_back() {
     assert!(allocs > threads * ops / 4, "the workers did allocate ({allocs})");
     assert!(failures > 0, "the arena ran full at some point");
     a.drain_all_pages();
-    let census = a.with_zone(|z| z.verify()).expect("invariants hold");
+    let census = a.verify().expect("invariants hold");
     assert_eq!(census.allocated + census.pcp, 0, "every page is back: {census:?}");
-    let managed = a.shared().config().present_pages;
+    let managed = a.shared().managed_pages();
     assert_eq!(a.shared().nr_free_pages(), managed);
-    let c = a.shared().counters();
+    let c = a.shared().zone(0).counters();
     let boot = managed;
     assert_eq!(
         c.event(pageblock_core::VmEvent::PgFree) - boot,

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pageblock_core::{show, MigrateType, VmEvent, Zone};
+use pageblock_core::{show, MigrateType, Node, VmEvent};
 use pageblock_lab::report::RunReport;
 use pageblock_lab::sim::Run;
 
@@ -14,13 +14,17 @@ use crate::spec::{run_spec, DEMO_OPS};
 pub fn run(args: &DemoArgs) -> Result<String, String> {
     let workload = args.run.workload.as_deref().unwrap_or("fragment");
     let spec = run_spec(&args.run, Some(workload), DEMO_OPS)?;
-    let fresh = Zone::new(spec.zone.clone(), spec.policy.clone()).map_err(|e| e.to_string())?;
+    let fresh = Node::new(spec.node.clone(), spec.policy.clone()).map_err(|e| e.to_string())?;
     let mut out = String::new();
-    let gib = spec.zone.present_pages as f64 * 4096.0 / (1u64 << 30) as f64;
+    let gib = spec.node.managed_pages() as f64 * 4096.0 / (1u64 << 30) as f64;
+    let zones: Vec<&str> = spec.node.zones.iter().map(|z| z.zone_type.name()).collect();
     let _ = writeln!(
         out,
-        "pageblock demo: a {gib:.1} GiB ZONE_NORMAL, workload `{workload}`, {} operations, seed {}\n",
-        spec.ops, spec.seed
+        "pageblock demo: {gib:.1} GiB managed in zones {}, {} CPUs, workload `{workload}`, {} operations, seed {}\n",
+        zones.join(" + "),
+        fresh.shared().nr_cpus(),
+        spec.ops,
+        spec.seed
     );
     let _ = writeln!(
         out,
@@ -31,18 +35,17 @@ pub fn run(args: &DemoArgs) -> Result<String, String> {
     let _ = writeln!(
         out,
         "== /proc/pagetypeinfo after `{workload}` ==\n{}",
-        show::pagetypeinfo_by_policy(&run.zone).render()
+        show::pagetypeinfo_by_policy(&run.node).render()
     );
     summary(&mut out, &run);
     Ok(out)
 }
 
 fn summary(out: &mut String, run: &Run) {
-    let z = &run.zone;
-    let c = z.counters();
+    let node = run.node.shared();
+    let ev = |e: VmEvent| node.event(e);
     let _ = writeln!(out, "== summary ==");
     requests(out, &run.report);
-    let ev = |e: VmEvent| c.event(e);
     let _ = writeln!(
         out,
         "fallbacks: {} (fragmenting {}, took ownership {}); whole-block claims {}, partial claims {} (rejected {}), steals {}",
@@ -54,32 +57,41 @@ fn summary(out: &mut String, run: &Run) {
         ev(VmEvent::ClaimFail),
         ev(VmEvent::Steal),
     );
-    let types = show::reported_migratetypes(z.config());
-    let blocks = show::pageblock_counts(z.shared()).clone();
-    let mixed = show::mixed_block_counts(z.shared());
-    let per_type: Vec<String> = types
-        .iter()
-        .zip(blocks.iter().zip(&mixed))
-        .filter(|(mt, (b, _))| **b > 0 || mt.is_mergeable())
-        .map(|(mt, (b, m))| format!("{} {b} ({m} mixed)", mt.name()))
-        .collect();
-    let _ = writeln!(out, "pageblocks: {}", per_type.join(", "));
-    let managed = z.managed_pages();
+    for z in node.zones() {
+        let cfg = z.config();
+        let types = show::reported_migratetypes(cfg.config_cma);
+        let blocks = show::pageblock_counts(z);
+        let mixed = show::mixed_block_counts(z);
+        let per_type: Vec<String> = types
+            .iter()
+            .zip(blocks.iter().zip(&mixed))
+            .filter(|(mt, (b, _))| **b > 0 || mt.is_mergeable())
+            .map(|(mt, (b, m))| format!("{} {b} ({m} mixed)", mt.name()))
+            .collect();
+        let _ = writeln!(out, "pageblocks, zone {:>6}: {}", cfg.zone_type.name(), per_type.join(", "));
+    }
+    let managed = node.managed_pages();
     let pct = |p: u64| p as f64 * 100.0 / managed as f64;
-    let largest = (0..=z.max_order()).rev().find(|&o| z.shared().free_areas().nr_free(o) > 0);
-    let unusable = pageblock_formats::extfrag::unusable_free_index(
-        &show::buddyinfo(z.shared()).zones[0].nr_free,
-        z.pageblock_order(),
-    );
+    let buddy = show::buddyinfo(node);
+    let largest =
+        (0..=node.max_order()).rev().find(|&o| buddy.zones.iter().any(|z| z.nr_free[o as usize] > 0));
+    let mut per_order = vec![0u64; node.max_order() as usize + 1];
+    for z in &buddy.zones {
+        for (o, n) in z.nr_free.iter().enumerate() {
+            per_order[o] += n;
+        }
+    }
+    let unusable = pageblock_formats::extfrag::unusable_free_index(&per_order, node.pageblock_order());
     let _ = writeln!(
         out,
-        "memory: workload holds {:.1}%, free {:.1}%; largest free order {}; {:.1}% of free memory is in blocks smaller than a pageblock",
+        "memory: workload holds {:.1}%, free {:.1}%, per-CPU lists {:.1}%; largest free order {}; {:.1}% of free memory is in blocks smaller than a pageblock",
         pct(run.held_pages),
-        pct(z.nr_free_pages()),
+        pct(node.nr_free_pages()),
+        pct(node.nr_pcp_pages()),
         largest.map_or("none".to_owned(), |o| o.to_string()),
         unusable as f64 / 10.0,
     );
-    let check = match z.verify() {
+    let check = match run.node.verify() {
         Ok(_) => "all invariants hold".to_owned(),
         Err(e) => format!("FAILED: {e}"),
     };

@@ -22,14 +22,14 @@ pub fn run_with_progress(spec: &RunSpec, label: &str, trace: Option<&Path>) -> R
         None => None,
         Some(path) => {
             let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Some(Box::new(TraceFile::new(BufWriter::new(file), spec.zone.clone())))
+            Some(Box::new(TraceFile::new(BufWriter::new(file), &spec.node)))
         }
     };
     let bar = crate::progress::bar(spec.ops, label);
     let run = sim::run(spec, sink, &mut |done| bar.set_position(done)).map_err(|e| e.to_string());
     bar.finish_and_clear();
-    let mut run = run?;
-    if let (Some(path), Some(mut sink)) = (trace, run.zone.take_trace_sink()) {
+    let run = run?;
+    if let (Some(path), Some(mut sink)) = (trace, run.node.shared().trace().take_sink()) {
         if let Some(writer) = sink.as_any().downcast_mut::<TraceFile>() {
             writer.finish().map_err(|e| format!("{}: {e}", path.display()))?;
         }

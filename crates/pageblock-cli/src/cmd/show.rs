@@ -1,6 +1,6 @@
 //! `pageblock show REPORT`: the kernel file, byte for byte, on stdout.
 
-use pageblock_core::{show, MigrateType};
+use pageblock_core::show;
 
 use crate::cli::{PagetypeinfoMode, Report, ShowArgs};
 use crate::spec::{run_spec, DEFAULT_OPS};
@@ -8,25 +8,25 @@ use crate::spec::{run_spec, DEFAULT_OPS};
 /// Run the workload and return the report's text.
 pub fn run(args: &ShowArgs) -> Result<String, String> {
     let spec = run_spec(&args.run, args.run.workload.as_deref(), DEFAULT_OPS)?;
+    let mode = match args.pagetypeinfo_mode {
+        PagetypeinfoMode::Counts => show::PagetypeinfoMode::Counts,
+        PagetypeinfoMode::CountsCapped => show::PagetypeinfoMode::CountsCapped,
+        PagetypeinfoMode::Walk => show::PagetypeinfoMode::Walk,
+    };
+    if args.report == Report::Pagetypeinfo
+        && mode != show::PagetypeinfoMode::Walk
+        && spec.policy.free_area_layout == pageblock_core::free_area::FreeAreaLayout::Plain
+    {
+        return Err(
+            "--free-area-layout plain keeps no per-migratetype counts: use --pagetypeinfo-mode walk".into()
+        );
+    }
     let run = super::run_with_progress(&spec, "running", args.run.trace.as_deref())?;
-    let zone = &run.zone;
-    let shared = zone.shared();
+    let node = &run.node;
+    let shared = node.shared();
     Ok(match args.report {
         Report::Pagetypeinfo => {
-            let mode = match args.pagetypeinfo_mode {
-                PagetypeinfoMode::Counts => show::PagetypeinfoMode::Counts,
-                PagetypeinfoMode::CountsCapped => show::PagetypeinfoMode::CountsCapped,
-                PagetypeinfoMode::Walk => show::PagetypeinfoMode::Walk,
-            };
-            if mode != show::PagetypeinfoMode::Walk
-                && shared.free_areas().mt_nr_free(0, MigrateType::Movable).is_none()
-            {
-                return Err(
-                    "--free-area-layout plain keeps no per-migratetype counts: use --pagetypeinfo-mode walk"
-                        .into(),
-                );
-            }
-            let mut report = show::pagetypeinfo(zone, mode);
+            let mut report = show::pagetypeinfo(node, mode);
             if args.page_owner {
                 show::add_mixed_blocks(&mut report, shared);
             }

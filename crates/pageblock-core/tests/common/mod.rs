@@ -2,10 +2,11 @@
 #![allow(dead_code)]
 
 use pageblock_core::memmap::PageInfo;
-use pageblock_core::{MigrateType, VmEvent, Zone, ZoneStat};
+use pageblock_core::{MigrateType, Node, VmEvent, Zone, ZoneStat};
 
-/// Everything observable about a zone, for "nothing changed" assertions: counters, the
-/// order of every free list, pageblock types and every page's state word.
+/// Everything observable about a node, for "nothing changed" assertions: counters (node,
+/// zone and per-CPU), the order of every free list, pageblock types and every page's state
+/// word.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Fingerprint {
     counters: Vec<u64>,
@@ -14,30 +15,44 @@ pub struct Fingerprint {
     pages: Vec<PageInfo>,
 }
 
-pub fn fingerprint(zone: &Zone) -> Fingerprint {
+pub fn fingerprint(node: &Node) -> Fingerprint {
+    let shared = node.shared();
+    let mut f =
+        Fingerprint { counters: Vec::new(), lists: Vec::new(), blocks: Vec::new(), pages: Vec::new() };
+    f.counters.extend(VmEvent::ALL.iter().map(|&e| shared.counters().event(e)));
+    for z in 0..shared.zones().len() {
+        zone_fingerprint(&node.zone(z), shared.nr_cpus(), &mut f);
+    }
+    f
+}
+
+fn zone_fingerprint(zone: &Zone, nr_cpus: usize, f: &mut Fingerprint) {
     let c = zone.counters();
-    let mut counters: Vec<u64> = VmEvent::ALL.iter().map(|&e| c.event(e)).collect();
-    counters.extend(ZoneStat::ALL.iter().map(|&s| c.zone_stat(s)));
-    counters.push(c.nr_free_highatomic());
-    counters.push(c.nr_reserved_highatomic());
-    counters.push(c.watermark_boost());
-    let mut lists = Vec::new();
+    f.counters.extend(VmEvent::ALL.iter().map(|&e| c.event(e)));
+    f.counters.extend(ZoneStat::ALL.iter().map(|&s| c.zone_stat(s)));
+    f.counters.push(c.nr_free_highatomic());
+    f.counters.push(c.nr_reserved_highatomic());
+    f.counters.push(c.watermark_boost());
+    for cpu in 0..nr_cpus {
+        f.counters.push(c.cpu(cpu).count());
+        f.counters.push(c.cpu(cpu).high());
+    }
     for order in 0..=zone.max_order() {
         let fa = zone.shared().free_areas();
-        counters.push(fa.nr_free(order));
+        f.counters.push(fa.nr_free(order));
         for mt in MigrateType::ALL {
-            counters.push(fa.mt_nr_free(order, mt).unwrap_or(u64::MAX));
-            lists.push(zone.free_list(order, mt).map(|p| p.0).collect());
+            f.counters.push(fa.mt_nr_free(order, mt).unwrap_or(u64::MAX));
+            f.lists.push(zone.free_list(order, mt).map(|p| p.0).collect());
         }
     }
     let pb = zone.shared().pageblocks();
-    let blocks = (0..pb.len()).map(|b| pb.migratetype(b)).collect();
+    f.blocks.extend((0..pb.len()).map(|b| pb.migratetype(b)));
     let mm = zone.shared().memmap();
-    let pages = (0..mm.len() as u32).map(|i| mm.info(i)).collect();
-    Fingerprint { counters, lists, blocks, pages }
+    f.pages.extend((0..mm.len() as u32).map(|i| mm.info(i)));
 }
 
-/// Free pages per order, all types (a buddyinfo row).
-pub fn buddyinfo(zone: &Zone) -> Vec<u64> {
+/// Free pages per order, all types (a buddyinfo row) of zone `z`.
+pub fn buddyinfo(node: &Node, z: usize) -> Vec<u64> {
+    let zone = node.zone(z);
     (0..=zone.max_order()).map(|o| zone.shared().free_areas().nr_free(o)).collect()
 }

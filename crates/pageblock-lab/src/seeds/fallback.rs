@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use pageblock_core::{AllocFlags, Gfp, MigrateType, Pfn, Policy, VmEvent, Zone, ZoneConfig};
+use pageblock_core::{AllocFlags, Gfp, MigrateType, Node, NodeLocks, Pfn, Policy, VmEvent, Zone, ZoneConfig};
 
 use super::{mean, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
@@ -17,21 +17,24 @@ const BATCH: usize = 63;
 
 /// A 1 GiB zone full of movable order-0 pages, with in every 64 pages one free piece each
 /// of orders 3, 2, 1 and 0 (15 pages of 64: under half of every pageblock).
-fn starved_zone(policy: Policy) -> Zone {
+fn starved_zone(policy: Policy) -> Node {
     // A token min_free_kbytes, so filling leaves no whole free pageblock behind.
     let policy = Policy { min_free_kbytes: Some(128), ..policy };
-    let mut z = Zone::new(ZoneConfig::normal(1 << 30), policy).expect("1 GiB zone");
+    let node = Node::single_zone(ZoneConfig::normal(1 << 30), policy).expect("1 GiB zone");
     let mut held = Vec::new();
-    while let Ok(p) = z.alloc_pages(0, Gfp::HIGHUSER_MOVABLE) {
+    while let Ok(p) = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE) {
         held.push(p);
     }
+    // What the CPU cached goes back; then every 64 pages lose the same few.
+    node.drain_all_pages();
     held.sort_unstable();
     for p in held {
         if matches!(p.0 % 64, 0..=7 | 16..=19 | 32..=33 | 48) {
-            z.free_pages(p, 0).expect("freeing the workload's own page");
+            node.free_pages(0, p, 0).expect("freeing the workload's own page");
         }
     }
-    z
+    node.drain_all_pages();
+    node
 }
 
 fn work(z: &Zone) -> u64 {
@@ -41,7 +44,9 @@ fn work(z: &Zone) -> u64 {
 
 /// Per refill: (work units, nanoseconds, blocks obtained).
 fn refills(memory: bool, n: usize) -> Vec<(u64, f64, usize)> {
-    let mut z = starved_zone(Policy { rmqueue_mode_memory: memory, ..Policy::default() });
+    let node = starved_zone(Policy { rmqueue_mode_memory: memory, ..Policy::default() });
+    // The experiment is one zone-lock hold: `rmqueue_bulk` itself.
+    let mut z = node.lock_zone(0);
     let flags = AllocFlags::WMARK_LOW | AllocFlags::KSWAPD;
     let mut out = Vec::with_capacity(BATCH);
     (0..n)

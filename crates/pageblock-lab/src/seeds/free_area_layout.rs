@@ -31,8 +31,8 @@ fn combo(i: usize) -> (u32, Gfp) {
 /// Allocations per second of both threads together, `rounds` batches per thread.
 fn throughput(layout: FreeAreaLayout, rounds: usize) -> f64 {
     let policy = Policy { free_area_layout: layout, ..Policy::default() };
-    let a =
-        Allocator::new(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(4 << 30) }, policy).expect("4 GiB zone");
+    let a = Allocator::single_zone(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(4 << 30) }, policy)
+        .expect("4 GiB zone");
     let t = Instant::now();
     let allocs: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..2)

@@ -161,16 +161,14 @@ impl SeedsReport {
 }
 
 /// A 16 GiB runtime allocator after the `fragment` workload (the "after building kernel"
-/// state), driven through the zone lock one operation at a time.
+/// state), driven through its own allocation path one operation at a time.
 pub fn fragmented_allocator(cfg: &SeedsConfig, policy: Policy) -> (Allocator, RunReport) {
-    let a = Allocator::new(ZoneConfig::normal(cfg.zone_bytes()), policy).expect("16 GiB zone");
-    let mut w = a.with_zone(|z| WorkloadKind::Fragment.build(z, cfg.seed));
+    let a = Allocator::single_zone(ZoneConfig::normal(cfg.zone_bytes()), policy).expect("16 GiB zone");
+    let mut w = WorkloadKind::Fragment.build(a.shared().managed_pages(), a.nr_cpus(), cfg.seed);
     let mut report = RunReport::default();
-    a.with_zone(|z| {
-        for _ in 0..cfg.fragment_ops() {
-            w.step(z, &mut report);
-        }
-    });
+    for _ in 0..cfg.fragment_ops() {
+        w.step(&a, &mut report);
+    }
     (a, report)
 }
 

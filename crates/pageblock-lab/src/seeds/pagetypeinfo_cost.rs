@@ -15,17 +15,19 @@ use crate::compare::{Better, Row, Table};
 /// Deterministic cost of one read: list entries visited (walk) or counters read (counts),
 /// plus the pageblocks sampled for the block table (both modes do that).
 fn work(a: &Allocator) -> (f64, f64) {
-    let z = a.shared();
-    let cfg = z.config();
-    let types = show::reported_migratetypes(cfg);
-    let blocks = cfg.present_pages.div_ceil(1 << cfg.pageblock_order);
-    let mut visited = 0;
-    for order in 0..=cfg.max_order {
-        for &mt in &types {
-            visited += z.free_areas().mt_nr_free(order, mt).unwrap_or(0).min(FREE_COUNT_CAP);
+    let node = a.shared();
+    let (mut visited, mut counters, mut blocks) = (0, 0, 0);
+    for z in node.zones() {
+        let cfg = z.config();
+        let types = show::reported_migratetypes(cfg.config_cma);
+        blocks += z.pageblocks().len() as u64;
+        for order in 0..=cfg.max_order {
+            for &mt in &types {
+                visited += z.free_areas().mt_nr_free(order, mt).unwrap_or(0).min(FREE_COUNT_CAP);
+            }
         }
+        counters += (cfg.max_order as u64 + 1) * types.len() as u64;
     }
-    let counters = (cfg.max_order as u64 + 1) * types.len() as u64;
     ((visited + blocks) as f64, (counters + blocks) as f64)
 }
 
@@ -43,7 +45,8 @@ fn time_reads(reads: usize, read: impl Fn() -> String) -> Vec<f64> {
 /// Run the experiment on a fresh zone and on `fragmented`.
 pub fn run(cfg: &SeedsConfig, fragmented: &Allocator, report: &mut SeedsReport) {
     let reads = if cfg.quick { 20 } else { 10_000 };
-    let fresh = Allocator::new(ZoneConfig::normal(cfg.zone_bytes()), Policy::default()).expect("16 GiB zone");
+    let fresh =
+        Allocator::single_zone(ZoneConfig::normal(cfg.zone_bytes()), Policy::default()).expect("16 GiB zone");
     let mut rows = Vec::new();
     let sides = ("walk", "counts");
     for (label, name, a) in [

@@ -15,7 +15,7 @@ use crate::prng::Prng;
 
 /// Nanoseconds per free of `n` order-0 pages freed in random order.
 fn bulk_free_ns(cfg: &SeedsConfig, prefetch: bool, n: usize, seed: u64) -> f64 {
-    let a = Allocator::new(
+    let a = Allocator::single_zone(
         ZoneConfig::normal(cfg.zone_bytes()),
         Policy { buddy_prefetch: prefetch, ..Policy::default() },
     )

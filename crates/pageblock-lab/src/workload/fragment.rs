@@ -17,7 +17,9 @@
 //! | 3 | 5.5% | same |
 //! | 9 (THP) | 0.2% | 95 / 5 / 0 |
 //!
-//! By pages, huge pages make up about a third of the demand. Lifetimes are drawn per type:
+//! By pages, huge pages make up about a third of the demand. Each operation runs on a CPU
+//! drawn at random, so a block is often freed on another CPU than the one that allocated it
+//! and every CPU's per-CPU lists take part. Lifetimes are drawn per type:
 //! movable memory is mostly short-lived (page cache, anonymous memory of short processes),
 //! unmovable memory is often long-lived or permanent (kernel structures), reclaimable memory
 //! (slab caches) sits in between. Long-lived unmovable and reclaimable blocks end up scattered
@@ -26,11 +28,11 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use pageblock_core::{Gfp, MigrateType, Pfn, Zone};
+use pageblock_core::{Gfp, MigrateType, Pfn};
 
 use crate::prng::Prng;
 use crate::report::RunReport;
-use crate::workload::Workload;
+use crate::workload::{Pages, Workload};
 
 /// Orders requested and their weights (per ten thousand requests).
 const ORDERS: [(u32, u32); 5] = [(0, 8130), (1, 800), (2, 500), (3, 550), (9, 20)];
@@ -63,6 +65,7 @@ const TROUGH_PERCENT: u64 = 40;
 #[derive(Debug)]
 pub struct Fragment {
     prng: Prng,
+    nr_cpus: usize,
     /// Live allocations by time of death: `(death, pfn, order)`, earliest first.
     live: BinaryHeap<Reverse<(u64, u64, u32)>>,
     held: u64,
@@ -77,12 +80,13 @@ pub struct Fragment {
 }
 
 impl Fragment {
-    /// A workload for a zone of `managed_pages`, seeded with `seed`.
-    pub fn new(managed_pages: u64, seed: u64) -> Fragment {
+    /// A workload for a machine of `managed_pages` and `nr_cpus`, seeded with `seed`.
+    pub fn new(managed_pages: u64, nr_cpus: usize, seed: u64) -> Fragment {
         let average = managed_pages * (PEAK_PERCENT + TROUGH_PERCENT) / 200;
         let swing_pages = managed_pages * (PEAK_PERCENT - TROUGH_PERCENT) / 100;
         Fragment {
             prng: Prng::new(seed),
+            nr_cpus: nr_cpus.max(1),
             live: BinaryHeap::new(),
             held: 0,
             managed: managed_pages,
@@ -146,11 +150,16 @@ impl Fragment {
         }
     }
 
-    fn free_first_to_die(&mut self, zone: &mut Zone, report: &mut RunReport) {
+    fn cpu(&mut self) -> usize {
+        self.prng.below(self.nr_cpus as u64) as usize
+    }
+
+    fn free_first_to_die(&mut self, pages: &dyn Pages, report: &mut RunReport) {
         let Some(Reverse((_, pfn, order))) = self.live.pop() else {
             return;
         };
-        if let Err(e) = zone.free_pages(Pfn(pfn), order) {
+        let cpu = self.cpu();
+        if let Err(e) = pages.free_pages(cpu, Pfn(pfn), order) {
             unreachable!("the workload freed its own block {pfn:#x}/{order}: {e}");
         }
         self.held -= 1 << order;
@@ -163,7 +172,7 @@ impl Workload for Fragment {
         "fragment"
     }
 
-    fn step(&mut self, zone: &mut Zone, report: &mut RunReport) {
+    fn step(&mut self, pages: &dyn Pages, report: &mut RunReport) {
         self.now += 1;
         // Below the target, allocation wins three times in four even when a lifetime is over,
         // so the footprint follows the target; lifetimes decide which block goes first. The
@@ -172,11 +181,12 @@ impl Workload for Fragment {
         let due =
             self.peak_reached.is_some() && self.live.peek().is_some_and(|Reverse((d, _, _))| *d <= self.now);
         if self.held >= target || (due && self.prng.below(4) == 0) {
-            self.free_first_to_die(zone, report);
+            self.free_first_to_die(pages, report);
             return;
         }
         let (order, mt, gfp) = self.pick_request();
-        let result = zone.alloc_pages(order, gfp);
+        let cpu = self.cpu();
+        let result = pages.alloc_pages(cpu, order, gfp);
         report.record_alloc(order, mt, result.is_ok());
         if result.is_err() && order == 0 && self.peak_reached.is_none() {
             // Memory is full down to the watermarks: the peak is as high as it gets.

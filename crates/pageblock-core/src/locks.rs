@@ -1,0 +1,94 @@
+//! How the one allocation path reaches what locks guard: a zone (`zone->lock`) and a CPU's
+//! per-CPU lists (`pcp->lock`), plus the reclaim and compaction steps of the slow path.
+//!
+//! [`crate::page_alloc`] is written once against this trait; two drivers implement it:
+//!
+//! * [`crate::Node`], the deterministic simulator: a single thread, the "locks" are
+//!   `RefCell` borrows, the CPU is whichever the workload or the trace names;
+//! * `pageblock::Allocator`, the thread-safe library: a mutex per zone, a spinlock per CPU's
+//!   lists, `try_lock` where the kernel trylocks.
+//!
+//! A result from the lab is therefore a result about the library's code path too.
+//!
+//! Lock order (as in the kernel): a CPU's per-CPU lock, then a zone lock; never two zone
+//! locks or two per-CPU locks at once.
+
+use std::ops::DerefMut;
+
+use crate::compaction::{CompactPriority, CompactResult};
+use crate::config::ZoneType;
+use crate::gfp::{AllocFlags, Gfp};
+use crate::node::NodeShared;
+use crate::page_alloc::AllocContext;
+use crate::pcp::PerCpuPages;
+use crate::types::Pfn;
+use crate::zone::Zone;
+
+/// A driver of the allocation path. Zones are indices into [`NodeShared::zones`]; CPUs are
+/// `0..node().nr_cpus()`.
+///
+/// The reclaim and compaction hooks have "nothing done" defaults: without a model of
+/// reclaimable memory or page migration, direct reclaim frees nothing and compaction does not
+/// start, and the slow path continues as the kernel does in that case.
+pub trait NodeLocks {
+    /// A held zone lock.
+    type ZoneGuard<'a>: DerefMut<Target = Zone>
+    where
+        Self: 'a;
+    /// A held per-CPU lock.
+    type PcpGuard<'a>: DerefMut<Target = PerCpuPages>
+    where
+        Self: 'a;
+
+    /// The node's lock-free half.
+    fn node(&self) -> &NodeShared;
+
+    /// `spin_lock(&zone->lock)`.
+    fn lock_zone(&self, zone: usize) -> Self::ZoneGuard<'_>;
+
+    /// `pcp_spin_trylock()`: `None` if another thread holds it (the request then goes to the
+    /// buddy lists, the free straight to the zone).
+    fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<Self::PcpGuard<'_>>;
+
+    /// `spin_lock(&pcp->lock)`, for drains.
+    fn lock_pcp(&self, cpu: usize, zone: usize) -> Self::PcpGuard<'_>;
+
+    /// `wakeup_kswapd()`: background reclaim for `zone` should start (kswapd is not modelled
+    /// yet: nothing happens).
+    fn wakeup_kswapd(&self, zone: usize, gfp: Gfp, order: u32, highest_zoneidx: ZoneType) {
+        let _ = (zone, gfp, order, highest_zoneidx);
+    }
+
+    /// `try_to_free_pages()`: direct reclaim for `ac`; returns the pages reclaimed (0: no
+    /// reclaimable memory is modelled yet).
+    fn try_to_free_pages(&self, cpu: usize, ac: &AllocContext) -> u64 {
+        let _ = (cpu, ac);
+        0
+    }
+
+    /// `try_to_compact_pages()`: direct compaction for `ac`; returns the result and a page
+    /// captured for the request, if any (compaction is not modelled yet: it never starts).
+    fn try_to_compact_pages(
+        &self,
+        cpu: usize,
+        ac: &AllocContext,
+        flags: AllocFlags,
+        priority: CompactPriority,
+    ) -> (CompactResult, Option<Pfn>) {
+        let _ = (cpu, ac, flags, priority);
+        (CompactResult::Skipped, None)
+    }
+
+    /// `compaction_zonelist_suitable()`: would compaction have a chance if reclaim freed
+    /// what it could?
+    fn compaction_zonelist_suitable(&self, ac: &AllocContext, flags: AllocFlags) -> bool {
+        let _ = (ac, flags);
+        false
+    }
+
+    /// `zone_reclaimable_pages()`: pages reclaim could still free in `zone`.
+    fn zone_reclaimable_pages(&self, zone: usize) -> u64 {
+        let _ = zone;
+        0
+    }
+}

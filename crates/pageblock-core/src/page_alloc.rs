@@ -1,0 +1,231 @@
+//! The allocation path, written once for every driver ([`crate::NodeLocks`]): `__alloc_pages`
+//! → `get_page_from_freelist` → `rmqueue` (per-CPU lists for the orders they cache, the buddy
+//! lists otherwise), the free path `__free_pages` → `free_frozen_pages`, `drain_all_pages`,
+//! and the vmstat worker's per-CPU work.
+//!
+//! Fast path cost, per request served from a CPU's lists: a GFP decode, one watermark test
+//! (lock-free, counters only), one per-CPU trylock and a list pop. The zone lock is taken
+//! only to refill or drain a batch, or for orders the per-CPU lists do not cache. The slow
+//! path is [`crate::slowpath`].
+//!
+//! Events (`mm_page_alloc`, `mm_page_free`) are emitted here with the requesting CPU; the
+//! zone emits the ones it makes under its lock.
+
+use crate::alloc::AllocError;
+use crate::config::ZoneType;
+use crate::free::FreeError;
+use crate::gfp::{AllocFlags, Gfp};
+use crate::locks::NodeLocks;
+use crate::memmap::{PageInfo, PageState};
+use crate::migratetype::MigrateType;
+use crate::stats::VmEvent;
+use crate::trace::TraceEvent;
+use crate::types::Pfn;
+use crate::watermark::WatermarkRequest;
+
+/// What a request is (`struct alloc_context` plus its mask and order): set once by
+/// `prepare_alloc_pages` and read by every step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocContext {
+    /// The request's GFP mask.
+    pub gfp: Gfp,
+    /// The request's order.
+    pub order: u32,
+    /// `gfp_migratetype()`.
+    pub migratetype: MigrateType,
+    /// `gfp_zone()`: the highest zone type the request may use.
+    pub highest_zoneidx: ZoneType,
+    pub(crate) zonelist_start: u8,
+    pub(crate) zonelist_len: u8,
+}
+
+impl AllocContext {
+    /// The watermark question this request asks of a zone with `flags`.
+    #[inline]
+    pub fn watermark_request(&self, flags: AllocFlags) -> WatermarkRequest {
+        WatermarkRequest { order: self.order, flags, highest_zoneidx: self.highest_zoneidx }
+    }
+}
+
+/// Take zone `zone`'s lock on behalf of `cpu` (events under it are stamped with `cpu`).
+#[inline]
+pub(crate) fn lock_zone<L: NodeLocks + ?Sized>(l: &L, zone: usize, cpu: usize) -> L::ZoneGuard<'_> {
+    let mut guard = l.lock_zone(zone);
+    guard.set_cpu(cpu);
+    guard
+}
+
+/// `__alloc_pages()`: a block of 2^`order` pages for a request with mask `gfp`, made on CPU
+/// `cpu`.
+#[inline]
+pub fn alloc_pages<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    order: u32,
+    gfp: Gfp,
+) -> Result<Pfn, AllocError> {
+    let node = l.node();
+    if order > node.max_order() {
+        return Err(AllocError::OrderTooLarge { order, max_order: node.max_order() });
+    }
+    let ac = node.prepare_alloc_pages(gfp, order)?;
+    let fast = node.alloc_flags_fast(&ac);
+    let page = match get_page_from_freelist(l, cpu, &ac, fast) {
+        Some(pfn) => Some(pfn),
+        None => crate::slowpath::alloc_pages_slowpath(l, cpu, &ac),
+    };
+    node.trace().emit(cpu as u32, || TraceEvent::PageAlloc {
+        pfn: page.map(|p| p.0),
+        order,
+        migratetype: ac.migratetype,
+        gfp,
+    });
+    page.ok_or_else(|| {
+        node.count(VmEvent::PgAllocFail, 1);
+        AllocError::NoMemory { order }
+    })
+}
+
+/// `get_page_from_freelist()`: walk the zonelist from the preferred zone down; the first zone
+/// whose watermark allows the request serves it. A request that found nothing with
+/// ALLOC_NOFRAGMENT walks again without it (fragmenting is preferred over failing), except
+/// under `defrag_mode`, which keeps the flag until the slow path's end.
+#[inline]
+pub(crate) fn get_page_from_freelist<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    ac: &AllocContext,
+    mut flags: AllocFlags,
+) -> Option<Pfn> {
+    let node = l.node();
+    loop {
+        for &z in node.zonelist(ac) {
+            let z = z as usize;
+            if !node.zone(z).watermark_allows(ac.watermark_request(flags)) {
+                node.count(VmEvent::WatermarkFail, 1);
+                continue;
+            }
+            if let Some(pfn) = rmqueue(l, cpu, z, ac, flags) {
+                if flags.contains(AllocFlags::HIGHATOMIC) {
+                    lock_zone(l, z, cpu).reserve_highatomic_pageblock(pfn.0, ac.order);
+                }
+                return Some(pfn);
+            }
+        }
+        if flags.contains(AllocFlags::NOFRAGMENT) && !node.policy().defrag_mode {
+            flags = flags & !AllocFlags::NOFRAGMENT;
+            node.count(VmEvent::NoFragmentRelaxed, 1);
+            continue;
+        }
+        return None;
+    }
+}
+
+/// `rmqueue()`: the per-CPU lists for the orders they cache (refilled in one zone-lock hold
+/// when empty), else — or if they had nothing — the buddy lists. Either way a pending
+/// watermark boost wakes kswapd.
+#[inline]
+fn rmqueue<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    z: usize,
+    ac: &AllocContext,
+    flags: AllocFlags,
+) -> Option<Pfn> {
+    let zone = l.node().zone(z);
+    let mut page = None;
+    if zone.pcp_allowed_order(ac.order) {
+        page = rmqueue_pcplist(l, cpu, z, ac, flags);
+    }
+    if page.is_none() {
+        page = lock_zone(l, z, cpu).rmqueue_buddy(ac.order, ac.migratetype, flags);
+    }
+    if flags.contains(AllocFlags::KSWAPD) && zone.flags().boosted_watermark() {
+        zone.flags().set_boosted_watermark(false);
+        l.wakeup_kswapd(z, Gfp::NONE, 0, zone.config().zone_type);
+    }
+    page
+}
+
+/// `rmqueue_pcplist()`: `None` if the CPU's lock is contended or the refill found nothing.
+#[inline]
+fn rmqueue_pcplist<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    z: usize,
+    ac: &AllocContext,
+    flags: AllocFlags,
+) -> Option<Pfn> {
+    let zone = l.node().zone(z);
+    let mut pcp = l.trylock_pcp(cpu, z)?;
+    pcp.rmqueue(zone, ac.order, ac.migratetype, |n, out| {
+        lock_zone(l, z, cpu).rmqueue_bulk(ac.order, n, ac.migratetype, flags, out);
+    })
+}
+
+/// `__free_pages()` → `free_frozen_pages()`: validate the free (nothing changes if it is
+/// refused), then cache the block on CPU `cpu`'s lists for the orders they cache — freeing a
+/// batch to the zone when the CPU holds too much — or return it to the zone directly (other
+/// orders, isolated pageblocks, a contended per-CPU lock).
+#[inline]
+pub fn free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn: Pfn, order: u32) -> Result<(), FreeError> {
+    let node = l.node();
+    let Some(z) = node.zone_of(pfn.0) else {
+        return Err(FreeError::OutOfRange { pfn });
+    };
+    let zone = node.zone(z);
+    let word = zone.allocated_word(pfn, order)?;
+    // free_frozen_pages(): HighAtomic and CMA blocks are cached on the Movable list;
+    // isolated pageblocks never take cached pages.
+    let mt = zone.pageblock_migratetype(pfn.0);
+    if zone.pcp_allowed_order(order) && mt != MigrateType::Isolate {
+        if let Some(mut pcp) = l.trylock_pcp(cpu, z) {
+            // Claim the block from its owner: of two racing frees, one wins.
+            let cached = PageInfo { state: PageState::Pcp, order, ..PageInfo::TAIL };
+            let idx = (pfn.0 - zone.config().start_pfn) as u32;
+            if zone.memmap().compare_exchange_word(idx, word, cached).is_err() {
+                return Err(FreeError::DoubleFree { pfn });
+            }
+            node.trace().emit(cpu as u32, || TraceEvent::PageFree { pfn: pfn.0, order });
+            pcp.free(zone, pfn, order, mt, |blocks| lock_zone(l, z, cpu).free_pcppages_bulk(blocks));
+            return Ok(());
+        }
+    }
+    lock_zone(l, z, cpu).free_pages(pfn, order)?;
+    node.trace().emit(cpu as u32, || TraceEvent::PageFree { pfn: pfn.0, order });
+    Ok(())
+}
+
+/// `drain_pages_zone()`: CPU `cpu` gives everything it caches for zone `z` back.
+pub fn drain_pages_zone<L: NodeLocks + ?Sized>(l: &L, cpu: usize, z: usize) {
+    let zone = l.node().zone(z);
+    let mut pcp = l.lock_pcp(cpu, z);
+    pcp.drain(zone, |blocks| lock_zone(l, z, cpu).free_pcppages_bulk(blocks));
+}
+
+/// `drain_all_pages()`: every CPU gives its cached pages of every zone back.
+pub fn drain_all_pages<L: NodeLocks + ?Sized>(l: &L) {
+    let node = l.node();
+    for cpu in 0..node.nr_cpus() {
+        for z in 0..node.zones().len() {
+            if node.zone(z).counters().cpu(cpu).count() > 0 {
+                drain_pages_zone(l, cpu, z);
+            }
+        }
+    }
+}
+
+/// The vmstat worker's per-CPU pass (`vmstat_update` → `refresh_cpu_vm_stats`), run every
+/// `sysctl_stat_interval` (1 s): decay each zone's auto-tuned `high` on `cpu` and free what
+/// it caches above it (`decay_pcp_high`). Counters here are exact, so there are no per-CPU
+/// deltas to fold. Returns whether more decay work remains.
+pub fn vmstat_update<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> bool {
+    let node = l.node();
+    let mut todo = false;
+    for z in 0..node.zones().len() {
+        let zone = node.zone(z);
+        let mut pcp = l.lock_pcp(cpu, z);
+        todo |= pcp.decay_high(zone, |blocks| lock_zone(l, z, cpu).free_pcppages_bulk(blocks));
+    }
+    todo
+}
