@@ -26,6 +26,9 @@ pub enum Command {
     /// Experiments.
     #[command(subcommand)]
     Lab(LabCommand),
+    /// Record the live kernel's page-allocator tracepoints while COMMAND runs (root):
+    /// trace.txt.zst and /proc snapshots before and after, tracefs restored as found.
+    Record(crate::cmd::record::RecordArgs),
 }
 
 /// `pageblock lab ...`.

@@ -7,6 +7,7 @@ mod cmd;
 mod progress;
 mod size;
 mod spec;
+mod tracefs;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
         cli::Command::Show(args) => cmd::show::run(args),
         cli::Command::Bench(cli::BenchCommand::Fastpath(args)) => cmd::bench::fastpath(args),
         cli::Command::Lab(cli::LabCommand::Seeds(args)) => cmd::lab::seeds(args),
+        cli::Command::Record(args) => return cmd::record::main(args),
     };
     match result {
         Ok(text) => {

@@ -12,3 +12,16 @@ pub fn bar(total: u64, label: &str) -> ProgressBar {
     bar.set_message(label.to_owned());
     bar
 }
+
+/// A counter of bytes for a stream of unknown length, drawn on stderr only if it is a
+/// terminal; the message says what else is worth seeing.
+pub fn bytes(label: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} {prefix}: {bytes} of text ({binary_bytes_per_sec}), {msg}")
+    {
+        bar.set_style(style);
+    }
+    bar.set_prefix(label.to_owned());
+    bar
+}

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod demo;
 pub mod lab;
+pub mod record;
 pub mod show;
 
 use std::fs::File;

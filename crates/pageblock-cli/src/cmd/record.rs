@@ -1,0 +1,167 @@
+//! `pageblock record -- COMMAND`: records the live kernel's page-allocator tracepoints while
+//! COMMAND runs, into a directory `pageblock trace stats` and `pageblock replay` read:
+//! `trace.txt.zst` (ftrace text from `trace_pipe`, one zstd frame) and byte-exact copies of
+//! `/proc/{zoneinfo,pagetypeinfo,buddyinfo,vmstat}` as `before.*` and `after.*`.
+//!
+//! Order of a recording: refuse early (no command, not root, a non-empty directory), create
+//! the directory, catch signals, find or mount tracefs, save and change its state (tracing
+//! off, buffer size, events), read the `before` snapshot, tracing on, run the command while
+//! streaming the pipe, tracing off, read the `after` snapshot, drain the pipe, restore
+//! tracefs, unmount it if we mounted it, finish the files, report. The snapshots are taken
+//! next to the switches of `tracing_on`, after the ring buffer is allocated and before it
+//! is freed, so its pages are in neither the trace nor the difference of the snapshots.
+
+mod args;
+mod count;
+mod outdir;
+mod report;
+mod signals;
+mod snapshot;
+mod stream;
+mod writer;
+
+use std::path::Path;
+use std::process::{Child, Command, ExitCode};
+
+pub use args::RecordArgs;
+
+use outdir::OutDir;
+use signals::Signals;
+use snapshot::Snapshot;
+use stream::Stream;
+
+use crate::tracefs::{self, Mounted, Session, SessionConfig, Tracefs};
+
+/// Where the snapshots come from.
+const PROC: &str = "/proc";
+/// The trace file in the directory.
+const TRACE_FILE: &str = "trace.txt.zst";
+
+/// Runs the command; its exit code is the recorded command's (see [`report::exit_code`]),
+/// or 1 after an error.
+pub fn main(args: &RecordArgs) -> ExitCode {
+    match run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("pageblock: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &RecordArgs) -> Result<u8, String> {
+    if args.command.is_empty() {
+        return Err("record: no COMMAND given; usage: pageblock record [-o DIR] -- COMMAND [ARGS...]".into());
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("record needs root (it changes tracefs and reads /proc/pagetypeinfo); try sudo".into());
+    }
+    let out = OutDir::prepare(args.output.as_deref())?;
+    let signals = Signals::install()?;
+    let result = Mounted::find_or_mount().and_then(|mut mounted| {
+        if mounted.mounted_here() {
+            eprintln!(
+                "pageblock record: mounted tracefs on {} (unmounted at the end)",
+                mounted.fs.root().display()
+            );
+        }
+        let recorded = record(&mounted.fs, args, &out, &signals);
+        let unmounted = mounted.unmount();
+        if let (Err(e), Err(_)) = (&unmounted, &recorded) {
+            eprintln!("pageblock: {e}");
+        }
+        recorded.and_then(|code| unmounted.map(|()| code))
+    });
+    if result.is_err() {
+        out.remove_if_created();
+    }
+    result
+}
+
+/// Everything between finding tracefs and unmounting it. The [`Session`] restores tracefs
+/// when it goes out of scope, on every path out of here.
+fn record(fs: &Tracefs, args: &RecordArgs, out: &OutDir, signals: &Signals) -> Result<u8, String> {
+    let events = events_to_enable(fs, &args.events)?;
+    check_memory(fs, args.buffer_size_kb)?;
+    let cfg = SessionConfig { events: &events, buffer_size_kb: args.buffer_size_kb, force: args.force };
+    let mut session = Session::start(fs, &cfg)?;
+    let mut stream = Stream::open(fs, &out.file(TRACE_FILE))?;
+    let before = Snapshot::read(Path::new(PROC))?;
+    if let Some(signal) = signals.received() {
+        session.restore()?;
+        stream.finish()?;
+        eprintln!("pageblock record: {} before COMMAND started; nothing recorded", signals::name(signal));
+        return Ok(report::exit_code(std::process::ExitStatus::default(), Some(signal)));
+    }
+    session.tracing_on()?;
+    before.write(&out.path, "before")?;
+    let mut child = spawn(&args.command).inspect_err(|_| {
+        // A mistyped command leaves no half recording behind to block the next try.
+        let _ = std::fs::remove_file(out.file(TRACE_FILE));
+        for name in snapshot::PROC_FILES {
+            let _ = std::fs::remove_file(out.file(&format!("before.{name}")));
+        }
+    })?;
+    eprintln!(
+        "pageblock record: recording {} events into {} until COMMAND pid {} ends",
+        events.len(),
+        out.path.display(),
+        child.id()
+    );
+    let status = stream.until_exit(&mut child, &mut session, signals)?;
+    session.tracing_off()?;
+    let after = Snapshot::read(Path::new(PROC))?;
+    stream.drain();
+    // Before the restore: resizing the ring buffer resets its counters.
+    let cpus = tracefs::cpu_stats(fs)?;
+    let restored = session.restore();
+    let summary = stream.finish()?;
+    after.write(&out.path, "after")?;
+    let command = args.command.join(" ");
+    eprint!("{}", report::render(&out.file(TRACE_FILE), &command, status, &summary, &cpus));
+    restored?;
+    Ok(report::exit_code(status, signals.received()))
+}
+
+fn spawn(command: &[String]) -> Result<Child, String> {
+    let (program, rest) = command.split_first().ok_or("no COMMAND")?;
+    Command::new(program).args(rest).spawn().map_err(|e| format!("cannot run `{program}`: {e}"))
+}
+
+/// The event list resolved. Items of the default list that this kernel lacks are
+/// skipped with a warning; those the user named are an error.
+fn events_to_enable(fs: &Tracefs, list: &str) -> Result<Vec<String>, String> {
+    let set = tracefs::resolve_events(fs, list)?;
+    if !set.missing.is_empty() {
+        let missing = set.missing.join(", ");
+        if list != args::DEFAULT_EVENTS {
+            return Err(format!("no such events in {}/events: {missing}", fs.root().display()));
+        }
+        eprintln!("pageblock record: this kernel has no {missing}; recording the rest");
+    }
+    if set.events.is_empty() {
+        return Err(format!("--events `{list}` names no event"));
+    }
+    Ok(set.events)
+}
+
+/// Refuses a ring buffer that would take more than half of the available memory.
+fn check_memory(fs: &Tracefs, kb_per_cpu: u64) -> Result<(), String> {
+    let cpus = fs.list("per_cpu")?.len().max(1) as u64;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
+    let available_kb = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .ok_or("/proc/meminfo has no MemAvailable")?;
+    let need_kb = kb_per_cpu.saturating_mul(cpus);
+    if need_kb > available_kb / 2 {
+        return Err(format!(
+            "--buffer-size-kb {kb_per_cpu} on {cpus} CPUs needs {} MiB, more than half of the {} MiB available",
+            need_kb >> 10,
+            available_kb >> 10
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,323 @@
+//! `pageblock record` for real, as root on this machine: a recording of a command that
+//! allocates pages, a Ctrl-C in the middle of one, and the refusals that must come before
+//! anything is touched. Each test compares the whole tracefs state it cares about before
+//! and after, and whether tracefs is mounted.
+//!
+//! tracefs is global to the machine, so every test holds an exclusive `flock` (which also
+//! keeps out the same tests of another checkout running at the same time). Without root
+//! the tests fail, unless `PAGEBLOCK_SKIP_RECORD_TEST=1` says to skip them.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use pageblock_formats::ftrace::LineRef;
+use pageblock_formats::kmem::KmemEvent;
+
+const TRACING: &str = "/sys/kernel/tracing";
+const NINE_FILES: [&str; 9] = [
+    "after.buddyinfo",
+    "after.pagetypeinfo",
+    "after.vmstat",
+    "after.zoneinfo",
+    "before.buddyinfo",
+    "before.pagetypeinfo",
+    "before.vmstat",
+    "before.zoneinfo",
+    "trace.txt.zst",
+];
+
+/// The machine-wide lock; `None` when the tests are explicitly skipped.
+fn lock() -> Option<File> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        if std::env::var("PAGEBLOCK_SKIP_RECORD_TEST").as_deref() == Ok("1") {
+            eprintln!("SKIPPED: not root and PAGEBLOCK_SKIP_RECORD_TEST=1");
+            return None;
+        }
+        panic!("pageblock record tests need root (CI runs as root); set PAGEBLOCK_SKIP_RECORD_TEST=1 to skip them");
+    }
+    let file = File::create(std::env::temp_dir().join("pageblock-record-tests.lock")).expect("lock file");
+    // SAFETY: flock on a descriptor we own; it blocks until the lock is ours.
+    assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) }, 0);
+    Some(file)
+}
+
+fn tracefs_mounted() -> bool {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").expect("mounts");
+    mounts.lines().any(|l| l.split(' ').nth(1) == Some(TRACING) && l.split(' ').nth(2) == Some("tracefs"))
+}
+
+fn run(cmd: &str, args: &[&str]) {
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(out.status.success(), "{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Every control file a recording may touch, trimmed; mounting tracefs to read it if needed
+/// (and unmounting it again), so the reading changes nothing.
+fn tracefs_state() -> (bool, BTreeMap<String, String>) {
+    let mounted = tracefs_mounted();
+    if !mounted {
+        run("mount", &["-t", "tracefs", "nodev", TRACING]);
+    }
+    let root = Path::new(TRACING);
+    let mut rels: Vec<String> = [
+        "tracing_on",
+        "buffer_size_kb",
+        "current_tracer",
+        "trace_clock",
+        "set_event",
+        "set_event_pid",
+        "set_event_notrace_pid",
+        "tracing_cpumask",
+        "saved_cmdlines_size",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let names = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    rels.extend(names(&root.join("options")).into_iter().map(|o| format!("options/{o}")));
+    for system in ["kmem", "compaction"] {
+        for event in names(&root.join("events").join(system)) {
+            for file in ["enable", "filter"] {
+                let rel = format!("events/{system}/{event}/{file}");
+                if root.join(&rel).is_file() {
+                    rels.push(rel);
+                }
+            }
+        }
+    }
+    for cpu in names(&root.join("per_cpu")) {
+        rels.push(format!("per_cpu/{cpu}/buffer_size_kb"));
+    }
+    let state = rels
+        .into_iter()
+        .map(|rel| {
+            let text = std::fs::read_to_string(root.join(&rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            (rel, text.trim().to_owned())
+        })
+        .collect();
+    if !mounted {
+        run("umount", &[TRACING]);
+    }
+    (mounted, state)
+}
+
+/// Asserts that tracefs is as `before` found it. The one tolerated difference: a boot-time
+/// buffer that was never expanded (`7 (expanded: 1408)`) comes back expanded, which reads
+/// 1408 rounded up to whole sub-buffers.
+fn assert_restored(before: &(bool, BTreeMap<String, String>)) {
+    let (was_mounted, before) = before;
+    let (mounted, mut after) = tracefs_state();
+    assert_eq!(mounted, *was_mounted, "tracefs mounted after exactly when it was before");
+    let mut before = before.clone();
+    if let Some((_, expanded)) = before["buffer_size_kb"].split_once("(expanded: ") {
+        let expanded: u64 = expanded.trim_end_matches(')').parse().unwrap();
+        let now: u64 = after["buffer_size_kb"].parse().expect("expanded now");
+        assert!(
+            (expanded..expanded + 4).contains(&now),
+            "unexpanded buffer restored as {now}, not ~{expanded}"
+        );
+        before.retain(|k, _| !k.starts_with("per_cpu/") && k != "buffer_size_kb");
+        after.retain(|k, _| !k.starts_with("per_cpu/") && k != "buffer_size_kb");
+    }
+    let differ: Vec<String> = before
+        .iter()
+        .filter(|(k, v)| after.get(*k) != Some(v))
+        .map(|(k, v)| format!("{k}: {v:?} -> {:?}", after.get(k)))
+        .collect();
+    assert!(differ.is_empty(), "tracefs not restored:\n{}", differ.join("\n"));
+    assert_eq!(before.len(), after.len());
+}
+
+fn pageblock() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pageblock"))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The trace decompressed (a truncated or unfinished zstd frame fails here).
+fn trace_text(dir: &Path) -> String {
+    let bytes = std::fs::read(dir.join("trace.txt.zst")).unwrap();
+    String::from_utf8(zstd::decode_all(&bytes[..]).expect("a complete zstd frame")).expect("utf-8 text")
+}
+
+/// Every line is an ftrace event line (or a lost-events marker); pages allocated by `comm`.
+fn pages_allocated_by(text: &str, comm: &str) -> (u64, u64) {
+    let (mut events, mut pages) = (0, 0);
+    for line in text.lines() {
+        if line.starts_with("CPU:") && line.contains("[LOST") {
+            continue;
+        }
+        let LineRef::Event(ev) = LineRef::parse(line).unwrap_or_else(|e| panic!("{e}: {line}")) else {
+            panic!("a comment in trace_pipe output: {line}")
+        };
+        events += 1;
+        if let (Ok(KmemEvent::PageAlloc(a)), true) = (ev.kmem(), ev.comm == comm) {
+            pages += 1 << a.order;
+        }
+    }
+    (events, pages)
+}
+
+/// The snapshots parse with our parsers, re-render byte for byte, and list the same zones
+/// and counters as the live files.
+fn assert_snapshots_look_like_proc(dir: &Path) {
+    use pageblock_formats::{buddyinfo::BuddyInfo, vmstat::VmStat, zoneinfo::ZoneInfo};
+    let live_zones: Vec<(u32, String)> =
+        BuddyInfo::parse(&std::fs::read_to_string("/proc/buddyinfo").unwrap())
+            .unwrap()
+            .zones
+            .into_iter()
+            .map(|z| (z.node, z.zone))
+            .collect();
+    let live_vmstat = VmStat::parse(&std::fs::read_to_string("/proc/vmstat").unwrap()).unwrap();
+    for prefix in ["before", "after"] {
+        let read = |name: &str| std::fs::read_to_string(dir.join(format!("{prefix}.{name}"))).unwrap();
+        let buddy = BuddyInfo::parse(&read("buddyinfo")).expect("buddyinfo");
+        assert_eq!(buddy.render(), read("buddyinfo"));
+        let zones: Vec<(u32, String)> = buddy.zones.iter().map(|z| (z.node, z.zone.clone())).collect();
+        assert_eq!(zones, live_zones);
+        let vmstat = VmStat::parse(&read("vmstat")).expect("vmstat");
+        let names = |v: &VmStat| v.items.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&vmstat), names(&live_vmstat));
+        let zoneinfo = ZoneInfo::parse(&read("zoneinfo")).expect("zoneinfo");
+        assert!(zoneinfo.zone(0, "Normal").is_some(), "{prefix}.zoneinfo has Node 0 Normal");
+        let pti = pageblock_formats::pagetypeinfo::PageTypeInfo::parse(&read("pagetypeinfo"))
+            .expect("pagetypeinfo");
+        assert_eq!(pti.nodes[0].pageblock_order, 9);
+    }
+}
+
+#[test]
+fn records_a_command_that_allocates_pages_and_restores_tracefs() {
+    let Some(_lock) = lock() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rec");
+    let file = tmp.path().join("dd.bin");
+    let script =
+        format!("dd if=/dev/zero of={} bs=1M count=64 conv=fsync status=none; rm {0}", file.display());
+    let before = tracefs_state();
+    let result = pageblock()
+        .args(["record", "-o", out.to_str().unwrap(), "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(0), "{err}");
+    assert_restored(&before);
+    assert_eq!(files_in(&out), NINE_FILES);
+    let text = trace_text(&out);
+    let (events, dd_pages) = pages_allocated_by(&text, "dd");
+    assert!(text.contains(": mm_page_alloc: page="), "mm_page_alloc events in the trace");
+    assert!(dd_pages >= 16384, "dd's 64 MiB of page cache is in the trace: {dd_pages} pages\n{err}");
+    assert!(err.contains(&format!(": {events} events,")), "the report counts every line: {events}\n{err}");
+    assert!(err.contains("  mm_page_alloc\n") && err.contains("lost events: "), "{err}");
+    assert_snapshots_look_like_proc(&out);
+}
+
+#[test]
+fn ctrl_c_restores_tracefs_finishes_the_file_and_exits_130() {
+    let Some(_lock) = lock() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rec");
+    let before = tracefs_state();
+    let mut child = pageblock()
+        .args(["record", "-o", out.to_str().unwrap(), "--", "sleep", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    // Wait (no clock) until the recorder says the command runs: then tracing is on.
+    while !seen.contains("until COMMAND pid") {
+        let mut line = String::new();
+        assert_ne!(err.read_line(&mut line).unwrap(), 0, "the recorder ended before starting:\n{seen}");
+        seen += &line;
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill has no memory-safety preconditions; `pid` is our unreaped child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    err.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(seen.contains("`sleep 5` was killed by SIGINT"), "the signal reached the command:\n{seen}");
+    assert_restored(&before);
+    assert_eq!(files_in(&out), NINE_FILES);
+    pages_allocated_by(&trace_text(&out), "sleep");
+}
+
+#[test]
+fn refusals_come_before_anything_is_touched() {
+    let Some(_lock) = lock() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let before = tracefs_state();
+    let new = tmp.path().join("new");
+    let fails = |args: &[&str], uid: Option<u32>, why: &str| -> String {
+        let mut cmd =
+            if uid.is_some() { Command::new(public_copy_of_the_binary(tmp.path())) } else { pageblock() };
+        if let Some(uid) = uid {
+            cmd.uid(uid).gid(uid);
+        }
+        let out = cmd.args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?} must say `{why}`: {err}");
+        err
+    };
+    let refused = |args: &[&str], uid: Option<u32>, why: &str| {
+        let err = fails(args, uid, why);
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    };
+    refused(&["record", "-o", new.to_str().unwrap()], None, "no COMMAND given");
+    refused(&["record", "-o", new.to_str().unwrap(), "--"], None, "no COMMAND given");
+    refused(&["record", "-o", new.to_str().unwrap(), "--", "true"], Some(65534), "record needs root");
+    assert!(!new.exists(), "no directory made");
+    let full = tmp.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("keep"), "x").unwrap();
+    refused(&["record", "-o", full.to_str().unwrap(), "--", "true"], None, "exists and is not empty");
+    assert_eq!(files_in(&full), ["keep"]);
+    assert_restored(&before);
+    // A command that cannot start is found out after tracefs was set up: restored, and no
+    // half recording is left to block the next try.
+    fails(&["record", "-o", new.to_str().unwrap(), "--", "/nonexistent/cmd"], None, "cannot run");
+    assert!(!new.exists(), "the directory made for it is gone again");
+    assert_restored(&before);
+}
+
+/// The test binary may sit under a directory only root can enter; an unprivileged user
+/// runs a copy in a world-readable directory.
+fn public_copy_of_the_binary(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("pageblock");
+    if !copy.exists() {
+        std::fs::copy(env!("CARGO_BIN_EXE_pageblock"), &copy).unwrap();
+    }
+    for p in [tmp, dir.as_path(), copy.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    copy
+}
