@@ -175,6 +175,13 @@ pub struct RunArgs {
     /// vm.watermark_boost_factor (0 disables boosting).
     #[arg(long, default_value_t = 15000)]
     pub watermark_boost_factor: u32,
+    /// vm.percpu_pagelist_high_fraction: 0 auto-tunes the per-CPU high mark; 8 or more fixes
+    /// it at managed/N shared by the CPUs.
+    #[arg(long, default_value_t = 0)]
+    pub percpu_pagelist_high_fraction: u32,
+    /// The per-CPU batch (default: the kernel's zone_batchsize, 63 for zones of 1 GiB+).
+    #[arg(long)]
+    pub pcp_batch: Option<u32>,
     /// Write the run's kmem tracepoint events to FILE as ftrace text
     /// (`/sys/kernel/tracing/trace` format).
     #[arg(long, value_name = "FILE")]

@@ -1,6 +1,7 @@
 //! `pageblock`: the command-line front end of the pageblock lab.
 //!
-//! Exit codes: 0 success, 1 a run failed (bad configuration, I/O), 2 bad usage (from clap).
+//! Exit codes: 0 success, 1 a run failed (bad configuration, I/O — including a failed write
+//! to stdout), 2 bad usage (from clap). A closed pipe on stdout (`| head`) is not a failure.
 
 mod cli;
 mod cmd;
@@ -26,9 +27,15 @@ fn main() -> ExitCode {
     match result {
         Ok(text) => {
             let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a message.
-            let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
-            ExitCode::SUCCESS
+            match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                // A closed pipe (`| head`) means the reader has what it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("pageblock: writing to stdout: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(e) => {
             eprintln!("pageblock: {e}");

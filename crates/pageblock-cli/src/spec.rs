@@ -34,6 +34,8 @@ pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Res
         defrag_mode: args.defrag_mode,
         rmqueue_mode_memory: !args.no_rmqueue_mode_memory,
         buddy_prefetch: args.buddy_prefetch,
+        percpu_pagelist_high_fraction: args.percpu_pagelist_high_fraction,
+        pcp_batch: args.pcp_batch,
         free_area_layout: match args.free_area_layout {
             FreeAreaLayoutArg::Plain => FreeAreaLayout::Plain,
             FreeAreaLayoutArg::Counts => FreeAreaLayout::Counts,

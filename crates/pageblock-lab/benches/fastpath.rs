@@ -136,7 +136,7 @@ fn e_pair_2_threads(c: &mut Criterion, region: &BuddyAllocRegion) {
 }
 
 fn benches(c: &mut Criterion) {
-    let region = BuddyAllocRegion::new(true);
+    let region = BuddyAllocRegion::new(true).expect("a 4 GiB mapping for buddy-alloc");
     a_pair(c, &region);
     b_random_free(c, &region);
     c_mixed(c, &region);

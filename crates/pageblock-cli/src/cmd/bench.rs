@@ -17,12 +17,13 @@ pub fn fastpath(args: &FastpathArgs) -> Result<String, String> {
     } else {
         FastpathConfig { reps: args.reps, ..FastpathConfig::default() }
     };
+    let json = super::create_output(args.json.as_deref())?;
     let bar = crate::progress::bar(cfg.reps as u64, "repetitions");
     let report = fastpath::run(&cfg, &mut |done, _| bar.set_position(done as u64));
     bar.finish_and_clear();
-    if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    let report = report?;
+    if let Some(out) = json {
+        out.write_json(&report)?;
     }
     Ok(render(&cfg, &report))
 }

@@ -8,6 +8,7 @@ use crate::cli::SeedsArgs;
 /// Run every seed experiment and return the report text.
 pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
     let cfg = SeedsConfig { quick: args.quick, seed: args.seed };
+    let json = super::create_output(args.json.as_deref())?;
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
         spinner.set_style(style);
@@ -15,9 +16,8 @@ pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
     spinner.enable_steady_tick(std::time::Duration::from_millis(200));
     let report = seeds::run(&cfg, &mut |step| spinner.set_message(step.to_owned()));
     spinner.finish_and_clear();
-    if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(out) = json {
+        out.write_json(&report)?;
     }
     Ok(report.render())
 }

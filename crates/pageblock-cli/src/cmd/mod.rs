@@ -16,6 +16,38 @@ use pageblock_lab::trace_writer::FtraceWriter;
 
 type TraceFile = FtraceWriter<BufWriter<File>>;
 
+/// An output file opened (created, truncated) before the work that fills it starts, so a
+/// path that cannot be written fails in milliseconds instead of after a long run.
+pub struct OutputFile {
+    path: std::path::PathBuf,
+    file: File,
+}
+
+impl OutputFile {
+    /// Create `path` now.
+    pub fn create(path: &Path) -> Result<OutputFile, String> {
+        let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(OutputFile { path: path.to_owned(), file })
+    }
+
+    /// Write `value` as pretty JSON and make sure it reached the file.
+    pub fn write_json(mut self, value: &impl serde::Serialize) -> Result<(), String> {
+        use std::io::Write as _;
+        let err = |e: &dyn std::fmt::Display| format!("{}: {e}", self.path.display());
+        let json = serde_json::to_string_pretty(value).map_err(|e| err(&e))?;
+        self.file
+            .write_all(json.as_bytes())
+            .and_then(|()| self.file.write_all(b"\n"))
+            .map_err(|e| err(&e))?;
+        self.file.sync_all().map_err(|e| err(&e))
+    }
+}
+
+/// [`OutputFile::create`] for an optional path.
+pub fn create_output(path: Option<&Path>) -> Result<Option<OutputFile>, String> {
+    path.map(OutputFile::create).transpose()
+}
+
 /// Run `spec` with a progress bar on stderr (when it is a terminal), writing the run's kmem
 /// events as ftrace text to `trace` if given.
 pub fn run_with_progress(spec: &RunSpec, label: &str, trace: Option<&Path>) -> Result<Run, String> {

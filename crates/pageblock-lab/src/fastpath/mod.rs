@@ -182,8 +182,12 @@ fn two_threads<A: peers::SharedFrameAlloc>(
 
 /// Run every case for every allocator `cfg.reps` times; `progress(done, total)` after each
 /// repetition.
-pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> FastpathReport {
-    let arena = BuddyAllocRegion::new(cfg.prefault);
+pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> Result<FastpathReport, String> {
+    // Both 4 GiB mappings are tried before anything is measured: a host that refuses them
+    // (ulimit -v, no overcommit) gets a message, not a panic in the middle of a run.
+    let arena = BuddyAllocRegion::new(cfg.prefault)
+        .map_err(|e| format!("mapping buddy-alloc's 4 GiB region: {e}"))?;
+    PageblockPeer::try_new(Policy::default()).map_err(|e| format!("pageblock's 4 GiB arena: {e}"))?;
     let mut samples = Samples::new();
     let mut prefetch = [Vec::new(), Vec::new()];
     for rep in 0..cfg.reps {
@@ -210,5 +214,5 @@ pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> Fast
         .zip(prefetch)
         .map(|(on, v)| PrefetchResult { prefetch: on, ns_per_free: median(&v), samples: v })
         .collect();
-    FastpathReport { results, bulk_free_prefetch }
+    Ok(FastpathReport { results, bulk_free_prefetch })
 }

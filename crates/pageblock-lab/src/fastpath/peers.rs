@@ -68,10 +68,18 @@ impl PeerKind {
 pub struct PageblockPeer(pub Allocator);
 
 impl PageblockPeer {
-    /// A fresh allocator over a 4 GiB arena with two CPU slots.
+    /// A fresh allocator over a 4 GiB arena with two CPU slots. Panics if the mapping fails;
+    /// [`PageblockPeer::try_new`] reports it.
     pub fn new(policy: Policy) -> PageblockPeer {
-        let a = Allocator::with_arena_cpus(REGION_PAGES * PAGE as u64, 2, policy).expect("4 GiB arena");
-        PageblockPeer(a)
+        match PageblockPeer::try_new(policy) {
+            Ok(p) => p,
+            Err(e) => panic!("the benchmark's arena was mapped once, then refused: {e}"),
+        }
+    }
+
+    /// A fresh allocator over a 4 GiB arena with two CPU slots, or why it could not be built.
+    pub fn try_new(policy: Policy) -> Result<PageblockPeer, pageblock::ArenaError> {
+        Allocator::with_arena_cpus(REGION_PAGES * PAGE as u64, 2, policy).map(PageblockPeer)
     }
 }
 
@@ -170,9 +178,10 @@ const HEADROOM: usize = 4 << 20;
 
 impl BuddyAllocRegion {
     /// Map (and with `prefault`, fault in) the region, and find the metadata size by trial:
-    /// the range whose `available_bytes()` is exactly the 4 GiB heap.
-    pub fn new(prefault: bool) -> BuddyAllocRegion {
-        let arena = Arena::new(REGION_PAGES * PAGE as u64 + HEADROOM as u64).expect("4 GiB mapping");
+    /// the range whose `available_bytes()` is exactly the 4 GiB heap. A mapping the system
+    /// refuses is an error.
+    pub fn new(prefault: bool) -> std::io::Result<BuddyAllocRegion> {
+        let arena = Arena::new(REGION_PAGES * PAGE as u64 + HEADROOM as u64)?;
         if prefault {
             // Touch everything now so page faults are not timed (failure only costs accuracy).
             let _ = arena.populate();
@@ -199,7 +208,7 @@ impl BuddyAllocRegion {
                 .find(|&o| fits(o))
                 .expect("metadata < 4 MiB")
         };
-        BuddyAllocRegion { arena, offset }
+        Ok(BuddyAllocRegion { arena, offset })
     }
 }
 

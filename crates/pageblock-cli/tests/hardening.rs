@@ -1,0 +1,104 @@
+//! What a new user can get wrong, and what the machine can refuse: each gets a clear error
+//! and a non-zero exit, never a panic, a hang or a lost result.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn pageblock() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pageblock"))
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let out = pageblock().args(args).output().expect("run pageblock");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "pageblock {args:?}: {err}");
+    assert!(err.contains(needle), "pageblock {args:?}: `{needle}` not in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Regression: `lab seeds --json /proc/x.json` ran for minutes and then lost everything. The
+/// full-size run takes many minutes; refusing the path first takes milliseconds. The
+/// watchdog below only catches a regression (a run that starts working), it does not time
+/// anything that should pass.
+#[test]
+fn unwritable_output_paths_are_refused_before_the_work() {
+    for args in [
+        &["lab", "seeds", "--json", "/proc/pageblock/x.json"][..],
+        &["bench", "fastpath", "--json", "/proc/pageblock/x.json"][..],
+        &[
+            "show",
+            "counters",
+            "--workload",
+            "fragment",
+            "--ops",
+            "100000000",
+            "--trace",
+            "/proc/pageblock/t.txt",
+        ][..],
+    ] {
+        let mut child = pageblock().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("pageblock {args:?} started working before checking its output path");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("/proc/pageblock/"), "{args:?}: {err}");
+    }
+}
+
+/// Regression: `show buddyinfo > /dev/full` exited 0.
+#[test]
+fn a_failed_write_to_stdout_is_an_error_but_a_closed_pipe_is_not() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = pageblock().args(["show", "buddyinfo", "--mem", "1G"]).stdout(full).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("writing to stdout"));
+    // The reader is gone before the first byte: `| head -c0`.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = pageblock().args(["show", "zoneinfo", "--mem", "1G"]).stdout(writer).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Regression: `--mem 15T` aborted in the allocator after trying to allocate its memmap.
+#[test]
+fn machines_this_host_cannot_hold_are_refused_up_front() {
+    fails_with(&["show", "buddyinfo", "--mem", "15T"], "GiB of memory to simulate");
+    fails_with(&["show", "buddyinfo", "--mem", "1048576T"], "machine:");
+}
+
+/// Values the kernel's sysctl handlers and boot code reject are typed errors here too.
+#[test]
+fn tunables_are_validated_as_the_kernel_validates_them() {
+    fails_with(&["show", "buddyinfo", "--pcp-batch", "0"], "per-CPU batch of 0");
+    fails_with(&["show", "buddyinfo", "--pcp-batch", "4294967295"], "per-CPU batch of 4294967295");
+    fails_with(
+        &["show", "buddyinfo", "--percpu-pagelist-high-fraction", "4"],
+        "percpu_pagelist_high_fraction 4",
+    );
+    fails_with(&["show", "buddyinfo", "--min-free-kbytes", "2147483648"], "min_free_kbytes 2147483648");
+    fails_with(&["show", "buddyinfo", "--cpus", "0"], "0 CPUs");
+    fails_with(&["show", "buddyinfo", "--max-order", "64"], "max order 64");
+}
+
+/// Regression: a bench whose 4 GiB mapping the host refuses panicked; now it says so.
+#[test]
+fn a_refused_benchmark_mapping_is_a_message() {
+    let bin = env!("CARGO_BIN_EXE_pageblock");
+    let out = Command::new("sh")
+        .args(["-c", &format!("ulimit -v 2000000 && exec {bin} bench fastpath --smoke")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("4 GiB") && !err.contains("panicked"), "{err}");
+}
