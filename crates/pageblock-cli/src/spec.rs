@@ -53,7 +53,7 @@ fn node_config(args: &RunArgs) -> Result<NodeConfig, String> {
         (Some(path), _) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
             let zi = ZoneInfo::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            pageblock_lab::machine::node_from_zoneinfo(&zi, &|_| None)
+            pageblock_lab::machine::node_from_zoneinfo(&zi, &|_| Default::default())
                 .map_err(|e| format!("{}: {e}", path.display()))?
         }
         (None, ZonesArg::X86_64) => NodeConfig::x86_64(args.mem, args.cpus),

@@ -94,9 +94,9 @@ impl ZoneType {
 }
 
 /// A zone's span as `/proc/zoneinfo` reports it (`zone_start_pfn`, `spanned_pages`,
-/// `present_pages`). Only the managed pages ([`ZoneConfig::start_pfn`] ..
-/// [`ZoneConfig::end_pfn`]) are modelled: holes and memory the kernel reserved at boot are
-/// never allocatable, so they have no memmap here.
+/// `present_pages`). Only the zone's online pages ([`ZoneConfig::start_pfn`] ..
+/// [`ZoneConfig::end_pfn`]: reserved, then managed) have a memmap here; holes and offline
+/// memory in the rest of the span are reported, never touched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZoneSpan {
     /// `zone_start_pfn` (the `start_pfn:` line).
@@ -111,7 +111,8 @@ pub struct ZoneSpan {
 ///
 /// # Invariants (checked by [`ZoneConfig::validate`])
 ///
-/// * `managed_pages > 0`, `managed_pages <= span.present_pages <= span.spanned_pages`;
+/// * `managed_pages > 0`, `reserved_pages + managed_pages <= span.present_pages <=
+///   span.spanned_pages`;
 /// * `span.start_pfn <= start_pfn` and `end_pfn() <= span.start_pfn + span.spanned_pages`;
 /// * every pfn fits the model's 40-bit pfn space, and the memmap index (u32) covers the zone.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,10 +121,14 @@ pub struct ZoneConfig {
     pub node: u32,
     /// Which zone this is.
     pub zone_type: ZoneType,
-    /// First managed pfn: the allocator owns `[start_pfn, start_pfn + managed_pages)`. Need
-    /// not be aligned.
+    /// First online pfn: the memmap covers `[start_pfn, end_pfn())`, the reserved pages first.
+    /// Need not be aligned.
     pub start_pfn: u64,
-    /// `managed_pages`: pages handed to the buddy allocator.
+    /// Online pages the kernel reserved at boot and never freed (firmware areas, the kernel
+    /// image, early allocations: `present - managed` of a zone without offline memory). They
+    /// count in the zone's pageblocks but are never allocatable (`PageReserved`).
+    pub reserved_pages: u64,
+    /// `managed_pages`: pages handed to the buddy allocator, after the reserved ones.
     pub managed_pages: u64,
     /// The span the reports print.
     pub span: ZoneSpan,
@@ -160,6 +165,7 @@ impl ZoneConfig {
             node: 0,
             zone_type,
             start_pfn,
+            reserved_pages: 0,
             managed_pages: pages,
             span: ZoneSpan { start_pfn, spanned_pages: pages, present_pages: pages },
             max_order: MAX_PAGE_ORDER,
@@ -171,9 +177,19 @@ impl ZoneConfig {
         }
     }
 
-    /// First pfn past the managed range.
+    /// Pages with a memmap: reserved plus managed.
+    pub fn nr_pages(&self) -> u64 {
+        self.reserved_pages.saturating_add(self.managed_pages)
+    }
+
+    /// The first managed pfn.
+    pub fn first_managed_pfn(&self) -> u64 {
+        self.start_pfn.saturating_add(self.reserved_pages)
+    }
+
+    /// First pfn past the online range.
     pub fn end_pfn(&self) -> u64 {
-        self.start_pfn.saturating_add(self.managed_pages)
+        self.start_pfn.saturating_add(self.nr_pages())
     }
 
     /// Check the geometry; every constructor of a zone calls this first.
@@ -195,7 +211,7 @@ impl ZoneConfig {
         let align = 1u64 << self.pageblock_order;
         let span = self.end_pfn().div_ceil(align) * align - (self.start_pfn & !(align - 1));
         if span >= u32::MAX as u64 {
-            return Err(E::TooLarge(self.managed_pages));
+            return Err(E::TooLarge(self.nr_pages()));
         }
         if self.cma_pages > 0 && !self.config_cma {
             return Err(E::CmaWithoutConfig);
@@ -212,15 +228,16 @@ impl ZoneConfig {
     fn validate_span(&self) -> Result<(), ConfigError> {
         let s = &self.span;
         let span_end = s.start_pfn.checked_add(s.spanned_pages);
-        let managed_end = self.start_pfn.checked_add(self.managed_pages);
-        let (Some(span_end), Some(managed_end)) = (span_end, managed_end) else {
+        let online = self.reserved_pages.checked_add(self.managed_pages);
+        let online_end = online.and_then(|n| self.start_pfn.checked_add(n));
+        let (Some(span_end), Some(online), Some(online_end)) = (span_end, online, online_end) else {
             return Err(ConfigError::Span(self.zone_type));
         };
         if span_end > MAX_PFN {
-            return Err(ConfigError::TooLarge(self.managed_pages));
+            return Err(ConfigError::TooLarge(online));
         }
-        let nested = s.start_pfn <= self.start_pfn && managed_end <= span_end;
-        let counts = self.managed_pages <= s.present_pages && s.present_pages <= s.spanned_pages;
+        let nested = s.start_pfn <= self.start_pfn && online_end <= span_end;
+        let counts = online <= s.present_pages && s.present_pages <= s.spanned_pages;
         if !nested || !counts {
             return Err(ConfigError::Span(self.zone_type));
         }
@@ -251,8 +268,8 @@ impl NodeConfig {
 
     /// A machine with `bytes` of RAM laid out as on x86_64 PCs: ZONE_DMA is the first 16 MiB
     /// (pfn 1 up, its lowest 255 pages reserved by the firmware and kernel, as on a real
-    /// machine), ZONE_DMA32 the RAM below the 3 GiB PCI hole, ZONE_NORMAL the rest from
-    /// 4 GiB. Machines of 3 GiB or less have no ZONE_NORMAL.
+    /// machine: 3840 managed pages), ZONE_DMA32 the RAM below the 3 GiB PCI hole, ZONE_NORMAL
+    /// the rest from 4 GiB. Machines of 3 GiB or less have no ZONE_NORMAL.
     pub fn x86_64(bytes: u64, nr_cpus: u32) -> NodeConfig {
         const DMA_END: u64 = 0x1000;
         const DMA_RESERVED: u64 = 255;
@@ -261,7 +278,8 @@ impl NodeConfig {
         let mut zones = Vec::new();
         let dma_managed = pages.min(DMA_END).saturating_sub(1 + DMA_RESERVED);
         if dma_managed > 0 {
-            let mut dma = ZoneConfig::new(ZoneType::Dma, 1 + DMA_RESERVED, dma_managed);
+            let mut dma = ZoneConfig::new(ZoneType::Dma, 1, dma_managed);
+            dma.reserved_pages = DMA_RESERVED;
             dma.span = ZoneSpan { start_pfn: 1, spanned_pages: DMA_END - 1, present_pages: DMA_END - 1 };
             zones.push(dma);
         }
@@ -550,6 +568,7 @@ mod tests {
         let types: Vec<ZoneType> = n.zones.iter().map(|z| z.zone_type).collect();
         assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
         assert_eq!(n.zones[0].managed_pages, 3840, "as on the sample machines");
+        assert_eq!((n.zones[0].start_pfn, n.zones[0].first_managed_pfn()), (1, 256));
         assert_eq!(n.zones[0].span.spanned_pages, 4095);
         assert_eq!(n.zones[1].managed_pages, 0xc0000 - 0x1000);
         assert_eq!(n.zones[2].managed_pages, (16 << 18) - 0xc0000);

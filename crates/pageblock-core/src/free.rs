@@ -92,8 +92,8 @@ impl ZoneShared {
         let idx = pfn.0.wrapping_sub(cfg.start_pfn);
         // One range test covers "below the zone" too (the subtraction wraps); the order is
         // checked first so that no shift below can overflow.
-        let managed = cfg.managed_pages;
-        if order <= cfg.max_order && idx < managed && pfn.is_aligned(order) && idx + (1 << order) <= managed {
+        let pages = cfg.nr_pages();
+        if order <= cfg.max_order && idx < pages && pfn.is_aligned(order) && idx + (1 << order) <= pages {
             let word = self.memmap.info_word(idx as u32);
             if Memmap::word_is_allocated(word, order) {
                 return Ok(word);
@@ -119,7 +119,7 @@ impl ZoneShared {
         match info.state {
             PageState::Allocated => FreeError::WrongOrder { pfn, order, allocated_order: info.order },
             PageState::Buddy | PageState::Pcp | PageState::Isolated => FreeError::DoubleFree { pfn },
-            PageState::Tail => FreeError::NotAllocated { pfn },
+            PageState::Tail | PageState::Reserved => FreeError::NotAllocated { pfn },
         }
     }
 

@@ -45,6 +45,8 @@ pub enum PageState {
     Pcp = 3,
     /// Head of a free block taken off the free lists by isolation (compaction's free scanner).
     Isolated = 4,
+    /// A page reserved at boot and never given to the buddy allocator (`PageReserved`).
+    Reserved = 5,
 }
 
 impl PageState {
@@ -54,6 +56,7 @@ impl PageState {
             2 => PageState::Allocated,
             3 => PageState::Pcp,
             4 => PageState::Isolated,
+            5 => PageState::Reserved,
             _ => PageState::Tail,
         }
     }
@@ -307,9 +310,14 @@ mod tests {
     #[test]
     fn info_round_trips_every_state_order_and_tag() {
         let m = Memmap::new(4);
-        for state in
-            [PageState::Tail, PageState::Buddy, PageState::Allocated, PageState::Pcp, PageState::Isolated]
-        {
+        for state in [
+            PageState::Tail,
+            PageState::Buddy,
+            PageState::Allocated,
+            PageState::Pcp,
+            PageState::Isolated,
+            PageState::Reserved,
+        ] {
             for order in [0, 1, 9, 10, 15] {
                 for mt in MigrateType::ALL {
                     for movable in [false, true] {

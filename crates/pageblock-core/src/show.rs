@@ -236,7 +236,7 @@ fn owner_of(mm: &Memmap, start: u64, pfn: u64) -> Option<(PageState, MigrateType
     }
     match info.state {
         PageState::Buddy | PageState::Allocated => Some((info.state, info.tag.migratetype, info.order)),
-        PageState::Tail | PageState::Pcp | PageState::Isolated => None,
+        PageState::Tail | PageState::Pcp | PageState::Isolated | PageState::Reserved => None,
     }
 }
 

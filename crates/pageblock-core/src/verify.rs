@@ -43,6 +43,8 @@ pub struct PageCensus {
     pub pcp: u64,
     /// Pages in isolated free blocks.
     pub isolated: u64,
+    /// Pages reserved at boot.
+    pub reserved: u64,
 }
 
 impl std::ops::Add for PageCensus {
@@ -54,6 +56,7 @@ impl std::ops::Add for PageCensus {
             allocated: self.allocated + o.allocated,
             pcp: self.pcp + o.pcp,
             isolated: self.isolated + o.isolated,
+            reserved: self.reserved + o.reserved,
         }
     }
 }
@@ -74,6 +77,12 @@ impl Zone {
             total == self.managed_pages(),
             "census {census:?} covers {total} of {} pages",
             self.managed_pages()
+        );
+        let reserved = self.config().reserved_pages;
+        ensure!(
+            census.reserved == reserved,
+            "{} reserved pages in the memmap, {reserved} configured",
+            census.reserved
         );
         ensure!(
             census.free == self.nr_free_pages() + self.nr_isolated_free_pages(),
@@ -116,6 +125,13 @@ impl Zone {
                 PageState::Allocated => census.allocated += pages,
                 PageState::Pcp => census.pcp += pages,
                 PageState::Isolated => census.isolated += pages,
+                PageState::Reserved => {
+                    ensure!(
+                        o == 0 && pfn < self.config().first_managed_pfn(),
+                        "pfn {pfn:#x}: a reserved page of order {o} among the managed pages"
+                    );
+                    census.reserved += 1;
+                }
                 PageState::Tail => unreachable!(),
             }
             pfn = end;

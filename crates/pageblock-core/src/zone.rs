@@ -23,14 +23,15 @@
 //! * No two buddies below `pageblock_order` are both free (merges there ignore types; from
 //!   pageblock order up a pair can stay split after a HighAtomic release, as in the kernel).
 //! * `nr_reserved_highatomic == pageblock_nr_pages × (number of HighAtomic pageblocks)`.
-//! * free + allocated + per-CPU + isolated pages == managed pages.
+//! * free + allocated + per-CPU + isolated pages == managed pages; the reserved pages are the
+//!   first `reserved_pages` of the zone, each a `Reserved` page of order 0.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::config::{Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
 use crate::free_area::FreeAreas;
-use crate::memmap::Memmap;
+use crate::memmap::{Memmap, PageState};
 use crate::migratetype::MigrateType;
 use crate::pageblock::Pageblocks;
 use crate::pcp::PagesetLimits;
@@ -186,10 +187,10 @@ impl ZoneShared {
             || (self.config.thp && order == self.config.pageblock_order)
     }
 
-    /// True if `pfn` is one of this zone's managed pages.
+    /// True if `pfn` is one of this zone's online pages (reserved or managed).
     #[inline]
     pub fn contains(&self, pfn: u64) -> bool {
-        pfn.wrapping_sub(self.config.start_pfn) < self.config.managed_pages
+        pfn.wrapping_sub(self.config.start_pfn) < self.config.nr_pages()
     }
 
     /// The migratetype of the pageblock containing `pfn` (which must be in the zone).
@@ -316,7 +317,7 @@ impl Zone {
         let wm = setup.watermarks;
         let initial = if setup.group_by_mobility { MigrateType::Movable } else { MigrateType::Unmovable };
         let shared = ZoneShared {
-            memmap: Memmap::new(managed as usize),
+            memmap: Memmap::new(config.nr_pages() as usize),
             pageblocks: Pageblocks::new(nr_blocks, initial),
             counters: ZoneCounters::new(config.nr_cpus as usize),
             free_areas: FreeAreas::new(policy.free_area_layout),
@@ -357,7 +358,11 @@ impl Zone {
     }
 
     fn free_all_pages_at_boot(&mut self) {
-        let mut pfn = self.start_pfn;
+        let first = self.shared.config.first_managed_pfn();
+        for pfn in self.start_pfn..first {
+            self.shared.memmap.set_head(self.idx(pfn), PageState::Reserved, 0);
+        }
+        let mut pfn = first;
         while pfn < self.end_pfn {
             let mut order = self.max_order;
             while pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > self.end_pfn {

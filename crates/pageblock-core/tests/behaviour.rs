@@ -210,3 +210,23 @@ fn a_whole_machine_boots_three_zones_with_their_reserves() {
     assert!(dma.lowmem_reserve_pages()[2] > 0, "DMA protects itself from Normal-capable requests");
     assert_eq!(n.verify().unwrap().free, n.shared().managed_pages());
 }
+
+#[test]
+fn reserved_pages_count_as_pageblocks_but_are_never_allocated_or_freed() {
+    let n = Node::new(NodeConfig::x86_64(64 << 20, 2), Policy::default()).unwrap();
+    let dma = n.shared().zone(0).config().clone();
+    assert_eq!((dma.start_pfn, dma.reserved_pages, dma.first_managed_pfn()), (1, 255, 256));
+    let blocks: u64 = pageblock_core::show::pageblock_counts(n.shared().zone(0)).iter().sum();
+    assert_eq!(blocks, 8, "pfns 1..4096: eight pageblocks, as the kernel counts them");
+    let census = n.verify().unwrap();
+    assert_eq!(census.reserved, 255);
+    let before = fingerprint(&n);
+    assert_eq!(n.free_pages(0, Pfn(5), 0), Err(FreeError::NotAllocated { pfn: Pfn(5) }));
+    assert_eq!(before, fingerprint(&n));
+    let mut held = Vec::new();
+    while let Ok(p) = n.alloc_pages(0, 0, Gfp::KERNEL | Gfp::DMA) {
+        assert!(p.0 >= 256, "a reserved page was handed out: {p}");
+        held.push(p);
+    }
+    assert!(!held.is_empty());
+}
