@@ -78,6 +78,26 @@ impl Zone {
         Some(Pfn(pfn))
     }
 
+    /// `split_page()` (and folio splitting): the allocated block of `order` at `pfn` becomes
+    /// `2^(order - new_order)` allocated blocks of `new_order`, owned like the original, so
+    /// that they can be freed one by one. Returns false, changing nothing, unless `pfn`
+    /// heads an allocated block of exactly `order` and `new_order <= order`.
+    pub fn split_page(&mut self, pfn: u64, order: u32, new_order: u32) -> bool {
+        if new_order > order || !self.contains(pfn) {
+            return false;
+        }
+        let mm = &self.shared.memmap;
+        let head = mm.info(self.idx(pfn));
+        if head.state != PageState::Allocated || head.order != order {
+            return false;
+        }
+        let step = 1u64 << new_order;
+        for piece in (pfn..pfn + (1 << order)).step_by(step as usize) {
+            mm.set_info(self.idx(piece), PageInfo { order: new_order, ..head });
+        }
+        true
+    }
+
     fn rmqueue_highatomic(&mut self, order: u32) -> Option<u64> {
         let pfn = self.rmqueue_smallest(order, MigrateType::HighAtomic)?;
         self.count(VmEvent::PgAllocHighAtomic, 1 << order);

@@ -66,6 +66,7 @@ pub mod verify;
 pub mod vmstat_items;
 pub mod watermark;
 pub mod zone;
+pub mod zone_state;
 
 pub use alloc::AllocError;
 pub use config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};

@@ -230,3 +230,18 @@ fn reserved_pages_count_as_pageblocks_but_are_never_allocated_or_freed() {
     }
     assert!(!held.is_empty());
 }
+
+#[test]
+fn split_page_lets_an_allocation_be_freed_piece_by_piece() {
+    use pageblock_core::NodeLocks;
+    let n = node(64);
+    let p = n.alloc_pages(0, 5, Gfp::KERNEL).unwrap();
+    assert!(!n.lock_zone(0).split_page(p.0, 4, 0), "not a block of order 4");
+    assert!(n.lock_zone(0).split_page(p.0, 5, 2));
+    assert_eq!(n.free_pages(0, p, 5), Err(FreeError::WrongOrder { pfn: p, order: 5, allocated_order: 2 }));
+    for i in 0..8 {
+        n.free_pages(1, Pfn(p.0 + 4 * i), 2).unwrap();
+    }
+    n.drain_all_pages();
+    assert_eq!(n.verify().unwrap().free, n.shared().managed_pages());
+}
