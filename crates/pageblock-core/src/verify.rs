@@ -126,10 +126,7 @@ impl Zone {
                 PageState::Pcp => census.pcp += pages,
                 PageState::Isolated => census.isolated += pages,
                 PageState::Reserved => {
-                    ensure!(
-                        o == 0 && pfn < self.config().first_managed_pfn(),
-                        "pfn {pfn:#x}: a reserved page of order {o} among the managed pages"
-                    );
+                    ensure!(o == 0, "pfn {pfn:#x}: a reserved page of order {o}");
                     census.reserved += 1;
                 }
                 PageState::Tail => unreachable!(),

@@ -16,13 +16,16 @@ use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::MigrateType;
 use crate::zone::Zone;
 
-/// Where a zone's free blocks are and what type each pageblock has.
+/// Where a zone's free blocks and reserved pages are and what type each pageblock has.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZoneLayout {
     /// The type of every pageblock of the zone, in pfn order (`Zone::pageblocks`' length).
     pub block_types: Vec<MigrateType>,
     /// The free blocks `(pfn, order)`; each goes on its pageblock's list.
     pub free: Vec<(u64, u32)>,
+    /// The reserved pages as `(pfn, count)` runs: as many as the zone's `reserved_pages`,
+    /// anywhere among its online pages (the kernel's reservations are scattered).
+    pub reserved: Vec<(u64, u64)>,
 }
 
 /// Why a layout cannot be applied. The zone is unchanged.
@@ -47,6 +50,8 @@ pub enum LayoutError {
     MixedTypes(u64, u32),
     /// Two free buddies below pageblock order (the kernel would have merged them).
     Unmerged(u64, u32),
+    /// Reserved runs outside the zone, over a free block, or not the zone's reserved count.
+    Reserved,
 }
 
 impl fmt::Display for LayoutError {
@@ -65,6 +70,9 @@ impl fmt::Display for LayoutError {
             LayoutError::Unmerged(p, o) => {
                 write!(f, "free blocks {p:#x}/{o} and its buddy would have merged")
             }
+            LayoutError::Reserved => {
+                write!(f, "reserved pages must be the zone's count, inside it, and not free")
+            }
         }
     }
 }
@@ -73,9 +81,10 @@ impl std::error::Error for LayoutError {}
 
 impl Zone {
     /// Make a freshly booted zone look like `layout`: its pageblocks get the given types,
-    /// exactly the given free blocks are on the free lists (in the given order), and every
-    /// other managed page is an allocated block of order 0 tagged with its pageblock's type.
-    /// HighAtomic blocks count as reserved. Counters of events are left alone.
+    /// exactly the given free blocks are on the free lists (in the given order), the given
+    /// pages are reserved, and every other page is an allocated block of order 0 tagged with
+    /// its pageblock's type. HighAtomic blocks count as reserved. Counters of events are left
+    /// alone.
     pub fn set_layout(&mut self, layout: &ZoneLayout) -> Result<(), LayoutError> {
         self.check_layout(layout)?;
         // Take every boot-time free block off its list.
@@ -95,12 +104,16 @@ impl Zone {
         }
         let reserved = layout.block_types.iter().filter(|&&mt| mt == MigrateType::HighAtomic).count() as u64;
         self.shared.counters.nr_reserved_highatomic.set(reserved * pb);
-        let first = self.config().first_managed_pfn();
-        for pfn in first..self.end_pfn() {
+        for pfn in self.start_pfn()..self.end_pfn() {
             let tag = AllocTag::of(self.pageblock_migratetype(pfn));
             self.shared
                 .memmap
                 .set_info(self.idx(pfn), PageInfo { state: PageState::Allocated, order: 0, tag });
+        }
+        for &(pfn, n) in &layout.reserved {
+            for p in pfn..pfn + n {
+                self.shared.memmap.set_head(self.idx(p), PageState::Reserved, 0);
+            }
         }
         for &(pfn, order) in &layout.free {
             for p in pfn..pfn + (1 << order) {
@@ -126,7 +139,8 @@ impl Zone {
         }
         let mut sorted = layout.free.clone();
         sorted.sort_unstable();
-        let first = self.config().first_managed_pfn();
+        self.check_reserved(layout, &sorted)?;
+        let first = self.start_pfn();
         let mut end_of_last = first;
         for &(pfn, order) in &sorted {
             let end = pfn.checked_add(1 << order.min(63));
@@ -147,6 +161,25 @@ impl Zone {
             if order < self.pageblock_order() && sorted.binary_search(&(buddy, order)).is_ok() {
                 return Err(LayoutError::Unmerged(pfn, order));
             }
+        }
+        Ok(())
+    }
+
+    fn check_reserved(&self, layout: &ZoneLayout, free: &[(u64, u32)]) -> Result<(), LayoutError> {
+        let total: u64 = layout.reserved.iter().map(|r| r.1).sum();
+        let inside = |&(p, n): &(u64, u64)| {
+            p >= self.start_pfn() && p.checked_add(n).is_some_and(|e| e <= self.end_pfn())
+        };
+        if total != self.config().reserved_pages || !layout.reserved.iter().all(inside) {
+            return Err(LayoutError::Reserved);
+        }
+        // No reserved run may meet a free block (both lists are short next to the zone).
+        let covered = |p: u64| {
+            let i = free.partition_point(|&(f, _)| f <= p);
+            i > 0 && p < free[i - 1].0 + (1 << free[i - 1].1)
+        };
+        if layout.reserved.iter().any(|&(p, n)| (p..p + n).any(covered)) {
+            return Err(LayoutError::Reserved);
         }
         Ok(())
     }
@@ -194,7 +227,9 @@ mod tests {
         types[1] = MigrateType::Unmovable;
         types[2] = MigrateType::HighAtomic;
         let free = vec![(start, 1), (start + 3, 0), (start + 4, 1), (start + 8, 2), (start + 32, 4)];
-        n.lock_zone(0).set_layout(&ZoneLayout { block_types: types.clone(), free }).unwrap();
+        n.lock_zone(0)
+            .set_layout(&ZoneLayout { block_types: types.clone(), free, reserved: vec![] })
+            .unwrap();
         let census = n.verify().unwrap();
         assert_eq!((census.free, census.allocated), (2 + 1 + 2 + 4 + 16, 64 - 25));
         let z = n.zone(0);
@@ -217,14 +252,20 @@ mod tests {
         let start = n.zone(0).start_pfn();
         let types = vec![MigrateType::Movable; 16];
         let bad = |free: Vec<(u64, u32)>| {
-            n.lock_zone(0).set_layout(&ZoneLayout { block_types: types.clone(), free })
+            n.lock_zone(0).set_layout(&ZoneLayout { block_types: types.clone(), free, reserved: vec![] })
         };
         assert_eq!(bad(vec![(start + 1, 1)]), Err(LayoutError::BadBlock(start + 1, 1)));
         assert_eq!(bad(vec![(start, 2), (start + 2, 0)]), Err(LayoutError::Overlap(start + 2)));
         assert_eq!(bad(vec![(start, 0), (start + 1, 0)]), Err(LayoutError::Unmerged(start, 0)));
-        let short =
-            n.lock_zone(0).set_layout(&ZoneLayout { block_types: vec![MigrateType::Movable], free: vec![] });
+        let one = ZoneLayout { block_types: vec![MigrateType::Movable], ..ZoneLayout::default() };
+        let short = n.lock_zone(0).set_layout(&one);
         assert_eq!(short, Err(LayoutError::BlockCount { given: 1, blocks: 16 }));
+        let reserved = n.lock_zone(0).set_layout(&ZoneLayout {
+            block_types: types.clone(),
+            free: vec![],
+            reserved: vec![(start, 1)],
+        });
+        assert_eq!(reserved, Err(LayoutError::Reserved), "this zone reserves nothing");
         assert_eq!(n.verify().unwrap().free, 64, "still as booted");
         let p = n.alloc_pages(0, 4, Gfp::KERNEL).unwrap();
         assert_eq!(bad(vec![]), Err(LayoutError::NotFresh));

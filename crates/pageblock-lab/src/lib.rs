@@ -7,6 +7,7 @@ pub mod compare;
 pub mod fastpath;
 pub mod machine;
 pub mod prng;
+pub mod replay;
 pub mod report;
 pub mod seeds;
 pub mod sim;
