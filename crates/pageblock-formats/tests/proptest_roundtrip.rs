@@ -249,6 +249,12 @@ proptest! {
     }
 
     #[test]
+    fn lost_lines_round_trip(cpu in any::<u32>(), events in option::of(any::<u64>())) {
+        let l = Line::Lost { cpu, events };
+        prop_assert_eq!(Line::parse(&l.render()), Ok(l));
+    }
+
+    #[test]
     fn trace_lines_round_trip(l in trace_line()) {
         let text = l.render();
         prop_assert_eq!(Line::parse(&text), Ok(Line::Event(l.clone())));
