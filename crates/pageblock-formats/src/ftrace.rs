@@ -37,6 +37,7 @@
 
 use std::fmt;
 
+use crate::compaction::CompactionEvent;
 use crate::kmem::KmemEvent;
 use crate::text;
 use crate::ParseError;
@@ -188,6 +189,11 @@ impl<'a> TraceLineRef<'a> {
     pub fn kmem(&self) -> Result<KmemEvent, ParseError> {
         KmemEvent::parse(self.event, self.payload)
     }
+
+    /// The payload as a compaction event (strict, see [`CompactionEvent::parse`]).
+    pub fn compaction(&self) -> Result<CompactionEvent, ParseError> {
+        CompactionEvent::parse(self.event, self.payload)
+    }
 }
 
 impl<'a> LineRef<'a> {
@@ -256,6 +262,11 @@ impl TraceLine {
     /// The payload as a kmem page event (strict, see [`KmemEvent::parse`]).
     pub fn kmem(&self) -> Result<KmemEvent, ParseError> {
         KmemEvent::parse(&self.event, &self.payload)
+    }
+
+    /// The payload as a compaction event (strict, see [`CompactionEvent::parse`]).
+    pub fn compaction(&self) -> Result<CompactionEvent, ParseError> {
+        CompactionEvent::parse(&self.event, &self.payload)
     }
 
     /// An event line for a kmem event (synthetic traces).
