@@ -9,5 +9,6 @@ pub mod prng;
 pub mod report;
 pub mod seeds;
 pub mod sim;
+pub mod trace;
 pub mod trace_writer;
 pub mod workload;
