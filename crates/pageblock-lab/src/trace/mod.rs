@@ -20,6 +20,7 @@ mod input;
 mod lines;
 mod reader;
 mod record;
+mod stats;
 
 pub use error::TraceError;
 pub use gfp_table::GfpTable;
@@ -27,3 +28,7 @@ pub use input::{Compression, ReadProgress, TraceInput};
 pub use pageblock_formats::ftrace::Dialect;
 pub use reader::{LineCounts, TraceReader};
 pub use record::{GfpId, LostEvents, RecordKind, TraceRecord};
+pub use stats::{
+    AllocStats, DrainStats, FallbackPair, FallbackStats, GfpCount, GfpMix, LifetimePercentiles,
+    LifetimeStats, LostStats, OrderMigratetype, RefillStats, TimeSpan, TraceStats, GFP_TOP,
+};
