@@ -54,7 +54,9 @@ fn the_real_thp_trace_reads_whole() {
     assert_eq!(s.gfp.distinct, 30, "distinct gfp_flags= strings of `grep -o`");
     assert_eq!((s.alloc.total, s.alloc.failed), (729_121, 0));
     let l = &s.lifetimes;
-    assert_eq!(l.paired + l.frees_without_alloc, 470_270 + 371_607, "every free is paired or not");
+    assert_eq!(l.batched_of_freed_pfn, 371_607, "each batched free follows an mm_page_free");
+    assert_eq!(l.paired + l.frees_without_alloc, 470_270, "every free is paired or not");
+    assert!(l.us.is_some_and(|us| us.max > 1_000_000), "lifetimes of seconds are not clamped");
     assert_eq!(l.paired + l.allocs_never_freed + l.allocs_of_live_pfn, 729_121, "every allocation too");
     assert_eq!(s.fallbacks.total, 12);
 }
@@ -66,7 +68,8 @@ fn the_fixture_statistics() {
     assert_eq!(counts, [1, 47, 1, 1, 25, 2, 5], "{:?}", s.events);
     assert_eq!((s.lines, s.cpus.as_slice()), (82, &[0, 1][..]));
     // Pairs counted independently (a dictionary of live pfns over the same lines).
-    assert_eq!((s.lifetimes.paired, s.lifetimes.frees_without_alloc), (18, 9));
+    let l = &s.lifetimes;
+    assert_eq!((l.paired, l.frees_without_alloc, l.batched_of_freed_pfn), (18, 7, 2));
     assert_eq!(s.gfp.distinct, 3);
     assert_eq!(s.gfp.top[0].gfp, "GFP_HIGHUSER|__GFP_ACCOUNT");
     assert_eq!(s.gfp.top[0].allocs, 30);

@@ -56,7 +56,10 @@ pub enum RecordKind {
         order: u8,
     },
     /// `mm_page_free_batched`: a folio freed in a batch. The event prints a literal
-    /// `order=0`, so the real order is unknown (the matching allocation knows it).
+    /// `order=0`, so the real order is unknown (the matching allocation knows it). On 6.x
+    /// kernels it is the **second** event of such a free: `free_unref_folios()` has traced
+    /// `mm_page_free` (with the order) for the same page just before, on the same CPU, so a
+    /// replay must not free the page again.
     FreeBatched,
     /// `mm_page_alloc_zone_locked`: a block taken off a buddy free list under the zone lock.
     ZoneLocked {

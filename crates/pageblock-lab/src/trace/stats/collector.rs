@@ -105,9 +105,13 @@ impl Collector {
                     self.lifetimes.alloc(r.pfn, r.time_us);
                 }
             }
-            RecordKind::Free { .. } | RecordKind::FreeBatched => {
-                self.kmem[if matches!(r.kind, RecordKind::FreeBatched) { 2 } else { 1 }] += 1;
-                self.lifetimes.free(r.pfn, r.time_us);
+            RecordKind::Free { .. } => {
+                self.kmem[1] += 1;
+                self.lifetimes.free(r.pfn, r.time_us, false);
+            }
+            RecordKind::FreeBatched => {
+                self.kmem[2] += 1;
+                self.lifetimes.free(r.pfn, r.time_us, true);
             }
             RecordKind::ZoneLocked { order, percpu_refill, .. } => {
                 self.kmem[3] += 1;

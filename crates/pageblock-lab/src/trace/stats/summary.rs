@@ -123,6 +123,11 @@ fn lifetimes(o: &mut String, s: &TraceStats) {
         "\nlifetimes       {} paired; {} frees without an allocation, {} allocations never freed, {} of a live pfn",
         l.paired, l.frees_without_alloc, l.allocs_never_freed, l.allocs_of_live_pfn
     );
+    let _ = writeln!(
+        o,
+        "  {} batched frees of a pfn already freed (6.x traces both events)",
+        l.batched_of_freed_pfn
+    );
     if let Some(p) = &l.us {
         let _ = writeln!(
             o,
