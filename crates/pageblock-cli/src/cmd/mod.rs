@@ -4,6 +4,7 @@ pub mod bench;
 pub mod demo;
 pub mod lab;
 pub mod show;
+pub mod trace;
 
 use std::fs::File;
 use std::io::BufWriter;
