@@ -12,8 +12,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Buffer between the decompressor and the line splitter (large: fewer calls per line).
-const BUF_CAPACITY: usize = 256 << 10;
+/// Buffer between the decompressor and `BufRead` users. The trace reader reads bigger
+/// chunks than this, which `BufReader` passes straight through (no second copy).
+const BUF_CAPACITY: usize = 64 << 10;
 
 /// How the file is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! [`TraceReader`]: a trace file as a stream of `(line number, TraceRecord)`.
 
-use std::io::BufRead;
+use std::io::Read;
 use std::path::Path;
 
 use pageblock_formats::ftrace::Dialect;
@@ -57,7 +57,7 @@ impl TraceReader<TraceInput> {
     }
 }
 
-impl<R: BufRead> TraceReader<R> {
+impl<R: Read> TraceReader<R> {
     /// A reader of `input`; `file` names it in errors.
     pub fn new(input: R, file: impl Into<String>) -> Self {
         TraceReader {
@@ -156,6 +156,7 @@ impl<R: BufRead> TraceReader<R> {
 }
 
 /// Decodes one line, settling the dialect on the first line that is not a comment.
+#[inline]
 fn decode_line(line: Line<'_>, dialect: &mut Option<Dialect>, gfp: &mut GfpTable) -> Result<Decoded, String> {
     if line.overlong {
         return Err(format!("line is longer than {MAX_LINE} bytes"));
@@ -177,7 +178,7 @@ fn decode_line(line: Line<'_>, dialect: &mut Option<Dialect>, gfp: &mut GfpTable
     result
 }
 
-impl<R: BufRead> Iterator for TraceReader<R> {
+impl<R: Read> Iterator for TraceReader<R> {
     type Item = Result<(u64, TraceRecord), TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -20,7 +20,7 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Consumes `lit` (a field's ` key=`), compared byte by byte: the keys are short, a
     /// `memcmp` call costs more.
-    #[inline]
+    #[inline(always)]
     fn lit(&mut self, lit: &[u8]) -> Option<()> {
         let end = self.i + lit.len();
         let here = self.b.get(self.i..end)?;
@@ -28,7 +28,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A decimal value that fits `0..=limit` (a sign or anything else than digits: `None`).
-    #[inline]
+    #[inline(always)]
     fn number(&mut self, lit: &[u8], limit: u64) -> Option<u64> {
         self.lit(lit)?;
         let (v, end) = digits_at(self.b, self.i)?;
@@ -37,19 +37,20 @@ impl<'a> Fields<'a> {
     }
 
     /// A `%d` order or migratetype that fits the record.
-    #[inline]
+    #[inline(always)]
     fn small(&mut self, lit: &[u8], limit: u8) -> Option<u8> {
         self.number(lit, u64::from(limit)).map(|v| v as u8)
     }
 
     /// A `%d` flag: its value is not zero.
+    #[inline]
     fn flag(&mut self, lit: &[u8]) -> Option<bool> {
         self.number(lit, i32::MAX as u64).map(|v| v != 0)
     }
 
     /// `page=`: any bytes up to the next space but no whitespace or control byte, and the
     /// value is NULL (`0000000000000000`, perf's `(nil)`).
-    #[inline]
+    #[inline(always)]
     fn page(&mut self) -> Option<bool> {
         self.lit(b"page=")?;
         if let Some(null) = self.page_hex16() {
@@ -93,7 +94,7 @@ impl<'a> Fields<'a> {
 
     /// ` pfn=0x` and hex digits of either case (at most 16: more could overflow, and the
     /// strict parser decides).
-    #[inline]
+    #[inline(always)]
     fn pfn(&mut self) -> Option<u64> {
         self.lit(b" pfn=0x")?;
         let start = self.i;

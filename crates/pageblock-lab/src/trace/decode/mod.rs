@@ -10,8 +10,10 @@
 //! produced (tests hold the two together on 94,532 real lines and on random mutations).
 
 mod kmem;
+mod layout;
 mod prefix;
 mod strict;
+mod swar;
 
 use pageblock_formats::ftrace::Dialect;
 
@@ -37,7 +39,7 @@ pub(crate) enum Decoded {
 
 /// Decodes `line` (without its newline; `ascii` if every byte is). The error is the reason,
 /// for the caller to place.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode(
     line: &[u8],
     ascii: bool,
@@ -52,7 +54,7 @@ pub(crate) fn decode(
 
 /// The fast path alone (`None`: ask the strict path). It reads ASCII lines only (UTF-8
 /// comms and invalid bytes are the strict path's).
-#[inline]
+#[inline(always)]
 pub(crate) fn fast(line: &[u8], ascii: bool, dialect: Dialect, gfp: &mut GfpTable) -> Option<Decoded> {
     if !ascii {
         return None;

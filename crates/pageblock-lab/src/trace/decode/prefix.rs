@@ -9,6 +9,9 @@
 
 use pageblock_formats::ftrace::Dialect;
 
+use super::layout;
+use super::swar::{padded_pid, same_name, usecs_at};
+
 /// What the decoder needs from a line's context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Prefix<'a> {
@@ -45,6 +48,25 @@ pub(super) fn digits_at(b: &[u8], mut i: usize) -> Option<(u64, usize)> {
 /// The prefix of `line` in `dialect`, or `None` if the fast path cannot tell.
 #[inline]
 pub(super) fn prefix(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
+    if dialect == Dialect::Ftrace {
+        if let Some((cpu, time_us)) = layout::kernel_layout(line) {
+            let rest = &line[layout::EVENT_AT..];
+            if let Some((kmem, n)) = kmem_name_at(rest) {
+                return Some(Prefix {
+                    cpu,
+                    time_us,
+                    event: &rest[..n],
+                    kmem: Some(kmem),
+                    payload: &rest[n + 2..],
+                });
+            }
+        }
+    }
+    general(line, dialect)
+}
+
+/// [`prefix`] for any shape the fast path reads: fields found by search.
+fn general(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
     let open = memchr::memchr(b'[', line)?;
     if open == 0 || line[open - 1] != b' ' || !task(&line[..open - 1], dialect) {
         return None;
@@ -82,7 +104,7 @@ pub(super) fn prefix(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
 }
 
 /// The kmem event names in the order of `KMEM_EVENT_NAMES`.
-const KMEM_NAMES: [&[u8]; 6] = [
+pub(super) const KMEM_NAMES: [&[u8]; 6] = [
     b"mm_page_alloc",
     b"mm_page_free",
     b"mm_page_free_batched",
@@ -120,7 +142,7 @@ fn kmem_name_at(rest: &[u8]) -> Option<(usize, usize)> {
     };
     let name = KMEM_NAMES[kmem];
     let n = name.len();
-    (rest.get(..n)? == name && rest.get(n..n + 2)? == b": ").then_some((kmem, n))
+    (same_name(rest.get(..n)?, name) && rest.get(n..n + 2)? == b": ").then_some((kmem, n))
 }
 
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
@@ -132,7 +154,16 @@ fn skip_spaces(b: &[u8], mut i: usize) -> usize {
 
 /// The task field before the CPU field: `comm-pid` (ftrace; a `(tgid)` column fails the
 /// digits check) or `comm pid` (perf), trailing spaces allowed, pid a `u32`.
+#[inline]
 fn task(head: &[u8], dialect: Dialect) -> bool {
+    if dialect == Dialect::Ftrace && padded_pid(head) {
+        return true;
+    }
+    task_scan(head, dialect)
+}
+
+/// [`task`] byte by byte.
+pub(super) fn task_scan(head: &[u8], dialect: Dialect) -> bool {
     let mut end = head.len();
     while end > 0 && head[end - 1] == b' ' {
         end -= 1;
@@ -156,11 +187,8 @@ fn timestamp(line: &[u8], i: usize) -> Option<(u64, usize)> {
     if line.get(dot) != Some(&b'.') {
         return None;
     }
-    let (usecs, colon) = digits_at(line, dot + 1)?;
-    if colon - dot != 7 || line.get(colon) != Some(&b':') {
-        return None;
-    }
-    Some((secs.saturating_mul(1_000_000).saturating_add(usecs), colon + 1))
+    let usecs = usecs_at(line, dot + 1)?;
+    Some((secs.saturating_mul(1_000_000).saturating_add(usecs), dot + 8))
 }
 
 /// `name: ` from `i` on: the name (up to the first `: `, not empty, no space), the index of
@@ -209,24 +237,6 @@ mod tests {
         assert_eq!(digits_at(b"9999999999999999999", 0), Some((9_999_999_999_999_999_999, 19)));
         assert_eq!(digits_at(b"10000000000000000000", 0), None, "20 digits: strict decides");
         assert_eq!(digits_at(b"x", 0), None);
-    }
-
-    #[test]
-    fn kmem_names() {
-        for (i, name) in pageblock_formats::kmem::KMEM_EVENT_NAMES.iter().enumerate() {
-            assert_eq!(KMEM_NAMES[i], name.as_bytes());
-            assert_eq!(kmem_index(name.as_bytes()), Some(i));
-            assert_eq!(kmem_name_at(format!("{name}: x").as_bytes()), Some((i, name.len())));
-            assert_eq!(kmem_name_at(format!("{name}:x").as_bytes()), None);
-            let line = format!("  a-1 [000] ..... 1.000000: {name}: p");
-            let p = prefix(line.as_bytes(), Dialect::Ftrace).unwrap();
-            assert_eq!((p.kmem, p.event, p.payload), (Some(i), name.as_bytes(), &b"p"[..]));
-            let perf = format!("  a 1 [000] 1.000000: other:{name}: p");
-            assert_eq!(prefix(perf.as_bytes(), Dialect::PerfScript).unwrap().kmem, Some(i));
-        }
-        assert_eq!(kmem_index(b"mm_page_allox"), None);
-        assert_eq!(kmem_name_at(b"mm_page_alloc_zone_lockedX: "), None);
-        assert_eq!(kmem_name_at(b"mm_page_"), None);
     }
 
     #[test]

@@ -147,7 +147,7 @@ impl Collector {
     }
 
     /// The statistics, with what the reader counted besides records.
-    pub(super) fn finish<R: std::io::BufRead>(self, reader: &TraceReader<R>) -> TraceStats {
+    pub(super) fn finish<R: std::io::Read>(self, reader: &TraceReader<R>) -> TraceStats {
         let counts = reader.counts();
         let mut events: BTreeMap<&'static str, u64> = KMEM_EVENT_NAMES.into_iter().zip(self.kmem).collect();
         for (k, n) in CompactionEventKind::ALL.into_iter().zip(self.compaction) {

@@ -10,7 +10,7 @@ mod lifetimes;
 mod summary;
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::Read;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -179,7 +179,7 @@ impl TraceStats {
     /// Reads `reader` to the end and computes the statistics; `progress` is called now and
     /// then with the number of lines read. Stops at the first error the reader yields (so a
     /// malformed line stops it unless the reader skips bad lines).
-    pub fn collect<R: BufRead>(
+    pub fn collect<R: Read>(
         reader: &mut TraceReader<R>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<TraceStats, TraceError> {
