@@ -245,6 +245,17 @@ mod tests {
             }
         }
 
+        /// Arbitrary payloads of every compaction event reach the compaction parser.
+        #[test]
+        fn compaction_payloads_never_panic(kind in 0usize..15, payload in "(?s).{0,120}") {
+            let name = pageblock_formats::compaction::CompactionEventKind::ALL[kind].name();
+            let line = format!("      kcompactd0-36      [001] .....   495.508676: {name}: {payload}");
+            let mut g = GfpTable::new();
+            if let Ok(Decoded::Record(r)) = decode(line.as_bytes(), line.is_ascii(), Dialect::Ftrace, &mut g) {
+                prop_assert_eq!(r.kind.event_name(), Some(name));
+            }
+        }
+
         #[test]
         fn line_shaped_noise_never_panics(s in "( {1,3}|[a-z_]{1,8}|-|:|\\[|\\]|[0-9]{1,12}|\\.|=|0x|\\|){0,40}") {
             for d in [Dialect::Ftrace, Dialect::PerfScript] {
