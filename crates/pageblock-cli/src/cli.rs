@@ -29,6 +29,33 @@ pub enum Command {
     /// Record the live kernel's page-allocator tracepoints while COMMAND runs (root):
     /// trace.txt.zst and /proc snapshots before and after, tracefs restored as found.
     Record(crate::cmd::record::RecordArgs),
+    /// Real kernel page-allocator traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+/// `pageblock trace ...`.
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Statistics of a trace of the kmem page events (and compaction events): ftrace text
+    /// (`/sys/kernel/tracing/trace`, `trace_pipe`) or `perf script` output, plain, gzip or zstd.
+    Stats(TraceStatsArgs),
+}
+
+/// `pageblock trace stats`.
+#[derive(Debug, Args)]
+pub struct TraceStatsArgs {
+    /// The trace file (compression is told by its content).
+    pub file: std::path::PathBuf,
+    /// Also write the statistics as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Count malformed lines and go on, instead of stopping at the first one.
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// The file is `perf script` output (default: told by its first event line).
+    #[arg(long)]
+    pub perf: bool,
 }
 
 /// `pageblock lab ...`.

@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(cli::BenchCommand::Fastpath(args)) => cmd::bench::fastpath(args),
         cli::Command::Lab(cli::LabCommand::Seeds(args)) => cmd::lab::seeds(args),
         cli::Command::Record(args) => return cmd::record::main(args),
+        cli::Command::Trace(cli::TraceCommand::Stats(args)) => cmd::trace::stats(args),
     };
     match result {
         Ok(text) => {

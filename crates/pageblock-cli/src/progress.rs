@@ -25,3 +25,18 @@ pub fn bytes(label: &str) -> ProgressBar {
     bar.set_prefix(label.to_owned());
     bar
 }
+
+/// A progress bar over the `total` bytes of a file (a spinner when the size is unknown),
+/// drawn on stderr only if it is a terminal.
+pub fn bytes_bar(total: Option<u64>, label: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    let template = match total {
+        Some(_) => "{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})",
+        None => "{spinner} {msg} {bytes}",
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(label.to_owned());
+    bar
+}

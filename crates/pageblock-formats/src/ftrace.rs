@@ -15,6 +15,13 @@
 //! Real example: `         python3-4067    [001] .....   237.320720: mm_page_free: page=…`.
 //! Lines that start with `#` (the header, `##### CPU 0 buffer started ####`) are comments.
 //!
+//! When a per-CPU ring buffer overflowed, `print_trace_line()` (`kernel/trace/trace.c`)
+//! prints one line of its own before the next event of that CPU: `CPU:%d [LOST %lu EVENTS]`
+//! (`trace_pipe`, where the ring buffer knows the count), or `CPU:%d [LOST EVENTS]` (the
+//! `trace` file's iterator, which only knows that the writer overtook it; since 5.9). Both
+//! are [`Line::Lost`]; the events themselves are gone, so any pairing of allocations with
+//! frees across such a line is unreliable.
+//!
 //! Parsing pitfalls handled here: comms may contain `-`, `:`, `/`, `<`, `>` and spaces
 //! (`memfd:sealed-91-2769`, `kworker/1:2-466`, `<idle>-0`, `<...>` for an unknown comm), so the
 //! pid is found by splitting on the **last `-` before the ` [CPU] ` field**. Parsing is
@@ -30,6 +37,7 @@
 
 use std::fmt;
 
+use crate::compaction::CompactionEvent;
 use crate::kmem::KmemEvent;
 use crate::text;
 use crate::ParseError;
@@ -98,11 +106,19 @@ pub struct TraceLine {
     pub payload: String,
 }
 
-/// One line of ftrace text: a comment or an event.
+/// One line of ftrace text: a comment, a lost-events marker or an event.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Line {
     /// A line starting with `#`, kept whole (without its newline).
     Comment(String),
+    /// `CPU:<cpu> [LOST <events> EVENTS]`, or `CPU:<cpu> [LOST EVENTS]` when the count is
+    /// unknown (`events` is `None`).
+    Lost {
+        /// The CPU whose buffer overflowed.
+        cpu: u32,
+        /// How many events were dropped, when the kernel knew.
+        events: Option<u64>,
+    },
     /// An event line.
     Event(TraceLine),
 }
@@ -133,6 +149,13 @@ pub struct TraceLineRef<'a> {
 pub enum LineRef<'a> {
     /// A line starting with `#`.
     Comment(&'a str),
+    /// See [`Line::Lost`].
+    Lost {
+        /// The CPU whose buffer overflowed.
+        cpu: u32,
+        /// How many events were dropped, when the kernel knew.
+        events: Option<u64>,
+    },
     /// An event line.
     Event(TraceLineRef<'a>),
 }
@@ -166,13 +189,21 @@ impl<'a> TraceLineRef<'a> {
     pub fn kmem(&self) -> Result<KmemEvent, ParseError> {
         KmemEvent::parse(self.event, self.payload)
     }
+
+    /// The payload as a compaction event (strict, see [`CompactionEvent::parse`]).
+    pub fn compaction(&self) -> Result<CompactionEvent, ParseError> {
+        CompactionEvent::parse(self.event, self.payload)
+    }
 }
 
 impl<'a> LineRef<'a> {
-    /// Parses one ftrace text line: a `#` comment or an event line.
+    /// Parses one ftrace text line: a `#` comment, a `CPU:n [LOST …]` marker or an event
+    /// line.
     pub fn parse(line: &'a str) -> Result<Self, ParseError> {
         if line.starts_with('#') {
             Ok(LineRef::Comment(line))
+        } else if let Some((cpu, events)) = parse::lost_line(line) {
+            Ok(LineRef::Lost { cpu, events })
         } else {
             parse::ftrace_line(line).map(LineRef::Event)
         }
@@ -191,6 +222,7 @@ impl<'a> LineRef<'a> {
     pub fn to_line(&self) -> Line {
         match self {
             LineRef::Comment(c) => Line::Comment((*c).to_owned()),
+            LineRef::Lost { cpu, events } => Line::Lost { cpu: *cpu, events: *events },
             LineRef::Event(e) => Line::Event(e.to_line()),
         }
     }
@@ -230,6 +262,11 @@ impl TraceLine {
     /// The payload as a kmem page event (strict, see [`KmemEvent::parse`]).
     pub fn kmem(&self) -> Result<KmemEvent, ParseError> {
         KmemEvent::parse(&self.event, &self.payload)
+    }
+
+    /// The payload as a compaction event (strict, see [`CompactionEvent::parse`]).
+    pub fn compaction(&self) -> Result<CompactionEvent, ParseError> {
+        CompactionEvent::parse(&self.event, &self.payload)
     }
 
     /// An event line for a kmem event (synthetic traces).
@@ -309,10 +346,19 @@ impl fmt::Display for TraceLine {
     }
 }
 
+/// Writes a lost-events marker as `print_trace_line()` does.
+fn write_lost(f: &mut impl fmt::Write, cpu: u32, events: Option<u64>) -> fmt::Result {
+    match events {
+        Some(n) => write!(f, "CPU:{cpu} [LOST {n} EVENTS]"),
+        None => write!(f, "CPU:{cpu} [LOST EVENTS]"),
+    }
+}
+
 impl fmt::Display for LineRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LineRef::Comment(c) => f.write_str(c),
+            LineRef::Lost { cpu, events } => write_lost(f, *cpu, *events),
             LineRef::Event(e) => e.fmt(f),
         }
     }
@@ -322,6 +368,7 @@ impl fmt::Display for Line {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Line::Comment(c) => f.write_str(c),
+            Line::Lost { cpu, events } => write_lost(f, *cpu, *events),
             Line::Event(e) => e.fmt(f),
         }
     }

@@ -28,11 +28,13 @@
 //! | [`gfp`] | `include/trace/events/mmflags.h` `show_gfp_flags` |
 //! | [`ftrace`] | `kernel/trace/trace_output.c` `trace_print_context` (ftrace text line prefix); also `perf script` lines |
 //! | [`kmem`] | `include/trace/events/kmem.h` page events |
+//! | [`compaction`] | `include/trace/events/compaction.h` events |
 
 mod error;
 mod text;
 
 pub mod buddyinfo;
+pub mod compaction;
 pub mod extfrag;
 pub mod ftrace;
 pub mod gfp;

@@ -115,6 +115,16 @@ pub(crate) fn digits_u64(bytes: &[u8], radix: u32) -> Option<u64> {
     Some(v)
 }
 
+/// An unsigned decimal exactly as `printf("%u")` writes it: ASCII digits, no sign, no leading
+/// zero unless the number is `0`. `None` otherwise or on overflow. Parsers that promise
+/// `render(parse(x)) == x` for every accepted `x` use this instead of [`digits_u64`].
+pub(crate) fn printf_u64(bytes: &[u8]) -> Option<u64> {
+    if bytes.len() > 1 && bytes[0] == b'0' {
+        return None;
+    }
+    digits_u64(bytes, 10)
+}
+
 /// Byte index of the first ASCII byte `b` in `s` at or after `from` (a plain loop: the
 /// distances in trace lines are short, where `memchr`'s setup costs more than it saves).
 #[inline]
@@ -238,6 +248,11 @@ mod tests {
         assert_eq!(dec_i32("-2147483648", 1, "x"), Ok(i32::MIN));
         assert!(dec_i32("2147483648", 1, "x").is_err());
         assert_eq!(hex_u64("ffFF", 1, "x"), Ok(0xffff));
+        assert_eq!(printf_u64(b"0"), Some(0));
+        assert_eq!(printf_u64(b"10"), Some(10));
+        assert_eq!(printf_u64(b"010"), None);
+        assert_eq!(printf_u64(b""), None);
+        assert_eq!(printf_u64(b"-1"), None);
         assert!(hex_u64("0x1", 1, "x").is_err());
     }
 

@@ -5,6 +5,7 @@ mod common;
 
 use common::data;
 use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::compaction::{CompactionEvent, CompactionEventKind};
 use pageblock_formats::extfrag::{ExtfragIndex, UnusableIndex};
 use pageblock_formats::ftrace::Line;
 use pageblock_formats::gfp::Gfp;
@@ -179,6 +180,11 @@ fn parse_all(s: &str) {
             let _ = KmemEvent::parse(name, l);
             let _ = KmemEvent::parse_tolerant(name, l);
         }
+        for kind in CompactionEventKind::ALL {
+            if let Ok(ev) = CompactionEvent::parse(kind.name(), l) {
+                assert_eq!(ev.render_payload(), l, "accepted, so it must re-render");
+            }
+        }
     }
 }
 
@@ -190,6 +196,11 @@ proptest! {
 
     #[test]
     fn structured_noise_never_panics(s in "([ \\n,:.()|=\\[\\]>#-]|Node|zone|type|0x|[0-9]{1,22}|[a-z_]{1,12}){0,80}") {
+        parse_all(&s);
+    }
+
+    #[test]
+    fn compaction_noise_never_panics(s in "(nid=|node=|zone=|order=|ret=|limit=|range=\\(|0x|~|\\)|, mode=|sync|Normal|DMA32|success|-|[0-9a-fA-F]{1,20}| {1,9}){0,16}") {
         parse_all(&s);
     }
 

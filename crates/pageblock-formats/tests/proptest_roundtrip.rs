@@ -1,6 +1,11 @@
 //! Random models survive `parse(render(m)) == m` for every format.
 
 use pageblock_formats::buddyinfo::{BuddyInfo, BuddyInfoZone};
+use pageblock_formats::compaction::{
+    CompactResult, CompactionEvent, KcompactdWake, MmCompactionBegin, MmCompactionDefer, MmCompactionEnd,
+    MmCompactionIsolate, MmCompactionKcompactdSleep, MmCompactionMigratepages, MmCompactionSuitable,
+    MmCompactionTryToCompactPages, ZoneType,
+};
 use pageblock_formats::extfrag::{ExtfragIndex, IndexRow, UnusableIndex};
 use pageblock_formats::ftrace::{Line, Tgid, Timestamp, TraceLine};
 use pageblock_formats::gfp::Gfp;
@@ -174,6 +179,63 @@ fn kmem_event() -> impl Strategy<Value = KmemEvent> {
     ]
 }
 
+/// Any compaction event whose fields the kernel could print (`defer_shift` < 64).
+fn compaction_event() -> impl Strategy<Value = CompactionEvent> {
+    use CompactionEvent as E;
+    let zone = prop_oneof![0u32..5, any::<u32>()].prop_map(ZoneType);
+    let result = prop_oneof![-1i32..10, any::<i32>()].prop_map(CompactResult);
+    let isolate = any::<[u64; 4]>().prop_map(|v| MmCompactionIsolate {
+        start_pfn: v[0],
+        end_pfn: v[1],
+        nr_scanned: v[2],
+        nr_taken: v[3],
+    });
+    let begin = (any::<[u64; 4]>(), any::<bool>()).prop_map(|(v, sync)| MmCompactionBegin {
+        zone_start: v[0],
+        migrate_pfn: v[1],
+        free_pfn: v[2],
+        zone_end: v[3],
+        sync,
+    });
+    let suitable = (any::<[i32; 2]>(), zone.clone(), result.clone())
+        .prop_map(|(v, idx, ret)| MmCompactionSuitable { nid: v[0], idx, order: v[1], ret });
+    let defer = (any::<[i32; 3]>(), zone.clone(), any::<u32>(), 0u32..64).prop_map(
+        |(v, idx, considered, defer_shift)| MmCompactionDefer {
+            nid: v[0],
+            idx,
+            order: v[1],
+            order_failed: v[2],
+            considered,
+            defer_shift,
+        },
+    );
+    let wake = (any::<[i32; 2]>(), zone).prop_map(|(v, z)| KcompactdWake {
+        nid: v[0],
+        order: v[1],
+        highest_zoneidx: z,
+    });
+    prop_oneof![
+        isolate.clone().prop_map(E::IsolateMigratepages),
+        isolate.clone().prop_map(E::IsolateFreepages),
+        isolate.prop_map(E::FastIsolateFreepages),
+        any::<[u64; 2]>()
+            .prop_map(|v| E::Migratepages(MmCompactionMigratepages { nr_migrated: v[0], nr_failed: v[1] })),
+        begin.clone().prop_map(E::Begin),
+        (begin, result).prop_map(|(scanners, status)| E::End(MmCompactionEnd { scanners, status })),
+        (any::<i32>(), any::<u64>(), any::<i32>()).prop_map(|(order, g, prio)| {
+            E::TryToCompactPages(MmCompactionTryToCompactPages { order, gfp_mask: Gfp(g), prio })
+        }),
+        suitable.clone().prop_map(E::Finished),
+        suitable.prop_map(E::Suitable),
+        defer.clone().prop_map(E::Deferred),
+        defer.clone().prop_map(E::DeferCompaction),
+        defer.prop_map(E::DeferReset),
+        any::<i32>().prop_map(|nid| E::KcompactdSleep(MmCompactionKcompactdSleep { nid })),
+        wake.clone().prop_map(E::WakeupKcompactd),
+        wake.prop_map(E::KcompactdWake),
+    ]
+}
+
 fn trace_line() -> impl Strategy<Value = TraceLine> {
     let comm = "([!-~é][ -~]{0,14})?";
     let tgid = option::of(prop_oneof![any::<u32>().prop_map(Tgid::Pid), Just(Tgid::Unknown)]);
@@ -234,6 +296,24 @@ proptest! {
     }
 
     #[test]
+    fn compaction_payloads_round_trip(ev in compaction_event()) {
+        let payload = ev.render_payload();
+        prop_assert_eq!(CompactionEvent::parse(ev.name(), &payload), Ok(ev));
+    }
+
+    /// What the strict parser accepts renders back to the same bytes, even after a mutation.
+    #[test]
+    fn accepted_compaction_payloads_re_render(ev in compaction_event(), pos in any::<prop::sample::Index>(), byte in b' '..=b'~', cut in any::<bool>()) {
+        let mut p = ev.render_payload().into_bytes();
+        let i = pos.index(p.len().max(1)).min(p.len());
+        if cut { p.truncate(i) } else if i < p.len() { p[i] = byte }
+        let text = String::from_utf8(p).expect("ASCII");
+        if let Ok(back) = CompactionEvent::parse(ev.name(), &text) {
+            prop_assert_eq!(back.render_payload(), text);
+        }
+    }
+
+    #[test]
     fn gfp_round_trips(bits in any::<u64>()) {
         let g = Gfp(bits);
         let s = g.render();
@@ -246,6 +326,12 @@ proptest! {
         let s = g.render();
         prop_assert!(!s.contains("0x"), "{} has leftover bits", s);
         prop_assert_eq!(Gfp::parse(&s), Ok(g));
+    }
+
+    #[test]
+    fn lost_lines_round_trip(cpu in any::<u32>(), events in option::of(any::<u64>())) {
+        let l = Line::Lost { cpu, events };
+        prop_assert_eq!(Line::parse(&l.render()), Ok(l));
     }
 
     #[test]

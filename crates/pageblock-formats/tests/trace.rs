@@ -26,6 +26,7 @@ fn full_trace_round_trips() {
         assert_eq!(line.to_string(), expected, "line {no}");
         match line {
             LineRef::Comment(_) => comments += 1,
+            LineRef::Lost { .. } => panic!("line {no}: the sample lost no events"),
             LineRef::Event(ev) => {
                 events += 1;
                 let k = ev.kmem().unwrap_or_else(|e| panic!("line {no}: {e}"));
@@ -62,7 +63,7 @@ fn owned_iterator_matches_excerpt() {
         .iter()
         .filter_map(|(_, l)| match l {
             Line::Event(e) => Some(e.comm.as_str()),
-            Line::Comment(_) => None,
+            Line::Comment(_) | Line::Lost { .. } => None,
         })
         .collect();
     for c in ["memfd:sealed-91", "<idle>", "kworker/0:2", "python3"] {
@@ -296,4 +297,53 @@ fn gfp_table_matches_the_kernel_format_file() {
     {
         assert_eq!((*i, name.as_str(), *mask), (k, our_name, g.0));
     }
+}
+
+/// `print_trace_line()`'s two lost-events markers parse and re-render byte for byte, on
+/// their own and between event lines (as a `trace_pipe` reader sees them).
+#[test]
+fn lost_events_lines() {
+    for (text, cpu, events) in [
+        ("CPU:1 [LOST 1234 EVENTS]", 1, Some(1234)),
+        ("CPU:0 [LOST EVENTS]", 0, None),
+        ("CPU:17 [LOST 0 EVENTS]", 17, Some(0)),
+    ] {
+        let line = Line::parse(text).unwrap();
+        assert_eq!(line, Line::Lost { cpu, events }, "{text}");
+        assert_eq!(line.render(), text);
+        assert_eq!(LineRef::parse(text).unwrap().to_string(), text);
+    }
+    let max = format!("CPU:{} [LOST {} EVENTS]", u32::MAX, u64::MAX);
+    assert_eq!(Line::parse(&max), Ok(Line::Lost { cpu: u32::MAX, events: Some(u64::MAX) }));
+    // Not the kernel's text: each is an error (as an event line it does not parse either).
+    for bad in [
+        "CPU:01 [LOST 5 EVENTS]",
+        "CPU:1 [LOST 05 EVENTS]",
+        "CPU:1 [LOST -5 EVENTS]",
+        "CPU:1 [LOST +5 EVENTS]",
+        "CPU:1 [LOST 5 EVENTS] ",
+        "CPU:1 [LOST 5 events]",
+        "CPU:1  [LOST 5 EVENTS]",
+        "CPU: [LOST 5 EVENTS]",
+        "CPU:1 [LOST  EVENTS]",
+        "CPU:4294967296 [LOST 1 EVENTS]",
+        "CPU:1 [LOST 18446744073709551616 EVENTS]",
+        "cpu:1 [LOST 5 EVENTS]",
+    ] {
+        assert!(Line::parse(bad).is_err(), "{bad}");
+    }
+    // A (long) comm that starts like a marker is still an event line.
+    let l = Line::parse("CPU:1 [LOST 2 EVENTS]-5    [000] .....     1.000000: mm_page_free: p").unwrap();
+    let Line::Event(e) = l else { panic!("{l:?}") };
+    assert_eq!((e.comm.as_str(), e.pid), ("CPU:1 [LOST 2 EVENTS]", 5));
+
+    let text = concat!(
+        "               a-1       [000] .....     1.000000: e: p\n",
+        "CPU:1 [LOST 7 EVENTS]\n",
+        "               b-2       [001] .....     2.000000: e: q\n"
+    );
+    let lines: Vec<_> = FtraceReader::new(Cursor::new(text.as_bytes())).map(Result::unwrap).collect();
+    assert_eq!(lines[1], (2, Line::Lost { cpu: 1, events: Some(7) }));
+    let again: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert_eq!(again, text);
 }

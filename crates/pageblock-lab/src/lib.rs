@@ -11,5 +11,6 @@ pub mod replay;
 pub mod report;
 pub mod seeds;
 pub mod sim;
+pub mod trace;
 pub mod trace_writer;
 pub mod workload;

@@ -104,7 +104,7 @@ mod tests {
                     }
                     l.event
                 }
-                Line::Comment(c) => panic!("unexpected comment {c}"),
+                other => panic!("unexpected line {other}"),
             })
             .collect();
         // A whole-block claim hands the page out directly: no mm_page_alloc_zone_locked, as

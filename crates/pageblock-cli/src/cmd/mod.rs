@@ -5,6 +5,7 @@ pub mod demo;
 pub mod lab;
 pub mod record;
 pub mod show;
+pub mod trace;
 
 use std::fs::File;
 use std::io::BufWriter;

@@ -1,7 +1,7 @@
 //! Byte-level parsers of one ftrace or `perf script` line (no regex, no allocation).
 
 use super::{Tgid, Timestamp, TraceLineRef};
-use crate::text::{digits_u64, find_byte, quote};
+use crate::text::{digits_u64, find_byte, printf_u64, quote};
 use crate::ParseError;
 
 fn err(reason: impl Into<String>) -> ParseError {
@@ -174,4 +174,17 @@ pub(super) fn perf_line(line: &str) -> Result<TraceLineRef<'_>, ParseError> {
         let event = name.split_once(':').map_or(name, |(_, ev)| ev);
         Ok(TraceLineRef { comm, pid, tgid: None, cpu, flags: None, timestamp, event, payload })
     })
+}
+
+/// `CPU:<cpu> [LOST <n> EVENTS]` or `CPU:<cpu> [LOST EVENTS]`, exactly as printed (`%d`,
+/// `%lu`: no sign, no leading zeros): `(cpu, events)`, or `None` if `line` is not one.
+pub(super) fn lost_line(line: &str) -> Option<(u32, Option<u64>)> {
+    let rest = line.strip_prefix("CPU:")?;
+    let (cpu, rest) = rest.split_once(" [LOST ")?;
+    let cpu = u32::try_from(printf_u64(cpu.as_bytes())?).ok()?;
+    if rest == "EVENTS]" {
+        return Some((cpu, None));
+    }
+    let events = printf_u64(rest.strip_suffix(" EVENTS]")?.as_bytes())?;
+    Some((cpu, Some(events)))
 }

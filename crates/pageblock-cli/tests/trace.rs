@@ -1,0 +1,92 @@
+//! `pageblock trace stats` end to end: text and JSON on a real fixture, and the rules of long
+//! commands (an unwritable --json fails before the work, a failed write is an error, a bad
+//! line stops with FILE:LINE: reason unless --skip-bad).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pageblock(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pageblock")).args(args).output().expect("run pageblock")
+}
+
+/// 82 real lines of the 6.18 THP trace (the lab's fixture).
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../pageblock-lab/tests/data/trace_small.txt")
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("pageblock-cli-trace-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn stats_prints_a_summary_and_writes_json() {
+    let json_path = temp("stats.json");
+    let fixture = fixture();
+    let out =
+        pageblock(&["trace", "stats", fixture.to_str().unwrap(), "--json", json_path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("lines           82 (0 comments, 0 other events, 0 bad)"), "{text}");
+    assert!(text.contains("(plain)"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    std::fs::remove_file(&json_path).unwrap();
+    assert_eq!(json["lines"], 82);
+    assert_eq!(json["bad_lines"], 0);
+    assert_eq!(json["lost_events"], 0);
+    assert!(json["seconds"].as_f64().is_some_and(|s| s >= 0.0));
+    let events = &json["events"];
+    for (name, n) in [
+        ("mm_page_alloc", 47),
+        ("mm_page_free", 25),
+        ("mm_page_free_batched", 2),
+        ("mm_page_alloc_zone_locked", 1),
+        ("mm_page_pcpu_drain", 5),
+        ("mm_page_alloc_extfrag", 1),
+        ("mm_compaction_kcompactd_sleep", 1),
+    ] {
+        assert_eq!(events[name], n, "{name}");
+    }
+    assert_eq!(json["lifetimes"]["paired"], 18);
+    assert_eq!(json["gfp"]["distinct"], 3);
+}
+
+#[test]
+fn an_unusable_json_path_fails_before_reading() {
+    // The trace does not exist either: the JSON path is checked first.
+    let out = pageblock(&["trace", "stats", "/no/such/trace.zst", "--json", "/no/such/dir/out.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/no/such/dir/out.json"), "{err}");
+    // A write that fails (no space left) is an error, not a silent success.
+    if Path::new("/dev/full").exists() {
+        let fixture = fixture();
+        let out = pageblock(&["trace", "stats", fixture.to_str().unwrap(), "--json", "/dev/full"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("/dev/full"));
+    }
+}
+
+#[test]
+fn a_bad_line_stops_with_its_place_unless_skipped() {
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[6] = "garbage in the middle of a trace";
+    let path = temp("bad.txt");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let p = path.to_str().unwrap();
+    let out = pageblock(&["trace", "stats", p]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{p}:7: ")), "{err}");
+    let out = pageblock(&["trace", "stats", p, "--skip-bad"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("1 bad)"), "{text}");
+    assert!(text.contains(&format!("first bad line  {p}:7: ")), "{text}");
+    // --perf reads perf script text: this file is ftrace, so its first line is bad.
+    let out = pageblock(&["trace", "stats", p, "--perf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{p}:1: ")));
+    std::fs::remove_file(&path).unwrap();
+}

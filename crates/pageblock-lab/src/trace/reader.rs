@@ -1,0 +1,187 @@
+//! [`TraceReader`]: a trace file as a stream of `(line number, TraceRecord)`.
+
+use std::io::Read;
+use std::path::Path;
+
+use pageblock_formats::ftrace::Dialect;
+use serde::Serialize;
+
+use super::decode::{self, Decoded};
+use super::lines::{Line, Lines, MAX_LINE};
+use super::{GfpTable, RecordKind, TraceError, TraceInput, TraceRecord};
+
+/// What the reader saw besides records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LineCounts {
+    /// Lines read.
+    pub lines: u64,
+    /// `#` lines.
+    pub comments: u64,
+    /// Event lines of other tracepoints (skipped).
+    pub other_events: u64,
+    /// Malformed lines skipped (only when skipping was asked for).
+    pub bad_lines: u64,
+}
+
+/// Reads ftrace text (`trace`, `trace_pipe`) or `perf script` text, decoding each kmem page
+/// event, compaction event and lost-events marker into a [`TraceRecord`].
+///
+/// As an [`Iterator`] it yields `Ok((line_no, record))` with 1-based line numbers. Comments
+/// and other tracepoints' events are counted ([`TraceReader::counts`]) and skipped. A
+/// malformed line (not UTF-8 included) is an `Err` naming the file, the line and the reason,
+/// after which reading goes on; with [`TraceReader::skip_bad_lines`] it is counted instead
+/// and the first one kept ([`TraceReader::first_bad_line`]). An I/O or decompression error is
+/// yielded once and ends the stream.
+///
+/// The dialect is the caller's choice ([`TraceReader::with_dialect`]) or detected on the
+/// first line that is not a comment: ftrace if it parses as ftrace, else `perf script` if it
+/// parses as that.
+pub struct TraceReader<R> {
+    lines: Lines<R>,
+    file: String,
+    dialect: Option<Dialect>,
+    skip_bad: bool,
+    gfp: GfpTable,
+    counts: LineCounts,
+    last_time_us: u64,
+    first_bad: Option<TraceError>,
+    done: bool,
+}
+
+impl TraceReader<TraceInput> {
+    /// Opens `path` (plain, gzip or zstd, see [`TraceInput`]).
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let file = path.display().to_string();
+        let input = TraceInput::open(path).map_err(|e| TraceError::io(&file, e))?;
+        Ok(TraceReader::new(input, file))
+    }
+}
+
+impl<R: Read> TraceReader<R> {
+    /// A reader of `input`; `file` names it in errors.
+    pub fn new(input: R, file: impl Into<String>) -> Self {
+        TraceReader {
+            lines: Lines::new(input),
+            file: file.into(),
+            dialect: None,
+            skip_bad: false,
+            gfp: GfpTable::new(),
+            counts: LineCounts::default(),
+            last_time_us: 0,
+            first_bad: None,
+            done: false,
+        }
+    }
+
+    /// Reads `dialect` instead of detecting it.
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = Some(dialect);
+        self
+    }
+
+    /// Counts malformed lines and goes on, instead of yielding them as errors.
+    pub fn skip_bad_lines(mut self, skip: bool) -> Self {
+        self.skip_bad = skip;
+        self
+    }
+
+    /// The dialect read (`None` until the first non-comment line when detecting).
+    pub fn dialect(&self) -> Option<Dialect> {
+        self.dialect
+    }
+
+    /// The gfp masks of the allocation records so far.
+    pub fn gfp_table(&self) -> &GfpTable {
+        &self.gfp
+    }
+
+    /// Lines read, comments, other events, bad lines skipped.
+    pub fn counts(&self) -> LineCounts {
+        self.counts
+    }
+
+    /// The first malformed line skipped, when skipping.
+    pub fn first_bad_line(&self) -> Option<&TraceError> {
+        self.first_bad.as_ref()
+    }
+
+    /// The file name errors use.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The input.
+    pub fn get_ref(&self) -> &R {
+        self.lines.get_ref()
+    }
+
+    /// The next record, or the next error.
+    fn next_item(&mut self) -> Option<Result<(u64, TraceRecord), TraceError>> {
+        while !self.done {
+            let (dialect, gfp) = (&mut self.dialect, &mut self.gfp);
+            let decoded = match self.lines.next_line(|line| decode_line(line, dialect, gfp)) {
+                Ok(Some(d)) => d,
+                Ok(None) => break,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(TraceError::io(&self.file, e)));
+                }
+            };
+            self.counts.lines += 1;
+            let no = self.counts.lines;
+            match decoded {
+                Ok(Decoded::Record(r)) => {
+                    self.last_time_us = r.time_us;
+                    return Some(Ok((no, r)));
+                }
+                Ok(Decoded::Lost { cpu, events }) => {
+                    let kind = RecordKind::Lost { events };
+                    return Some(Ok((no, TraceRecord { time_us: self.last_time_us, pfn: 0, cpu, kind })));
+                }
+                Ok(Decoded::Comment) => self.counts.comments += 1,
+                Ok(Decoded::Other) => self.counts.other_events += 1,
+                Err(reason) => {
+                    let e = TraceError::bad_line(&self.file, no, reason);
+                    if !self.skip_bad {
+                        return Some(Err(e));
+                    }
+                    self.counts.bad_lines += 1;
+                    self.first_bad.get_or_insert(e);
+                }
+            }
+        }
+        self.done = true;
+        None
+    }
+}
+
+/// Decodes one line, settling the dialect on the first line that is not a comment.
+#[inline]
+fn decode_line(line: Line<'_>, dialect: &mut Option<Dialect>, gfp: &mut GfpTable) -> Result<Decoded, String> {
+    if line.overlong {
+        return Err(format!("line is longer than {MAX_LINE} bytes"));
+    }
+    if let Some(d) = *dialect {
+        return decode::decode(line.bytes, line.ascii, d, gfp);
+    }
+    let first_try = decode::decode(line.bytes, line.ascii, Dialect::Ftrace, gfp);
+    let (found, result) = match first_try {
+        Ok(Decoded::Comment) => return Ok(Decoded::Comment),
+        Ok(d) => (Dialect::Ftrace, Ok(d)),
+        Err(e) => match decode::decode(line.bytes, line.ascii, Dialect::PerfScript, gfp) {
+            Ok(Decoded::Comment) => return Ok(Decoded::Comment),
+            Ok(d) => (Dialect::PerfScript, Ok(d)),
+            Err(_) => return Err(e),
+        },
+    };
+    *dialect = Some(found);
+    result
+}
+
+impl<R: Read> Iterator for TraceReader<R> {
+    type Item = Result<(u64, TraceRecord), TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_item()
+    }
+}

@@ -1,0 +1,157 @@
+//! [`TraceRecord`]: one decoded trace event in 32 bytes, for replay and statistics.
+//!
+//! Only what an allocator replay or a statistic needs survives decoding: the time, the pfn,
+//! the CPU and a [`RecordKind`] with the event's small fields. Page pointers, comms, pids and
+//! irq flags are dropped; gfp masks are interned ([`GfpId`], see
+//! [`GfpTable`](super::GfpTable)).
+
+use pageblock_formats::compaction::CompactionEventKind;
+use pageblock_formats::kmem::KMEM_EVENT_NAMES;
+
+/// An interned gfp mask: an index into the reader's [`GfpTable`](super::GfpTable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GfpId(pub u32);
+
+/// The dropped-event count of a `CPU:n [LOST …]` line, kept in 8 bytes of 4-byte alignment
+/// so that a [`TraceRecord`] stays 32 bytes. Like the kernel (`lost_events == (unsigned
+/// long)-1`), an all-ones count means "unknown" (`CPU:n [LOST EVENTS]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LostEvents {
+    low: u32,
+    high: u32,
+}
+
+impl LostEvents {
+    /// A marker with `events` dropped events (`None`: the count is unknown).
+    pub fn new(events: Option<u64>) -> Self {
+        let v = events.unwrap_or(u64::MAX);
+        LostEvents { low: v as u32, high: (v >> 32) as u32 }
+    }
+
+    /// How many events were dropped, when the kernel knew.
+    pub fn count(self) -> Option<u64> {
+        let v = u64::from(self.high) << 32 | u64::from(self.low);
+        (v != u64::MAX).then_some(v)
+    }
+}
+
+/// What happened, with the event's fields that replay and statistics use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordKind {
+    /// `mm_page_alloc`: the end of `__alloc_pages`. `migratetype` is the requested type.
+    Alloc {
+        /// Allocation order.
+        order: u8,
+        /// Requested migratetype (from the gfp mask).
+        migratetype: i8,
+        /// The gfp mask.
+        gfp: GfpId,
+        /// The allocation failed (`page=0000000000000000 pfn=0x0`, perf `page=(nil)`); the
+        /// record's pfn is then 0.
+        failed: bool,
+    },
+    /// `mm_page_free`.
+    Free {
+        /// Order of the freed block.
+        order: u8,
+    },
+    /// `mm_page_free_batched`: a folio freed in a batch. The event prints a literal
+    /// `order=0`, so the real order is unknown (the matching allocation knows it). On 6.x
+    /// kernels it is the **second** event of such a free: `free_unref_folios()` has traced
+    /// `mm_page_free` (with the order) for the same page just before, on the same CPU, so a
+    /// replay must not free the page again.
+    FreeBatched,
+    /// `mm_page_alloc_zone_locked`: a block taken off a buddy free list under the zone lock.
+    ZoneLocked {
+        /// Order of the block.
+        order: u8,
+        /// The free list it came from.
+        migratetype: i8,
+        /// For a per-CPU list refill (`percpu_refill=1`).
+        percpu_refill: bool,
+    },
+    /// `mm_page_pcpu_drain`: a page going back from a per-CPU list to the buddy lists.
+    PcpuDrain {
+        /// Order of the page.
+        order: u8,
+        /// The free list it goes to.
+        migratetype: i8,
+    },
+    /// `mm_page_alloc_extfrag`: an allocation fell back to another migratetype.
+    Extfrag {
+        /// Requested order.
+        alloc_order: u8,
+        /// Order of the block taken.
+        fallback_order: u8,
+        /// Requested migratetype.
+        alloc_migratetype: i8,
+        /// Migratetype of the list the block came from.
+        fallback_migratetype: i8,
+        /// `fallback_order < pageblock_order`, computed here as the kernel's print fmt does
+        /// (perf/libtraceevent print `fragmenting=10`, a known libtraceevent bug).
+        fragmenting: bool,
+        /// The pageblock changed owner.
+        change_ownership: bool,
+    },
+    /// A compaction event (which one only).
+    Compaction(CompactionEventKind),
+    /// `CPU:n [LOST …]`: the CPU's ring buffer dropped events before the next line.
+    Lost {
+        /// How many.
+        events: LostEvents,
+    },
+}
+
+impl RecordKind {
+    /// The tracepoint name, or `None` for a lost-events marker.
+    pub fn event_name(&self) -> Option<&'static str> {
+        Some(match self {
+            RecordKind::Alloc { .. } => KMEM_EVENT_NAMES[0],
+            RecordKind::Free { .. } => KMEM_EVENT_NAMES[1],
+            RecordKind::FreeBatched => KMEM_EVENT_NAMES[2],
+            RecordKind::ZoneLocked { .. } => KMEM_EVENT_NAMES[3],
+            RecordKind::PcpuDrain { .. } => KMEM_EVENT_NAMES[4],
+            RecordKind::Extfrag { .. } => KMEM_EVENT_NAMES[5],
+            RecordKind::Compaction(k) => k.name(),
+            RecordKind::Lost { .. } => return None,
+        })
+    }
+}
+
+/// One decoded trace line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TraceRecord {
+    /// Timestamp in microseconds (a lost-events marker, which has none, carries the time of
+    /// the line before it).
+    pub time_us: u64,
+    /// The page frame number (0 for failed allocations, compaction events and markers).
+    pub pfn: u64,
+    /// The CPU.
+    pub cpu: u32,
+    /// What happened.
+    pub kind: RecordKind,
+}
+
+const _: () = assert!(std::mem::size_of::<TraceRecord>() <= 32);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_counts_round_trip_and_all_ones_is_unknown() {
+        for v in [Some(0), Some(1), Some(u64::from(u32::MAX) + 5), Some(u64::MAX - 1), None] {
+            assert_eq!(LostEvents::new(v).count(), v);
+        }
+        assert_eq!(LostEvents::new(Some(u64::MAX)).count(), None, "the kernel's own sentinel");
+    }
+
+    #[test]
+    fn small_and_named() {
+        assert_eq!(std::mem::size_of::<TraceRecord>(), 32);
+        assert_eq!(RecordKind::FreeBatched.event_name(), Some("mm_page_free_batched"));
+        let k = RecordKind::Compaction(CompactionEventKind::KcompactdSleep);
+        assert_eq!(k.event_name(), Some("mm_compaction_kcompactd_sleep"));
+        assert_eq!(RecordKind::Lost { events: LostEvents::new(None) }.event_name(), None);
+    }
+}
