@@ -26,6 +26,10 @@ pub enum Command {
     /// Experiments.
     #[command(subcommand)]
     Lab(LabCommand),
+    /// Replay a real kernel trace (a file, or a `pageblock record` directory with its /proc
+    /// snapshots) against the simulator under each --policy, side by side; with `vanilla`
+    /// and the snapshots, how close the simulation comes to the traced kernel.
+    Replay(ReplayArgs),
     /// Record the live kernel's page-allocator tracepoints while COMMAND runs (root):
     /// trace.txt.zst and /proc snapshots before and after, tracefs restored as found.
     Record(crate::cmd::record::RecordArgs),
@@ -77,6 +81,24 @@ pub struct SeedsArgs {
     /// Seed of the workloads.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// `pageblock replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trace: ftrace or perf-script text, plain, gzip or zstd, or a directory holding
+    /// trace.txt.zst and before.*/after.* snapshots.
+    pub trace: std::path::PathBuf,
+    /// A policy to replay under (repeat for several): vanilla, defrag_mode,
+    /// no_rmqueue_mode_memory. Default: vanilla and defrag_mode.
+    #[arg(long)]
+    pub policy: Vec<String>,
+    /// Also write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Count malformed lines and go on instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad: bool,
 }
 
 /// `pageblock bench ...`.

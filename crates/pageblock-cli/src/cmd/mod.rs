@@ -4,6 +4,7 @@ pub mod bench;
 pub mod demo;
 pub mod lab;
 pub mod record;
+pub mod replay;
 pub mod show;
 pub mod trace;
 

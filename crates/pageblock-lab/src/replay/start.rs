@@ -59,6 +59,16 @@ impl BusyPages {
         }
     }
 
+    /// Unmark `n` pages from `pfn`.
+    pub fn clear(&mut self, pfn: u64, n: u64) {
+        for p in pfn..pfn.saturating_add(n) {
+            let Some(i) = p.checked_sub(self.start_pfn) else { continue };
+            if let Some(w) = self.bits.get_mut(i as usize / 64) {
+                *w &= !(1 << (i % 64));
+            }
+        }
+    }
+
     /// True if `pfn` is busy (pages outside the zone are).
     pub fn is_busy(&self, pfn: u64) -> bool {
         let Some(i) = pfn.checked_sub(self.start_pfn) else { return true };
@@ -66,8 +76,13 @@ impl BusyPages {
     }
 
     /// True if any of `n` pages from `pfn` is busy.
-    fn any_busy(&self, pfn: u64, n: u64) -> bool {
+    pub fn any(&self, pfn: u64, n: u64) -> bool {
         (pfn..pfn + n).any(|p| self.is_busy(p))
+    }
+
+    /// Busy pages.
+    pub fn count(&self) -> u64 {
+        self.bits.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 }
 
@@ -211,7 +226,7 @@ fn whole_free_blocks(
                 let fits = pfn & ((1 << order) - 1) == 0
                     && (b..b + group).all(|i| types[i].is_none() && g.whole(i))
                     && (b..b + group).all(|i| votes.get(&i).is_none_or(|&v| v == mt))
-                    && !busy.any_busy(pfn, 1 << order);
+                    && !busy.any(pfn, 1 << order);
                 if fits {
                     types[b..b + group].fill(Some(mt));
                     remaining[mt.index()] -= group as i64;
@@ -313,7 +328,7 @@ fn place_one(
         let slot = (start..start + (1 << g.pbo)).step_by(size as usize).find(|&pfn| {
             pfn >= g.start
                 && pfn + size <= g.end
-                && !taken.any_busy(pfn, size)
+                && !taken.any(pfn, size)
                 && !placed.contains(&(pfn ^ size, order))
         });
         if let Some(pfn) = slot {
@@ -370,7 +385,7 @@ mod tests {
         let (layout, short) = plan_layout(&cfg, 16, &target, &busy, &HashMap::new());
         assert_eq!(short, PlanShortfall::default());
         for &(p, o) in &layout.free {
-            assert!(!busy.any_busy(p, 1 << o), "{p:#x}/{o} covers a busy page");
+            assert!(!busy.any(p, 1 << o), "{p:#x}/{o} covers a busy page");
         }
         assert_eq!(
             layout.free.iter().filter(|f| f.1 == 4).count(),

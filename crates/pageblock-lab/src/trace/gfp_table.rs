@@ -18,7 +18,7 @@ use super::GfpId;
 const CACHED_LEN: usize = 256;
 
 /// The gfp masks seen so far, by id.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct GfpTable {
     masks: Vec<Gfp>,
     by_mask: HashMap<Gfp, GfpId>,

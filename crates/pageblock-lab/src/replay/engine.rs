@@ -1,0 +1,241 @@
+//! The replay loop: the trace's requests, in order, against one policy.
+//!
+//! * `mm_page_alloc` is a request (order, gfp, CPU, time). A success is remembered
+//!   ([`PfnMap`]); a request the kernel failed is made too, and if the simulation serves it,
+//!   the block is given back at once (nobody in the trace holds it).
+//! * `mm_page_free` frees what the traced block became: the whole block, or a piece of it
+//!   (split first), or — for a page allocated before the trace began — the page itself,
+//!   which the starting state left allocated (several of its pages are first gathered into
+//!   the freed block). `mm_page_free_batched` follows an `mm_page_free` of the same page and
+//!   is not a second free.
+//! * Everything else (refills, drains, fallbacks, compaction, lost events) is the kernel's
+//!   own doing: counted on the trace's side, and made anew by the simulation.
+//!
+//! Time is the trace's: the clock advances to each record's timestamp, so the vmstat worker
+//! decays per-CPU caches every traced second.
+
+use pageblock_core::memmap::PageState;
+use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
+use pageblock_core::{Gfp, Node, NodeLocks, Pfn};
+
+use super::load::LoadedTrace;
+use super::pfnmap::{Mapped, PfnMap};
+use super::series::Series;
+use super::start::BusyPages;
+use crate::trace::RecordKind;
+
+/// What the simulation did differently from the trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Divergence {
+    /// Requests replayed (`mm_page_alloc` events).
+    pub requests: u64,
+    /// Requests the kernel served and the simulation failed.
+    pub failed_requests: u64,
+    /// Requests the kernel failed and the simulation served.
+    pub served_failed_requests: u64,
+    /// Frees of blocks the simulation could not serve when they were allocated.
+    pub frees_of_failed: u64,
+    /// Frees of pages that were neither allocated in the trace nor allocated at its start
+    /// (a lost event, or a starting state that had to put a free block there).
+    pub unmatched_frees: u64,
+    /// Frees of a bigger block than the one the trace allocated at that pfn.
+    pub order_mismatches: u64,
+    /// Blocks the trace allocated twice without a free in between (a lost free).
+    pub lost_frees: u64,
+}
+
+/// The simulated kernel's own events, counted as the trace counts the real one's.
+#[derive(Debug, Default)]
+pub struct EventCounts {
+    /// `mm_page_alloc` (failed ones included).
+    pub page_alloc: u64,
+    /// `mm_page_free`.
+    pub page_free: u64,
+    /// `mm_page_alloc_zone_locked`.
+    pub zone_locked: u64,
+    /// ... of which `percpu_refill=1`.
+    pub zone_locked_refill: u64,
+    /// `mm_page_pcpu_drain`.
+    pub pcpu_drain: u64,
+    /// `mm_page_alloc_extfrag`.
+    pub extfrag: u64,
+    /// ... with `fragmenting=1`.
+    pub extfrag_fragmenting: u64,
+    /// ... with `change_ownership=1`.
+    pub extfrag_change_ownership: u64,
+    pageblock_order: u32,
+}
+
+impl TraceSink for EventCounts {
+    fn emit(&mut self, _: TraceContext, ev: &TraceEvent) {
+        match *ev {
+            TraceEvent::PageAlloc { .. } => self.page_alloc += 1,
+            TraceEvent::PageFree { .. } => self.page_free += 1,
+            TraceEvent::PageAllocZoneLocked { percpu_refill, .. } => {
+                self.zone_locked += 1;
+                self.zone_locked_refill += u64::from(percpu_refill);
+            }
+            TraceEvent::PagePcpuDrain { .. } => self.pcpu_drain += 1,
+            TraceEvent::PageAllocExtfrag { fallback_order, change_ownership, .. } => {
+                self.extfrag += 1;
+                self.extfrag_fragmenting += u64::from(fallback_order < self.pageblock_order);
+                self.extfrag_change_ownership += u64::from(change_ownership);
+            }
+        }
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// The outcome of one replay.
+pub struct Replayed {
+    /// The machine at the end.
+    pub node: Node,
+    /// Differences from the trace.
+    pub divergence: Divergence,
+    /// The simulation's own events.
+    pub events: EventCounts,
+    /// Huge-page availability over time.
+    pub series: Series,
+    /// Seconds the loop took.
+    pub seconds: f64,
+}
+
+/// Samples taken over a replay.
+const SAMPLES: usize = 2000;
+
+/// Replay `t` on `node` (booted in the trace's starting state), calling `progress(records)`
+/// now and then.
+pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Replayed {
+    let started = std::time::Instant::now();
+    let shared = std::sync::Arc::clone(node.shared());
+    let pbo = shared.pageblock_order();
+    shared.trace().set_sink(Some(Box::new(EventCounts { pageblock_order: pbo, ..EventCounts::default() })));
+    let preexisting = shared.zones().iter().map(|z| allocated_pages(z)).collect();
+    let mut r = Run { map: PfnMap::new(shared.max_order()), node, preexisting, div: Divergence::default() };
+    let every = (t.records.len() / SAMPLES).max(1);
+    let mut series = Series::default();
+    let t0 = t.records.first().map_or(0, |r| r.time_us);
+    for (i, rec) in t.records.iter().enumerate() {
+        r.node.advance_to(rec.time_us.saturating_sub(t0));
+        let cpu = rec.cpu as usize;
+        match rec.kind {
+            RecordKind::Alloc { order, gfp, failed, .. } => {
+                let gfp = t.gfps.get(gfp).unwrap_or_default();
+                r.alloc(cpu, rec.pfn, u32::from(order), gfp, failed);
+            }
+            RecordKind::Free { order } => r.free(cpu, rec.pfn, u32::from(order)),
+            _ => {}
+        }
+        if i % every == 0 {
+            series.sample(rec.time_us.saturating_sub(t0), &shared);
+            progress(i as u64);
+        }
+    }
+    series.sample(t.records.last().map_or(0, |l| l.time_us.saturating_sub(t0)), &shared);
+    progress(t.records.len() as u64);
+    let mut sink = shared.trace().take_sink();
+    let events = sink
+        .as_mut()
+        .and_then(|s| s.as_any().downcast_mut::<EventCounts>())
+        .map(std::mem::take)
+        .unwrap_or_default();
+    Replayed { node: r.node, divergence: r.div, events, series, seconds: started.elapsed().as_secs_f64() }
+}
+
+/// The pages of zone `z` that are allocated now (at the start: the pages nobody in the
+/// trace allocated).
+fn allocated_pages(z: &pageblock_core::ZoneShared) -> BusyPages {
+    let cfg = z.config();
+    let mut pages = BusyPages::new(cfg);
+    for e in z.memmap().extents(0, cfg.nr_pages() as u32) {
+        if e.info.state == PageState::Allocated {
+            pages.mark(cfg.start_pfn + u64::from(e.idx), e.pages);
+        }
+    }
+    pages
+}
+
+/// The state of a replay in progress.
+struct Run {
+    node: Node,
+    map: PfnMap,
+    /// Per zone, the pages allocated before the trace began and not yet freed by it.
+    preexisting: Vec<BusyPages>,
+    div: Divergence,
+}
+
+impl Run {
+    fn alloc(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, failed: bool) {
+        self.div.requests += 1;
+        match (self.node.alloc_pages(cpu, order, gfp), failed) {
+            (Ok(p), true) => {
+                self.div.served_failed_requests += 1;
+                let _ = self.node.free_pages(cpu, p, order);
+            }
+            (Ok(p), false) => {
+                if let Some((sim, o)) = self.map.insert(traced, p.0, order) {
+                    // The trace never freed the block that was here: free it for the trace.
+                    self.div.lost_frees += 1;
+                    let _ = self.node.free_pages(cpu, Pfn(sim), u32::from(o));
+                }
+            }
+            (Err(_), true) => {}
+            (Err(_), false) => self.div.failed_requests += 1,
+        }
+    }
+
+    fn free(&mut self, cpu: usize, traced: u64, order: u32) {
+        let Some(m) = self.map.take_containing(traced) else {
+            self.free_preexisting(cpu, traced, order);
+            return;
+        };
+        let misfit =
+            order > m.order || (order == m.order && traced != m.traced) || !Pfn(traced).is_aligned(order);
+        if misfit {
+            self.div.order_mismatches += 1;
+            let _ = self.node.free_pages(cpu, Pfn(m.sim), m.order);
+            return;
+        }
+        let sim = if order < m.order {
+            // The allocation was split (split_page, a folio split): free one piece.
+            self.split(m, order);
+            self.map.take_containing(traced).map_or(m.sim + (traced - m.traced), |piece| piece.sim)
+        } else {
+            m.sim
+        };
+        let _ = self.node.free_pages(cpu, Pfn(sim), order);
+    }
+
+    /// Split a remembered block into pieces of `order`, remembering every piece.
+    fn split(&mut self, m: Mapped, order: u32) {
+        let Some(z) = self.node.shared().zone_of(m.sim) else { return };
+        if !self.node.lock_zone(z).split_page(m.sim, m.order, order) {
+            return;
+        }
+        for k in 0..1u64 << (m.order - order) {
+            let off = k << order;
+            self.map.insert(m.traced + off, m.sim + off, order);
+        }
+    }
+
+    /// A page the trace did not allocate: it was allocated when the trace began, and the
+    /// starting state left it allocated at the same pfn (several such pages are gathered
+    /// into the block the trace frees).
+    fn free_preexisting(&mut self, cpu: usize, pfn: u64, order: u32) {
+        let size = 1u64 << order.min(63);
+        let zone = self.node.shared().zone_of(pfn);
+        let owned = zone.is_some_and(|z| (pfn..pfn + size).all(|p| self.preexisting[z].is_busy(p)));
+        let freed = owned
+            && zone.is_some_and(|z| {
+                self.node.lock_zone(z).adopt_allocated(pfn, order)
+                    && self.node.free_pages(cpu, Pfn(pfn), order).is_ok()
+            });
+        match (freed, zone) {
+            (true, Some(z)) => self.preexisting[z].clear(pfn, size),
+            _ => self.div.unmatched_frees += 1,
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! How far a `vanilla` replay is from the kernel that was traced: the simulation's own
+//! kernel events and its free memory at the end, next to the real trace's events and the
+//! real machine's `after` snapshot, with the ratio per row.
+
+use serde::Serialize;
+
+use super::engine::Replayed;
+use super::load::LoadedTrace;
+
+/// One row: a quantity as simulated and as it really was.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FidelityRow {
+    /// What is compared.
+    pub name: String,
+    /// The simulation's value.
+    pub simulated: u64,
+    /// The real kernel's value.
+    pub real: u64,
+    /// simulated / real (`None` when real is 0).
+    pub ratio: Option<f64>,
+}
+
+/// The fidelity report of one replay.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Fidelity {
+    /// The rows, events first, then free pages per order at the end.
+    pub rows: Vec<FidelityRow>,
+}
+
+fn row(name: impl Into<String>, simulated: u64, real: u64) -> FidelityRow {
+    let ratio = (real != 0).then(|| simulated as f64 / real as f64);
+    FidelityRow { name: name.into(), simulated, real, ratio }
+}
+
+/// The fidelity rows of replay `r` of trace `t`.
+pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
+    let ev = |name: &str| t.counts.events.get(name).copied().unwrap_or(0);
+    let e = &r.events;
+    let mut rows = vec![
+        row("mm_page_alloc", e.page_alloc, ev("mm_page_alloc")),
+        row("mm_page_free", e.page_free, ev("mm_page_free")),
+        row("mm_page_alloc_zone_locked", e.zone_locked, ev("mm_page_alloc_zone_locked")),
+        row("  of which percpu_refill=1", e.zone_locked_refill, t.counts.zone_locked_refill),
+        row("mm_page_pcpu_drain", e.pcpu_drain, ev("mm_page_pcpu_drain")),
+        row("mm_page_alloc_extfrag", e.extfrag, ev("mm_page_alloc_extfrag")),
+        row("  fragmenting", e.extfrag_fragmenting, t.counts.extfrag_fragmenting),
+        row("  change_ownership", e.extfrag_change_ownership, t.counts.extfrag_change_ownership),
+    ];
+    if let Some(after) = &t.snapshots.after_buddyinfo {
+        let node = r.node.shared();
+        let sim_zone = |name: &str, o: usize| {
+            node.zones()
+                .iter()
+                .find(|z| z.config().zone_type.name() == name)
+                .map_or(0, |z| z.free_areas().nr_free(o as u32))
+        };
+        let (mut sim_pages, mut real_pages) = (0, 0);
+        for o in 0..=node.max_order() as usize {
+            let real: u64 = after
+                .zones
+                .iter()
+                .filter(|z| z.node == 0)
+                .map(|z| z.nr_free.get(o).copied().unwrap_or(0))
+                .sum();
+            let sim: u64 = after.zones.iter().filter(|z| z.node == 0).map(|z| sim_zone(&z.zone, o)).sum();
+            rows.push(row(format!("free blocks of order {o} at the end"), sim, real));
+            sim_pages += sim << o;
+            real_pages += real << o;
+        }
+        rows.push(row("free pages at the end", sim_pages, real_pages));
+    }
+    Fidelity { rows }
+}

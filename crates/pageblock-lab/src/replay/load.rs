@@ -1,0 +1,153 @@
+//! Reading a trace for replay: the records into memory (32 bytes each, so a replay can run
+//! several policies from one decoding pass), what the trace itself counted, and the `/proc`
+//! snapshots recorded beside it.
+//!
+//! A trace is a file, or a directory as `pageblock record` writes it: `trace.txt.zst` (or
+//! `.gz`, or plain `trace.txt`) next to `before.{zoneinfo,pagetypeinfo,buddyinfo}` and
+//! `after.buddyinfo`. Snapshots next to a trace file are used too.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::pagetypeinfo::PageTypeInfo;
+use pageblock_formats::zoneinfo::ZoneInfo;
+
+use crate::trace::{GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
+
+/// The trace file names `pageblock record` and common recorders use, in the order tried.
+const TRACE_NAMES: [&str; 4] = ["trace.txt.zst", "trace.txt.gz", "trace.txt", "trace"];
+
+/// What the recording machine's `/proc` said.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshots {
+    /// `before.zoneinfo`.
+    pub before_zoneinfo: Option<ZoneInfo>,
+    /// `before.pagetypeinfo`.
+    pub before_pagetypeinfo: Option<PageTypeInfo>,
+    /// `after.buddyinfo`.
+    pub after_buddyinfo: Option<BuddyInfo>,
+}
+
+/// What the trace's own events say (the real kernel's side of the fidelity report).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceCounts {
+    /// Events per tracepoint name.
+    pub events: BTreeMap<&'static str, u64>,
+    /// `mm_page_alloc_extfrag` events with `fragmenting`.
+    pub extfrag_fragmenting: u64,
+    /// `mm_page_alloc_extfrag` events with `change_ownership`.
+    pub extfrag_change_ownership: u64,
+    /// `mm_page_alloc_zone_locked` events with `percpu_refill=1`.
+    pub zone_locked_refill: u64,
+    /// Events the ring buffer dropped (`[LOST n EVENTS]`).
+    pub lost_events: u64,
+    /// Highest CPU number seen, plus one.
+    pub cpus: u32,
+}
+
+/// A trace in memory.
+pub struct LoadedTrace {
+    /// The trace file.
+    pub file: PathBuf,
+    /// Every kmem and compaction record, in file order.
+    pub records: Vec<TraceRecord>,
+    /// The gfp masks the records' ids name.
+    pub gfps: GfpTable,
+    /// Lines read, malformed lines skipped.
+    pub lines: u64,
+    /// Malformed lines skipped (with `skip_bad`).
+    pub bad_lines: u64,
+    /// The trace's own counts.
+    pub counts: TraceCounts,
+    /// The snapshots beside it.
+    pub snapshots: Snapshots,
+    /// Seconds spent reading, decompressing and decoding.
+    pub load_seconds: f64,
+}
+
+/// The trace file `path` names: itself, or the first of the usual names in a directory.
+pub fn trace_file(path: &Path) -> Result<PathBuf, String> {
+    if !path.is_dir() {
+        return Ok(path.to_owned());
+    }
+    TRACE_NAMES
+        .iter()
+        .map(|n| path.join(n))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{}: no {} in this directory", path.display(), TRACE_NAMES.join(", ")))
+}
+
+/// Read the trace at `path` (a file or a recording directory) and its snapshots, calling
+/// `progress(bytes_read)` as it goes. A malformed line is an error naming the file and line,
+/// unless `skip_bad`.
+pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Result<LoadedTrace, String> {
+    let file = trace_file(path)?;
+    let snapshots = read_snapshots(file.parent().unwrap_or(Path::new(".")))?;
+    let started = Instant::now();
+    let mut reader = TraceReader::open(&file).map_err(|e| e.to_string())?.skip_bad_lines(skip_bad);
+    let read = reader.get_ref().progress();
+    let mut records = Vec::new();
+    let mut counts = TraceCounts::default();
+    for item in reader.by_ref() {
+        let (_, rec) = item.map_err(|e: TraceError| e.to_string())?;
+        count(&mut counts, &rec);
+        records.push(rec);
+        if records.len() % (1 << 16) == 0 {
+            progress(read.bytes());
+        }
+    }
+    progress(read.bytes());
+    let lines = reader.counts();
+    Ok(LoadedTrace {
+        file,
+        records,
+        gfps: reader.gfp_table().clone(),
+        lines: lines.lines,
+        bad_lines: lines.bad_lines,
+        counts,
+        snapshots,
+        load_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn count(c: &mut TraceCounts, rec: &TraceRecord) {
+    c.cpus = c.cpus.max(rec.cpu + 1);
+    match rec.kind {
+        RecordKind::Lost { events } => {
+            c.lost_events += events.count().unwrap_or(0);
+            return;
+        }
+        RecordKind::Extfrag { fragmenting, change_ownership, .. } => {
+            c.extfrag_fragmenting += u64::from(fragmenting);
+            c.extfrag_change_ownership += u64::from(change_ownership);
+        }
+        RecordKind::ZoneLocked { percpu_refill, .. } => c.zone_locked_refill += u64::from(percpu_refill),
+        _ => {}
+    }
+    if let Some(name) = rec.kind.event_name() {
+        *c.events.entry(name).or_default() += 1;
+    }
+}
+
+/// The snapshots present in `dir` (each optional; a present but unreadable one is an error).
+fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
+    fn read<T>(
+        dir: &Path,
+        name: &str,
+        parse: fn(&str) -> Result<T, pageblock_formats::ParseError>,
+    ) -> Result<Option<T>, String> {
+        let path = dir.join(name);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        parse(&text).map(Some).map_err(|e| format!("{}: {e}", path.display()))
+    }
+    Ok(Snapshots {
+        before_zoneinfo: read(dir, "before.zoneinfo", ZoneInfo::parse)?,
+        before_pagetypeinfo: read(dir, "before.pagetypeinfo", PageTypeInfo::parse)?,
+        after_buddyinfo: read(dir, "after.buddyinfo", BuddyInfo::parse)?,
+    })
+}

@@ -1,0 +1,287 @@
+//! What a replay reports: per policy side by side, the fidelity table, as text and JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::engine::{Divergence, Replayed};
+use super::fidelity::Fidelity;
+use super::load::LoadedTrace;
+use super::machine::StartReport;
+use super::series::{Series, Summary};
+
+/// The trace's side.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSide {
+    /// The trace file.
+    pub file: String,
+    /// Lines read.
+    pub lines: u64,
+    /// Events per tracepoint.
+    pub events: BTreeMap<&'static str, u64>,
+    /// Malformed lines skipped.
+    pub bad_lines: u64,
+    /// Events the ring buffer dropped.
+    pub lost_events: u64,
+    /// CPUs named.
+    pub cpus: u32,
+    /// Seconds to read, decompress and decode.
+    pub load_seconds: f64,
+}
+
+/// The starting state.
+#[derive(Clone, Debug, Serialize)]
+pub struct StartSide {
+    /// Where the zones came from.
+    pub geometry: &'static str,
+    /// Where the free memory came from.
+    pub free_state: &'static str,
+    /// Pages allocated at the start that the trace frees.
+    pub busy_pages: u64,
+    /// Free blocks of the snapshot that found no place, per zone.
+    pub unplaced_blocks: BTreeMap<String, u64>,
+    /// Reserved pages that had to sit on pages the trace frees, per zone.
+    pub reserved_on_busy: BTreeMap<String, u64>,
+}
+
+/// Huge-page availability.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct HugeShare {
+    /// Mean.
+    pub mean: f64,
+    /// At the end.
+    pub end: f64,
+}
+
+/// Mixed pageblocks (page_owner's count).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Mixed {
+    /// At the start.
+    pub start: u64,
+    /// At the end.
+    pub end: u64,
+}
+
+/// One policy's replay.
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyResult {
+    /// The policy.
+    pub name: &'static str,
+    /// The simulation's kernel events.
+    pub events: BTreeMap<&'static str, u64>,
+    /// Fallbacks that fragmented a pageblock.
+    pub extfrag_fragmenting: u64,
+    /// Fallbacks after which the pageblock changed owner.
+    pub extfrag_change_ownership: u64,
+    /// Free pageblocks over the run.
+    pub free_pageblocks: Summary,
+    /// Free pages in whole pageblocks / free pages.
+    pub huge_share: HugeShare,
+    /// Unusable free index at pageblock order, at the end (thousandths).
+    pub unusable_index_end: i32,
+    /// Mixed pageblocks.
+    pub mixed_pageblocks: Mixed,
+    /// Requests the kernel served and the simulation failed.
+    pub failed_requests: u64,
+    /// Everything the simulation did differently.
+    pub divergence: DivergenceOut,
+    /// Trace records replayed per second of the replay loop.
+    pub events_per_second: f64,
+    /// Seconds of the replay loop.
+    pub seconds: f64,
+    /// The samples.
+    #[serde(skip)]
+    pub series: Series,
+}
+
+/// [`Divergence`], serializable.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct DivergenceOut {
+    /// Requests replayed.
+    pub requests: u64,
+    /// Requests the kernel failed and the simulation served.
+    pub served_failed_requests: u64,
+    /// Frees of pages neither allocated in the trace nor at its start.
+    pub unmatched_frees: u64,
+    /// Frees of a bigger block than allocated.
+    pub order_mismatches: u64,
+    /// Blocks allocated twice without a free.
+    pub lost_frees: u64,
+}
+
+impl From<&Divergence> for DivergenceOut {
+    fn from(d: &Divergence) -> Self {
+        DivergenceOut {
+            requests: d.requests,
+            served_failed_requests: d.served_failed_requests,
+            unmatched_frees: d.unmatched_frees,
+            order_mismatches: d.order_mismatches,
+            lost_frees: d.lost_frees,
+        }
+    }
+}
+
+impl PolicyResult {
+    /// The result of replay `r` under policy `name` of a trace of `records` records.
+    pub fn new(
+        name: &'static str,
+        r: &Replayed,
+        mixed_start: u64,
+        mixed_end: u64,
+        records: u64,
+    ) -> PolicyResult {
+        let e = &r.events;
+        let events = BTreeMap::from([
+            ("mm_page_alloc", e.page_alloc),
+            ("mm_page_free", e.page_free),
+            ("mm_page_alloc_zone_locked", e.zone_locked),
+            ("mm_page_pcpu_drain", e.pcpu_drain),
+            ("mm_page_alloc_extfrag", e.extfrag),
+        ]);
+        let huge = r.series.summary(|s| s.huge_share);
+        PolicyResult {
+            name,
+            events,
+            extfrag_fragmenting: e.extfrag_fragmenting,
+            extfrag_change_ownership: e.extfrag_change_ownership,
+            free_pageblocks: r.series.summary(|s| s.free_pageblocks as f64),
+            huge_share: HugeShare { mean: huge.mean, end: huge.end },
+            unusable_index_end: r.series.samples.last().map_or(0, |s| s.unusable_index),
+            mixed_pageblocks: Mixed { start: mixed_start, end: mixed_end },
+            failed_requests: r.divergence.failed_requests,
+            divergence: (&r.divergence).into(),
+            events_per_second: records as f64 / r.seconds.max(1e-9),
+            seconds: r.seconds,
+            series: r.series.clone(),
+        }
+    }
+}
+
+/// Everything a replay reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayReport {
+    /// The trace.
+    pub trace: TraceSide,
+    /// The starting state.
+    pub start: StartSide,
+    /// One entry per policy, in the order asked.
+    pub policies: Vec<PolicyResult>,
+    /// The `vanilla` replay against the real kernel (needs the `after` snapshot).
+    pub fidelity: Option<Fidelity>,
+    /// Seconds, end to end (read, decompress, decode, every replay).
+    pub seconds: f64,
+}
+
+impl ReplayReport {
+    /// Assemble the report.
+    pub fn new(
+        t: &LoadedTrace,
+        start: StartReport,
+        policies: Vec<PolicyResult>,
+        fidelity: Option<Fidelity>,
+        seconds: f64,
+    ) -> Self {
+        let per_zone = |f: &dyn Fn(&super::start::PlanShortfall) -> u64| {
+            start.shortfall.iter().map(|(z, s)| (z.clone(), f(s))).filter(|(_, n)| *n > 0).collect()
+        };
+        ReplayReport {
+            trace: TraceSide {
+                file: t.file.display().to_string(),
+                lines: t.lines,
+                events: t.counts.events.clone(),
+                bad_lines: t.bad_lines,
+                lost_events: t.counts.lost_events,
+                cpus: t.counts.cpus,
+                load_seconds: t.load_seconds,
+            },
+            start: StartSide {
+                geometry: start.geometry,
+                free_state: start.free_state,
+                busy_pages: start.busy_pages,
+                unplaced_blocks: per_zone(&|s| s.unplaced.iter().map(|u| u.2).sum()),
+                reserved_on_busy: per_zone(&|s| s.reserved_on_busy),
+            },
+            policies,
+            fidelity,
+            seconds,
+        }
+    }
+
+    /// The printed report.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let t = &self.trace;
+        let events: u64 = t.events.values().sum();
+        let _ = writeln!(
+            out,
+            "trace {}: {} lines, {events} events, {} CPUs, {} lost, {} bad lines skipped",
+            t.file, t.lines, t.cpus, t.lost_events, t.bad_lines
+        );
+        let s = &self.start;
+        let _ = writeln!(
+            out,
+            "start: zones from {}, free memory from {}; {} pages allocated before the trace that it frees",
+            s.geometry, s.free_state, s.busy_pages
+        );
+        if !s.unplaced_blocks.is_empty() {
+            let _ = writeln!(out, "  snapshot blocks that found no place: {:?}", s.unplaced_blocks);
+        }
+        out.push('\n');
+        self.render_policies(&mut out);
+        if let Some(f) = &self.fidelity {
+            out.push('\n');
+            render_fidelity(&mut out, f);
+        }
+        let _ =
+            writeln!(out, "\n{:.2} s end to end ({:.2} s reading the trace)", self.seconds, t.load_seconds);
+        out
+    }
+
+    fn render_policies(&self, out: &mut String) {
+        type Cell = Box<dyn Fn(&PolicyResult) -> String>;
+        let rows: Vec<(&str, Cell)> = vec![
+            ("requests replayed", Box::new(|p| p.divergence.requests.to_string())),
+            ("failed requests (kernel served)", Box::new(|p| p.failed_requests.to_string())),
+            ("free pageblocks, mean", Box::new(|p| format!("{:.1}", p.free_pageblocks.mean))),
+            ("free pageblocks, min", Box::new(|p| format!("{:.0}", p.free_pageblocks.min))),
+            ("free pageblocks, end", Box::new(|p| format!("{:.0}", p.free_pageblocks.end))),
+            ("huge share of free memory, mean", Box::new(|p| format!("{:.3}", p.huge_share.mean))),
+            ("huge share of free memory, end", Box::new(|p| format!("{:.3}", p.huge_share.end))),
+            (
+                "unusable index order 9, end",
+                Box::new(|p| format!("{:.3}", f64::from(p.unusable_index_end) / 1000.0)),
+            ),
+            ("mixed pageblocks, start", Box::new(|p| p.mixed_pageblocks.start.to_string())),
+            ("mixed pageblocks, end", Box::new(|p| p.mixed_pageblocks.end.to_string())),
+            ("mm_page_alloc_extfrag", Box::new(|p| p.events["mm_page_alloc_extfrag"].to_string())),
+            ("  fragmenting", Box::new(|p| p.extfrag_fragmenting.to_string())),
+            ("  change_ownership", Box::new(|p| p.extfrag_change_ownership.to_string())),
+            ("mm_page_alloc_zone_locked", Box::new(|p| p.events["mm_page_alloc_zone_locked"].to_string())),
+            ("mm_page_pcpu_drain", Box::new(|p| p.events["mm_page_pcpu_drain"].to_string())),
+            ("unmatched frees", Box::new(|p| p.divergence.unmatched_frees.to_string())),
+            ("records per second", Box::new(|p| format!("{:.0}", p.events_per_second))),
+        ];
+        let _ = write!(out, "{:<34}", "policy");
+        for p in &self.policies {
+            let _ = write!(out, " {:>24}", p.name);
+        }
+        out.push('\n');
+        for (label, cell) in rows {
+            let _ = write!(out, "{label:<34}");
+            for p in &self.policies {
+                let _ = write!(out, " {:>24}", cell(p));
+            }
+            out.push('\n');
+        }
+    }
+}
+
+fn render_fidelity(out: &mut String, f: &Fidelity) {
+    let _ = writeln!(out, "fidelity (vanilla against the traced kernel and its after snapshot)");
+    let _ = writeln!(out, "{:<40} {:>12} {:>12} {:>8}", "", "simulated", "real", "ratio");
+    for r in &f.rows {
+        let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
+        let _ = writeln!(out, "{:<40} {:>12} {:>12} {:>8}", r.name, r.simulated, r.real, ratio);
+    }
+}
