@@ -29,6 +29,23 @@ fn write_zone(f: &mut fmt::Formatter<'_>, zone: ZoneType) -> fmt::Result {
     pad_right(f, &zone.render(), ZONE_WIDTH)
 }
 
+/// `node=%d zone=%-8s order=%d`, how the suitable and the defer classes start.
+fn scan_node_zone_order(s: &mut Scan<'_>) -> Result<(i32, ZoneType, i32), ParseError> {
+    s.lit("node=")?;
+    let nid = s.d("node")?;
+    s.lit(" zone=")?;
+    let idx = scan_zone(s, "zone")?;
+    s.lit(" order=")?;
+    Ok((nid, idx, s.d("order")?))
+}
+
+/// Writes `node=%d zone=%-8s order=%d`.
+fn write_node_zone_order(f: &mut fmt::Formatter<'_>, nid: i32, idx: ZoneType, order: i32) -> fmt::Result {
+    write!(f, "node={nid} zone=")?;
+    write_zone(f, idx)?;
+    write!(f, " order={order}")
+}
+
 /// `mm_compaction_begin`: `compact_zone()` starts; where the two scanners start in the zone.
 ///
 /// `zone_start=0x%lx migrate_pfn=0x%lx free_pfn=0x%lx zone_end=0x%lx, mode=%s`
@@ -226,12 +243,7 @@ pub struct MmCompactionSuitable {
 
 impl MmCompactionSuitable {
     pub(super) fn scan(s: &mut Scan<'_>) -> Result<Self, ParseError> {
-        s.lit("node=")?;
-        let nid = s.d("node")?;
-        s.lit(" zone=")?;
-        let idx = scan_zone(s, "zone")?;
-        s.lit(" order=")?;
-        let order = s.d("order")?;
+        let (nid, idx, order) = scan_node_zone_order(s)?;
         s.lit(" ret=")?;
         Ok(MmCompactionSuitable { nid, idx, order, ret: scan_result(s, "ret")? })
     }
@@ -239,9 +251,8 @@ impl MmCompactionSuitable {
 
 impl fmt::Display for MmCompactionSuitable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "node={} zone=", self.nid)?;
-        write_zone(f, self.idx)?;
-        write!(f, " order={} ret={}", self.order, self.ret)
+        write_node_zone_order(f, self.nid, self.idx, self.order)?;
+        write!(f, " ret={}", self.ret)
     }
 }
 
@@ -269,12 +280,7 @@ pub struct MmCompactionDefer {
 
 impl MmCompactionDefer {
     pub(super) fn scan(s: &mut Scan<'_>) -> Result<Self, ParseError> {
-        s.lit("node=")?;
-        let nid = s.d("node")?;
-        s.lit(" zone=")?;
-        let idx = scan_zone(s, "zone")?;
-        s.lit(" order=")?;
-        let order = s.d("order")?;
+        let (nid, idx, order) = scan_node_zone_order(s)?;
         s.lit(" order_failed=")?;
         let order_failed = s.d("order_failed")?;
         s.lit(" consider=")?;
@@ -302,16 +308,8 @@ impl MmCompactionDefer {
 
 impl fmt::Display for MmCompactionDefer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "node={} zone=", self.nid)?;
-        write_zone(f, self.idx)?;
-        write!(
-            f,
-            " order={} order_failed={} consider={} limit={}",
-            self.order,
-            self.order_failed,
-            self.considered,
-            self.limit()
-        )
+        write_node_zone_order(f, self.nid, self.idx, self.order)?;
+        write!(f, " order_failed={} consider={} limit={}", self.order_failed, self.considered, self.limit())
     }
 }
 

@@ -69,7 +69,7 @@ impl GfpTable {
     }
 
     /// The id of `gfp`, adding it if new.
-    pub fn intern(&mut self, gfp: Gfp) -> Result<GfpId, String> {
+    pub(crate) fn intern(&mut self, gfp: Gfp) -> Result<GfpId, String> {
         if let Some(id) = self.by_mask.get(&gfp) {
             return Ok(*id);
         }
@@ -83,7 +83,7 @@ impl GfpTable {
     /// The id of the mask printed as `text` (a `gfp_flags=` value), parsing it only the first
     /// time this text is seen.
     #[inline]
-    pub fn intern_text(&mut self, text: &[u8]) -> Result<GfpId, String> {
+    pub(crate) fn intern_text(&mut self, text: &[u8]) -> Result<GfpId, String> {
         let slot = self.by_len.get(text.len()).copied().unwrap_or(0) as usize;
         if let Some((cached, id)) = slot.checked_sub(1).and_then(|i| self.texts.get(i)) {
             if **cached == *text {
