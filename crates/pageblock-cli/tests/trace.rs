@@ -90,3 +90,44 @@ fn a_bad_line_stops_with_its_place_unless_skipped() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{p}:1: ")));
     std::fs::remove_file(&path).unwrap();
 }
+
+/// The acceptance run: the shared real trace under vanilla and defrag_mode, side by side,
+/// with the fidelity table, and the promised JSON.
+#[test]
+fn replay_prints_policies_side_by_side_and_the_fidelity_table() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
+    assert!(dir.is_dir(), "the shared trace (CI has ../shared)");
+    let json = std::env::temp_dir().join(format!("pageblock-replay-{}.json", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pageblock"))
+        .args(["replay", dir.to_str().unwrap(), "--policy", "vanilla", "--policy", "defrag_mode", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let header = text.lines().find(|l| l.starts_with("policy ")).expect("a policy table");
+    assert!(header.contains("vanilla") && header.contains("defrag_mode"), "{header}");
+    assert!(text.contains("fidelity (vanilla against the traced kernel"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(v["trace"]["events"]["mm_page_alloc"], 729_121);
+    let policies = v["policies"].as_array().unwrap();
+    assert_eq!(policies.len(), 2);
+    for p in policies {
+        for key in ["mm_page_alloc_zone_locked", "mm_page_pcpu_drain", "mm_page_alloc_extfrag"] {
+            assert!(p["events"][key].is_u64(), "{key} in {p}");
+        }
+        for key in ["extfrag_fragmenting", "failed_requests"] {
+            assert!(p[key].is_u64(), "{key}");
+        }
+        for key in ["mean", "min", "end"] {
+            assert!(p["free_pageblocks"][key].is_number(), "free_pageblocks.{key}");
+        }
+        for key in ["mean", "end"] {
+            assert!(p["huge_share"][key].is_number(), "huge_share.{key}");
+        }
+        assert!(p["events_per_second"].as_f64().is_some_and(|x| x > 0.0));
+    }
+    assert!(v["fidelity"]["rows"].as_array().is_some_and(|r| !r.is_empty()));
+}

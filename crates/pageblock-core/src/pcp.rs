@@ -128,6 +128,18 @@ impl PerCpuPages {
         self.count
     }
 
+    /// The current high mark (clamped into `[high_min, high_max]` when next used).
+    pub fn high(&self) -> u64 {
+        self.high
+    }
+
+    /// Set the high mark, as a machine's state read from `/proc/zoneinfo` had it (it is
+    /// clamped into `[high_min, high_max]` when next used, as the kernel does).
+    pub fn set_high(&mut self, shared: &ZoneShared, high: u64) {
+        self.high = high;
+        self.publish(shared);
+    }
+
     /// The batch size.
     pub fn batch(&self) -> u64 {
         self.batch

@@ -184,27 +184,33 @@ impl Zone {
         Ok(())
     }
 
-    /// Gather the `2^order` allocated order-0 pages at `pfn` into one allocated block of
-    /// `order` (they were one allocation the simulation did not see being made). Returns
-    /// false, changing nothing, unless every one of them is an allocated order-0 block.
+    /// Gather the allocated blocks that exactly tile the `2^order` pages at `pfn` into one
+    /// allocated block of `order` (they were one allocation the simulation saw as pieces: pages
+    /// allocated before a replay began, or pieces of a split it must join again). The new
+    /// block keeps the first piece's owner. Returns false, changing nothing, unless every page
+    /// of the range belongs to an allocated block inside it.
     pub fn adopt_allocated(&mut self, pfn: u64, order: u32) -> bool {
         let aligned = order <= self.max_order() && crate::Pfn(pfn).is_aligned(order);
         if !aligned || !self.contains(pfn) || pfn + (1 << order) > self.end_pfn() {
             return false;
         }
+        let (start, end) = (self.idx(pfn), self.idx(pfn) + (1u32 << order));
         let mm = &self.shared.memmap;
-        let single = |p: u64| {
-            let info = mm.info(self.idx(p));
-            info.state == PageState::Allocated && info.order == 0
-        };
-        if !(pfn..pfn + (1 << order)).all(single) {
-            return false;
+        let mut covered = start;
+        for e in mm.extents(start, end) {
+            if e.idx != covered
+                || e.info.state != PageState::Allocated
+                || u64::from(e.idx) + e.pages > u64::from(end)
+            {
+                return false;
+            }
+            covered += e.pages as u32;
         }
-        let head = mm.info(self.idx(pfn));
-        for p in pfn + 1..pfn + (1 << order) {
-            mm.clear(self.idx(p));
+        let head = mm.info(start);
+        for idx in start + 1..end {
+            mm.clear(idx);
         }
-        mm.set_info(self.idx(pfn), PageInfo { order, ..head });
+        mm.set_info(start, PageInfo { order, ..head });
         true
     }
 }

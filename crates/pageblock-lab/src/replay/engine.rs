@@ -192,6 +192,9 @@ impl Run {
             self.free_preexisting(cpu, traced, order);
             return;
         };
+        if order > m.order && traced == m.traced && self.join(cpu, m, order) {
+            return;
+        }
         let misfit =
             order > m.order || (order == m.order && traced != m.traced) || !Pfn(traced).is_aligned(order);
         if misfit {
@@ -207,6 +210,41 @@ impl Run {
             m.sim
         };
         let _ = self.node.free_pages(cpu, Pfn(sim), order);
+    }
+
+    /// Put back every piece but the first (the caller still holds it).
+    fn remember_all_but_first(&mut self, pieces: &[Mapped]) {
+        for p in &pieces[1..] {
+            self.map.insert(p.traced, p.sim, p.order);
+        }
+    }
+
+    /// A free of `order` at the head of remembered piece `m` of a smaller order: the pieces
+    /// of a split the kernel frees as one block again. Joins and frees them if every piece
+    /// of the block is remembered and contiguous in the simulation; else leaves the other
+    /// pieces remembered and returns false (the caller still holds `m`).
+    fn join(&mut self, cpu: usize, m: Mapped, order: u32) -> bool {
+        let step = 1u64 << m.order;
+        let mut pieces = vec![m];
+        for off in (step..1u64 << order).step_by(step as usize) {
+            match self.map.take_containing(m.traced + off) {
+                Some(p) if p.order == m.order && p.traced == m.traced + off && p.sim == m.sim + off => {
+                    pieces.push(p)
+                }
+                other => {
+                    pieces.extend(other);
+                    self.remember_all_but_first(&pieces);
+                    return false;
+                }
+            }
+        }
+        let Some(z) = self.node.shared().zone_of(m.sim) else { return false };
+        if !self.node.lock_zone(z).adopt_allocated(m.sim, order) {
+            self.remember_all_but_first(&pieces);
+            return false;
+        }
+        let _ = self.node.free_pages(cpu, Pfn(m.sim), order);
+        true
     }
 
     /// Split a remembered block into pieces of `order`, remembering every piece.

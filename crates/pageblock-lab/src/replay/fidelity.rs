@@ -69,5 +69,19 @@ pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
         }
         rows.push(row("free pages at the end", sim_pages, real_pages));
     }
+    if let Some(after) = &t.snapshots.after_zoneinfo {
+        let real: i64 = after
+            .zones
+            .iter()
+            .filter(|z| z.node == 0)
+            .filter_map(|z| z.populated.as_ref())
+            .flat_map(|p| p.pagesets.iter().map(|s| i64::from(s.count)))
+            .sum();
+        rows.push(row(
+            "pages on per-CPU lists at the end",
+            r.node.shared().nr_pcp_pages(),
+            real.max(0) as u64,
+        ));
+    }
     Fidelity { rows }
 }

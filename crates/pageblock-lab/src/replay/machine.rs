@@ -8,6 +8,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use pageblock_core::migratetype::MigrateType;
 use pageblock_core::zone_state::ZoneLayout;
 use pageblock_core::{show, Node, NodeConfig, NodeLocks, Policy, ZoneConfig, ZoneType};
@@ -28,6 +30,8 @@ pub struct StartReport {
     pub shortfall: Vec<(String, PlanShortfall)>,
     /// Pages known allocated at the start (the trace frees them before allocating them).
     pub busy_pages: u64,
+    /// Pages put on per-CPU lists, as the snapshot's pagesets held them.
+    pub pcp_pages: u64,
 }
 
 /// The machine's configuration for `t`.
@@ -87,8 +91,86 @@ fn lowest_pfn_in(t: &LoadedTrace, zi: &pageblock_formats::zoneinfo::ZoneInfo, zt
     t.records.iter().filter(|r| page_event(&r.kind) && span.contains(&r.pfn)).map(|r| r.pfn).min()
 }
 
+/// What the trace says about its start, gathered in one pass (every policy's boot uses it).
+pub struct StartFacts {
+    /// Blocks `(pfn, order)` the trace frees before it allocates them: allocated at the start.
+    first_frees: Vec<(u64, u32)>,
+    /// The first pageblock type the trace shows per pageblock (`pfn >> pageblock_order`).
+    votes: FxHashMap<u64, MigrateType>,
+}
+
+impl StartFacts {
+    /// Gather the facts of `t` for a machine of `config`. A free is the first event of its
+    /// pages unless an earlier allocation covered them (a piece of a split block is not) or
+    /// the same pfn was freed before.
+    pub fn gather(t: &LoadedTrace, config: &NodeConfig) -> StartFacts {
+        let pbo = config.zones[0].pageblock_order;
+        let max_order = config.zones[0].max_order;
+        let config_cma = config.zones[0].config_cma;
+        let mut allocated: FxHashMap<u64, u8> = FxHashMap::default();
+        let mut freed = FxHashSet::default();
+        let mut facts = StartFacts { first_frees: Vec::new(), votes: FxHashMap::default() };
+        let covered = |allocated: &FxHashMap<u64, u8>, pfn: u64| {
+            (0..=max_order)
+                .any(|o| allocated.get(&(pfn & !((1u64 << o) - 1))).is_some_and(|&a| u32::from(a) >= o))
+        };
+        for r in &t.records {
+            match r.kind {
+                RecordKind::Alloc { failed: false, order, .. } => {
+                    let o = allocated.entry(r.pfn).or_insert(order);
+                    *o = (*o).max(order);
+                }
+                RecordKind::Free { order } => {
+                    let first = freed.insert(r.pfn) && !covered(&allocated, r.pfn);
+                    facts.first_frees.extend(first.then_some((r.pfn, u32::from(order))));
+                }
+                RecordKind::ZoneLocked { migratetype, .. }
+                | RecordKind::PcpuDrain { migratetype, .. }
+                | RecordKind::Extfrag { fallback_migratetype: migratetype, .. } => {
+                    let voted = MigrateType::ALL
+                        .into_iter()
+                        .find(|&m| show::abi_migratetype(config_cma, m) == i32::from(migratetype))
+                        .filter(|m| m.is_mergeable() || *m == MigrateType::HighAtomic);
+                    if let Some(mt) = voted {
+                        facts.votes.entry(r.pfn >> pbo).or_insert(mt);
+                    }
+                }
+                _ => {}
+            }
+        }
+        facts
+    }
+
+    /// The busy pages of a zone of `cfg`.
+    fn busy(&self, cfg: &ZoneConfig) -> BusyPages {
+        let mut busy = BusyPages::new(cfg);
+        for &(pfn, order) in
+            self.first_frees.iter().filter(|(p, _)| (cfg.start_pfn..cfg.end_pfn()).contains(p))
+        {
+            busy.mark(pfn, 1 << order.min(63));
+        }
+        busy
+    }
+
+    /// The votes of a zone of `cfg`, by the zone's pageblock index.
+    fn votes(&self, cfg: &ZoneConfig) -> HashMap<usize, MigrateType> {
+        let pbo = cfg.pageblock_order;
+        let (first, end) = (cfg.start_pfn >> pbo, (cfg.end_pfn() - 1) >> pbo);
+        self.votes
+            .iter()
+            .filter(|(&b, _)| (first..=end).contains(&b))
+            .map(|(&b, &mt)| ((b - first) as usize, mt))
+            .collect()
+    }
+}
+
 /// Boot the machine under `policy` and put it in the trace's starting state.
-pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(Node, StartReport), String> {
+pub fn boot(
+    t: &LoadedTrace,
+    facts: &StartFacts,
+    config: &NodeConfig,
+    policy: &Policy,
+) -> Result<(Node, StartReport), String> {
     let node = Node::new(config.clone(), policy.clone()).map_err(|e| format!("machine: {e}"))?;
     let mut report = StartReport {
         geometry: if t.snapshots.before_zoneinfo.is_some() { "before.zoneinfo" } else { "the trace's pfns" },
@@ -99,10 +181,9 @@ pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(No
         },
         ..StartReport::default()
     };
-    let config_cma = config.zones[0].config_cma;
     for (i, z) in node.shared().zones().iter().enumerate() {
         let cfg = z.config();
-        let busy = busy_pages(t, cfg);
+        let busy = facts.busy(cfg);
         report.busy_pages += busy.count();
         let layout = match t
             .snapshots
@@ -111,58 +192,59 @@ pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(No
             .and_then(|p| super::snapshot::zone_target(p, cfg.zone_type.name()))
         {
             Some(target) => {
-                let votes = votes(t, cfg, config_cma);
-                let (layout, short) = plan_layout(cfg, z.pageblocks().len(), &target, &busy, &votes);
+                let (layout, short) =
+                    plan_layout(cfg, z.pageblocks().len(), &target, &busy, &facts.votes(cfg));
                 report.shortfall.push((cfg.zone_type.name().to_owned(), short));
                 layout
             }
             None => free_except(cfg, z.pageblocks().len(), &busy),
         };
         node.lock_zone(i).set_layout(&layout).map_err(|e| format!("zone {}: {e}", cfg.zone_type.name()))?;
+        if let Some(zi) = &t.snapshots.before_zoneinfo {
+            report.pcp_pages += fill_pagesets(&node, i, zi, &busy);
+        }
     }
     node.verify().map_err(|e| format!("starting state: {e}"))?;
     Ok((node, report))
 }
 
-/// Pages the trace frees before it allocates them: allocated when the trace began.
-fn busy_pages(t: &LoadedTrace, cfg: &ZoneConfig) -> BusyPages {
-    let mut busy = BusyPages::new(cfg);
-    let mut seen = std::collections::HashSet::new();
-    for r in &t.records {
-        let first = matches!(r.kind, RecordKind::Alloc { failed: false, .. } | RecordKind::Free { .. })
-            && (cfg.start_pfn..cfg.end_pfn()).contains(&r.pfn)
-            && seen.insert(r.pfn);
-        if let (true, RecordKind::Free { order }) = (first, r.kind) {
-            busy.mark(r.pfn, 1 << order.min(63));
-        }
-    }
-    busy
-}
-
-/// Each pageblock's type as the trace first shows it: the list a block was taken from or
-/// drained to, or a fallback's source type.
-fn votes(t: &LoadedTrace, cfg: &ZoneConfig, config_cma: bool) -> HashMap<usize, MigrateType> {
-    let mut votes = HashMap::new();
-    let pbo = cfg.pageblock_order;
-    for r in t.records.iter().filter(|r| (cfg.start_pfn..cfg.end_pfn()).contains(&r.pfn)) {
-        let mt = match r.kind {
-            RecordKind::ZoneLocked { migratetype, .. } | RecordKind::PcpuDrain { migratetype, .. } => {
-                migratetype
+/// Put on each CPU's lists of zone `i` as many pages as its pageset held in the snapshot
+/// (`count`), with its `high`: pages the snapshot counted neither free nor allocated. They
+/// come from the starting state's allocated pages in Movable pageblocks that the trace does
+/// not free (so they were free in fact), freed through the CPU's own path. Returns the
+/// pages placed.
+fn fill_pagesets(node: &Node, i: usize, zi: &pageblock_formats::zoneinfo::ZoneInfo, busy: &BusyPages) -> u64 {
+    let shared = node.shared();
+    let z = shared.zone(i);
+    let cfg = z.config();
+    let Some(pagesets) = zi
+        .zones
+        .iter()
+        .find(|s| s.node == 0 && s.zone == cfg.zone_type.name())
+        .and_then(|s| s.populated.as_ref())
+        .map(|p| p.pagesets.clone())
+    else {
+        return 0;
+    };
+    let mm = z.memmap();
+    let mut candidates = (cfg.start_pfn..cfg.end_pfn()).filter(|&p| {
+        let info = mm.info((p - cfg.start_pfn) as u32);
+        info.state == pageblock_core::memmap::PageState::Allocated
+            && info.tag.migratetype == MigrateType::Movable
+            && !busy.is_busy(p)
+    });
+    let mut placed = 0;
+    for ps in pagesets.iter().filter(|ps| (ps.cpu as usize) < shared.nr_cpus()) {
+        let cpu = ps.cpu as usize;
+        node.lock_pcp(cpu, i).set_high(z, ps.high.max(0) as u64);
+        for _ in 0..ps.count.max(0) {
+            let Some(pfn) = candidates.next() else { return placed };
+            if node.free_pages(cpu, pageblock_core::Pfn(pfn), 0).is_ok() {
+                placed += 1;
             }
-            RecordKind::Extfrag { fallback_migratetype, .. } => fallback_migratetype,
-            _ => continue,
-        };
-        let Some(mt) =
-            MigrateType::ALL.into_iter().find(|&m| show::abi_migratetype(config_cma, m) == i32::from(mt))
-        else {
-            continue;
-        };
-        if mt.is_mergeable() || mt == MigrateType::HighAtomic {
-            let block = ((r.pfn >> pbo) - (cfg.start_pfn >> pbo)) as usize;
-            votes.entry(block).or_insert(mt);
         }
     }
-    votes
+    placed
 }
 
 /// Every page free except the busy ones, in the largest aligned blocks that fit (all

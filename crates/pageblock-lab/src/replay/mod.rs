@@ -98,17 +98,20 @@ pub fn run(
     let total = std::fs::metadata(&file).ok().map(|m| m.len());
     let trace = load::load(path, skip_bad, &mut |bytes| progress(Stage::Loading { bytes, total }))?;
     let config = machine::node_config(&trace)?;
+    let facts = machine::StartFacts::gather(&trace, &config);
     let mut results = Vec::new();
     let mut start_report = None;
     let mut fidelity = None;
     for p in policies {
-        let (node, start) = machine::boot(&trace, &config, &p.policy)?;
+        let (node, start) = machine::boot(&trace, &facts, &config, &p.policy)?;
         start_report.get_or_insert(start);
         let mixed_start = mixed_pageblocks(node.shared());
         let records = trace.records.len() as u64;
         let done = engine::replay(&trace, node, &mut |done| {
             progress(Stage::Replaying { policy: p.name, done, total: records })
         });
+        // A replay that breaks an invariant is a bug in the allocator or the replay.
+        done.node.verify().map_err(|e| format!("{}: after the replay: {e}", p.name))?;
         results.push(PolicyResult::new(
             p.name,
             &done,

@@ -39,6 +39,8 @@ pub struct StartSide {
     pub free_state: &'static str,
     /// Pages allocated at the start that the trace frees.
     pub busy_pages: u64,
+    /// Pages on per-CPU lists at the start (the snapshot's pagesets).
+    pub pcp_pages: u64,
     /// Free blocks of the snapshot that found no place, per zone.
     pub unplaced_blocks: BTreeMap<String, u64>,
     /// Reserved pages that had to sit on pages the trace frees, per zone.
@@ -84,6 +86,10 @@ pub struct PolicyResult {
     pub mixed_pageblocks: Mixed,
     /// Requests the kernel served and the simulation failed.
     pub failed_requests: u64,
+    /// Pages allocated from each zone (`pgalloc_<zone>`).
+    pub pgalloc: BTreeMap<&'static str, u64>,
+    /// Pages on per-CPU lists at the end.
+    pub pcp_pages_end: u64,
     /// Everything the simulation did differently.
     pub divergence: DivergenceOut,
     /// Trace records replayed per second of the replay loop.
@@ -140,6 +146,12 @@ impl PolicyResult {
             ("mm_page_alloc_extfrag", e.extfrag),
         ]);
         let huge = r.series.summary(|s| s.huge_share);
+        let node = r.node.shared();
+        let pgalloc = node
+            .zones()
+            .iter()
+            .map(|z| (z.config().zone_type.name(), z.counters().event(pageblock_core::VmEvent::PgAlloc)))
+            .collect();
         PolicyResult {
             name,
             events,
@@ -150,6 +162,8 @@ impl PolicyResult {
             unusable_index_end: r.series.samples.last().map_or(0, |s| s.unusable_index),
             mixed_pageblocks: Mixed { start: mixed_start, end: mixed_end },
             failed_requests: r.divergence.failed_requests,
+            pgalloc,
+            pcp_pages_end: node.nr_pcp_pages(),
             divergence: (&r.divergence).into(),
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
@@ -199,6 +213,7 @@ impl ReplayReport {
                 geometry: start.geometry,
                 free_state: start.free_state,
                 busy_pages: start.busy_pages,
+                pcp_pages: start.pcp_pages,
                 unplaced_blocks: per_zone(&|s| s.unplaced.iter().map(|u| u.2).sum()),
                 reserved_on_busy: per_zone(&|s| s.reserved_on_busy),
             },
@@ -221,8 +236,8 @@ impl ReplayReport {
         let s = &self.start;
         let _ = writeln!(
             out,
-            "start: zones from {}, free memory from {}; {} pages allocated before the trace that it frees",
-            s.geometry, s.free_state, s.busy_pages
+            "start: zones from {}, free memory from {}; {} pages on per-CPU lists; {} pages allocated before the trace that it frees",
+            s.geometry, s.free_state, s.pcp_pages, s.busy_pages
         );
         if !s.unplaced_blocks.is_empty() {
             let _ = writeln!(out, "  snapshot blocks that found no place: {:?}", s.unplaced_blocks);
@@ -259,6 +274,7 @@ impl ReplayReport {
             ("  change_ownership", Box::new(|p| p.extfrag_change_ownership.to_string())),
             ("mm_page_alloc_zone_locked", Box::new(|p| p.events["mm_page_alloc_zone_locked"].to_string())),
             ("mm_page_pcpu_drain", Box::new(|p| p.events["mm_page_pcpu_drain"].to_string())),
+            ("pages on per-CPU lists, end", Box::new(|p| p.pcp_pages_end.to_string())),
             ("unmatched frees", Box::new(|p| p.divergence.unmatched_frees.to_string())),
             ("records per second", Box::new(|p| format!("{:.0}", p.events_per_second))),
         ];
@@ -271,6 +287,15 @@ impl ReplayReport {
             let _ = write!(out, "{label:<34}");
             for p in &self.policies {
                 let _ = write!(out, " {:>24}", cell(p));
+            }
+            out.push('\n');
+        }
+        let zones: Vec<&str> =
+            self.policies.first().map_or(Vec::new(), |p| p.pgalloc.keys().copied().collect());
+        for zone in zones {
+            let _ = write!(out, "{:<34}", format!("pages allocated from {zone}"));
+            for p in &self.policies {
+                let _ = write!(out, " {:>24}", p.pgalloc.get(zone).copied().unwrap_or(0));
             }
             out.push('\n');
         }

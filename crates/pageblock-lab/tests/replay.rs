@@ -1,0 +1,152 @@
+//! `replay`: synthetic traces that exercise every way a traced free maps onto the
+//! simulation, and the real shared trace end to end.
+
+use std::path::{Path, PathBuf};
+
+use pageblock_formats::ftrace::{Timestamp, TraceLine};
+use pageblock_formats::gfp::Gfp;
+use pageblock_formats::kmem::{KmemEvent, MmPageAlloc, MmPageFree, MmPageFreeBatched};
+use pageblock_lab::replay::{self, policy_named};
+
+/// A trace builder: kmem lines on the given CPUs, one microsecond apart.
+#[derive(Default)]
+struct Trace {
+    lines: Vec<String>,
+}
+
+impl Trace {
+    fn push(&mut self, cpu: u32, ev: KmemEvent) -> &mut Self {
+        let t = Timestamp::from_micros(1_000_000 + self.lines.len() as u64);
+        self.lines.push(TraceLine::from_kmem("test", 7, cpu, Some("....."), t, &ev).render());
+        self
+    }
+
+    fn alloc(&mut self, cpu: u32, pfn: Option<u64>, order: u32, gfp: Gfp) -> &mut Self {
+        let mt = if gfp.contains(Gfp::MOVABLE) { 1 } else { 0 };
+        self.push(cpu, KmemEvent::PageAlloc(MmPageAlloc::new(pfn, order, mt, gfp)))
+    }
+
+    fn free(&mut self, cpu: u32, pfn: u64, order: u32) -> &mut Self {
+        self.push(cpu, KmemEvent::PageFree(MmPageFree::new(pfn, order)))
+    }
+
+    /// A batched free: `mm_page_free` with the folio's order, then `mm_page_free_batched`.
+    fn free_batched(&mut self, cpu: u32, pfn: u64, order: u32) -> &mut Self {
+        self.free(cpu, pfn, order).push(cpu, KmemEvent::PageFreeBatched(MmPageFreeBatched::new(pfn)))
+    }
+
+    fn write(&self, name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trace.txt");
+        std::fs::write(&path, self.lines.join("\n") + "\n").unwrap();
+        path
+    }
+}
+
+fn run(path: &Path, policies: &[&str]) -> replay::ReplayReport {
+    let policies: Vec<_> = policies.iter().map(|p| policy_named(p).unwrap()).collect();
+    replay::run(path, &policies, false, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn every_kind_of_free_finds_its_block() {
+    let base = 0x100000;
+    let mut t = Trace::default();
+    t.alloc(0, Some(base), 0, Gfp::KERNEL)
+        .free(1, base, 0) // freed on another CPU
+        .alloc(1, Some(base + 512), 9, Gfp::TRANSHUGE)
+        .free_batched(0, base + 512, 9) // a THP freed in a batch: one free, not two
+        .alloc(0, Some(base + 1024), 9, Gfp::TRANSHUGE)
+        .free(0, base + 1024 + 3, 0) // a split THP freed piece by piece
+        .free(1, base + 1024 + 4, 2)
+        .free(0, base + 4096, 0) // allocated before the trace began
+        .free(0, base + 4100, 2) // the same, several pages at once
+        .alloc(0, None, 9, Gfp::TRANSHUGE) // a request the kernel failed
+        .alloc(1, Some(base + 8), 0, Gfp::HIGHUSER_MOVABLE)
+        .alloc(1, Some(base + 8), 0, Gfp::HIGHUSER_MOVABLE); // its free was lost
+    let report = run(&t.write("frees"), &["vanilla"]);
+    let p = &report.policies[0];
+    assert_eq!(p.divergence.requests, 6);
+    assert_eq!(p.failed_requests, 0);
+    assert_eq!(p.divergence.served_failed_requests, 1, "the simulation had a huge page free");
+    assert_eq!(p.divergence.lost_frees, 1);
+    assert_eq!(p.divergence.unmatched_frees, 0);
+    assert_eq!(p.divergence.order_mismatches, 0);
+    // Kernel side: 6 frees + 1 batched; the simulation frees what the trace freed, plus the
+    // block of the served failed request and the one whose free was lost.
+    assert_eq!(report.trace.events["mm_page_free"], 6);
+    assert_eq!(report.trace.events["mm_page_free_batched"], 1);
+    assert_eq!(p.events["mm_page_free"], 6 + 1 + 1);
+    assert_eq!(report.start.busy_pages, 1 + 4, "two frees of pages allocated before the trace");
+    assert_eq!(report.start.geometry, "the trace's pfns");
+}
+
+#[test]
+fn a_free_the_start_cannot_explain_is_counted_not_forced() {
+    let base = 0x200000;
+    let mut t = Trace::default();
+    t.alloc(0, Some(base), 3, Gfp::KERNEL).free(0, base, 3).free(0, base, 3); // freed twice
+    let p = &run(&t.write("twice"), &["vanilla"]).policies[0];
+    assert_eq!(p.divergence.unmatched_frees, 1);
+}
+
+#[test]
+fn policies_run_side_by_side_and_the_same_trace_gives_the_same_result() {
+    let mut t = Trace::default();
+    for i in 0..2000u64 {
+        let gfp = if i % 3 == 0 { Gfp::KERNEL } else { Gfp::HIGHUSER_MOVABLE };
+        t.alloc((i % 2) as u32, Some(0x300000 + i * 8), 2, gfp);
+        if i % 4 == 3 {
+            t.free(0, 0x300000 + (i - 2) * 8, 2);
+        }
+    }
+    let path = t.write("side");
+    let a = run(&path, &["vanilla", "defrag_mode", "no_rmqueue_mode_memory"]);
+    let b = run(&path, &["vanilla", "defrag_mode", "no_rmqueue_mode_memory"]);
+    let names: Vec<&str> = a.policies.iter().map(|p| p.name).collect();
+    assert_eq!(names, ["vanilla", "defrag_mode", "no_rmqueue_mode_memory"]);
+    for (x, y) in a.policies.iter().zip(&b.policies) {
+        assert_eq!(x.events, y.events, "{}: deterministic", x.name);
+        assert_eq!(x.free_pageblocks.end, y.free_pageblocks.end);
+    }
+    assert!(a.fidelity.is_none(), "no snapshots, no fidelity table");
+    let text = a.render();
+    assert!(text.contains("vanilla") && text.contains("defrag_mode"), "{text}");
+}
+
+#[test]
+fn bad_lines_name_the_file_and_line() {
+    let mut t = Trace::default();
+    t.alloc(0, Some(0x100000), 0, Gfp::KERNEL);
+    t.lines.push("this is not a trace line".into());
+    let path = t.write("bad");
+    let err = replay::run(&path, &[policy_named("vanilla").unwrap()], false, &mut |_| {}).err().unwrap();
+    assert!(err.contains("trace.txt:2:"), "{err}");
+    let ok = replay::run(&path, &[policy_named("vanilla").unwrap()], true, &mut |_| {}).unwrap();
+    assert_eq!(ok.trace.bad_lines, 1);
+    assert!(policy_named("nope").unwrap_err().contains("known: vanilla"));
+}
+
+/// The shared real trace with its snapshots: the machine starts as before.pagetypeinfo
+/// says, every request is replayed, and the fidelity table compares with the real kernel.
+#[test]
+fn the_real_trace_replays_with_a_fidelity_table() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
+    assert!(dir.is_dir(), "the shared trace is at {} (CI has ../shared)", dir.display());
+    let report = run(&dir, &["vanilla"]);
+    assert_eq!(report.trace.events["mm_page_alloc"], 729_121);
+    assert_eq!(report.start.geometry, "before.zoneinfo");
+    assert_eq!(report.start.free_state, "before.pagetypeinfo");
+    assert!(report.start.unplaced_blocks.is_empty(), "{:?}", report.start.unplaced_blocks);
+    assert_eq!(report.start.pcp_pages, 12973 + 11440, "the pagesets' counts");
+    let p = &report.policies[0];
+    assert_eq!(p.divergence.requests, 729_121);
+    let fidelity = report.fidelity.as_ref().expect("after snapshots: a fidelity table");
+    let row = |name: &str| fidelity.rows.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("{name}"));
+    assert_eq!(row("mm_page_alloc").simulated, 729_121, "one mm_page_alloc per replayed request");
+    assert_eq!(row("mm_page_alloc_zone_locked").real, 479_002);
+    assert_eq!(row("mm_page_pcpu_drain").real, 198_816);
+    assert!(row("free pages at the end").simulated > 0);
+}
