@@ -130,6 +130,10 @@ pub struct ZoneConfig {
     pub reserved_pages: u64,
     /// `managed_pages`: pages handed to the buddy allocator, after the reserved ones.
     pub managed_pages: u64,
+    /// Pages after the managed ones that are offline at boot and may be onlined later
+    /// (memory hotplug, a VM's hot-added memory): they have a memmap but are neither managed
+    /// nor counted in the zone's pageblocks until onlined.
+    pub offline_pages: u64,
     /// The span the reports print.
     pub span: ZoneSpan,
     /// Largest buddy order (`MAX_PAGE_ORDER`).
@@ -167,6 +171,7 @@ impl ZoneConfig {
             start_pfn,
             reserved_pages: 0,
             managed_pages: pages,
+            offline_pages: 0,
             span: ZoneSpan { start_pfn, spanned_pages: pages, present_pages: pages },
             max_order: MAX_PAGE_ORDER,
             pageblock_order: PAGEBLOCK_ORDER,
@@ -177,9 +182,9 @@ impl ZoneConfig {
         }
     }
 
-    /// Pages with a memmap: reserved plus managed.
+    /// Pages with a memmap: reserved, managed and offline.
     pub fn nr_pages(&self) -> u64 {
-        self.reserved_pages.saturating_add(self.managed_pages)
+        self.reserved_pages.saturating_add(self.managed_pages).saturating_add(self.offline_pages)
     }
 
     /// The first managed pfn.
@@ -228,7 +233,10 @@ impl ZoneConfig {
     fn validate_span(&self) -> Result<(), ConfigError> {
         let s = &self.span;
         let span_end = s.start_pfn.checked_add(s.spanned_pages);
-        let online = self.reserved_pages.checked_add(self.managed_pages);
+        let online = self
+            .reserved_pages
+            .checked_add(self.managed_pages)
+            .and_then(|n| n.checked_add(self.offline_pages));
         let online_end = online.and_then(|n| self.start_pfn.checked_add(n));
         let (Some(span_end), Some(online), Some(online_end)) = (span_end, online, online_end) else {
             return Err(ConfigError::Span(self.zone_type));
@@ -237,7 +245,7 @@ impl ZoneConfig {
             return Err(ConfigError::TooLarge(online));
         }
         let nested = s.start_pfn <= self.start_pfn && online_end <= span_end;
-        let counts = online <= s.present_pages && s.present_pages <= s.spanned_pages;
+        let counts = online - self.offline_pages <= s.present_pages && s.present_pages <= s.spanned_pages;
         if !nested || !counts {
             return Err(ConfigError::Span(self.zone_type));
         }

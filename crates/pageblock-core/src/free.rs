@@ -119,7 +119,7 @@ impl ZoneShared {
         match info.state {
             PageState::Allocated => FreeError::WrongOrder { pfn, order, allocated_order: info.order },
             PageState::Buddy | PageState::Pcp | PageState::Isolated => FreeError::DoubleFree { pfn },
-            PageState::Tail | PageState::Reserved => FreeError::NotAllocated { pfn },
+            PageState::Tail | PageState::Reserved | PageState::Offline => FreeError::NotAllocated { pfn },
         }
     }
 

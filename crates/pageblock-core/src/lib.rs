@@ -51,6 +51,7 @@ pub mod highatomic;
 pub mod list;
 pub mod locks;
 pub mod memmap;
+pub mod memory_hotplug;
 pub mod migratetype;
 pub mod node;
 pub mod page_alloc;

@@ -47,6 +47,8 @@ pub enum PageState {
     Isolated = 4,
     /// A page reserved at boot and never given to the buddy allocator (`PageReserved`).
     Reserved = 5,
+    /// A page of offline memory: it has a memmap, but memory hotplug has not onlined it.
+    Offline = 6,
 }
 
 impl PageState {
@@ -57,6 +59,7 @@ impl PageState {
             3 => PageState::Pcp,
             4 => PageState::Isolated,
             5 => PageState::Reserved,
+            6 => PageState::Offline,
             _ => PageState::Tail,
         }
     }

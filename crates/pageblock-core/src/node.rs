@@ -80,7 +80,7 @@ pub struct NodeShared {
     zonelist: Zonelist,
     counters: NodeCounters,
     trace: Arc<TraceHub>,
-    min_free_kbytes: u64,
+    min_free_kbytes: Counter,
     group_by_mobility: bool,
 }
 
@@ -114,7 +114,7 @@ impl NodeShared {
             zonelist: Zonelist::build(&types),
             counters: NodeCounters::default(),
             trace,
-            min_free_kbytes: wm.min_free_kbytes,
+            min_free_kbytes: Counter::new(wm.min_free_kbytes),
             group_by_mobility,
             config,
             policy,
@@ -194,9 +194,13 @@ impl NodeShared {
         &self.trace
     }
 
-    /// `vm.min_free_kbytes` as the node computed it.
+    /// `vm.min_free_kbytes` as the node computed it (recomputed when memory is onlined).
     pub fn min_free_kbytes(&self) -> u64 {
-        self.min_free_kbytes
+        self.min_free_kbytes.get()
+    }
+
+    pub(crate) fn set_min_free_kbytes(&self, kb: u64) {
+        self.min_free_kbytes.set(kb);
     }
 
     /// Whether pages are grouped by mobility (false if the policy or the node's size disables
@@ -229,9 +233,9 @@ impl NodeShared {
         self.zones.iter().map(|z| z.nr_free_pages()).sum()
     }
 
-    /// Managed pages in every zone.
+    /// Managed pages in every zone (onlined memory included).
     pub fn managed_pages(&self) -> u64 {
-        self.config.managed_pages()
+        self.zones.iter().map(|z| z.managed_pages()).sum()
     }
 
     /// Pages cached on every CPU's lists of every zone.

@@ -123,6 +123,20 @@ impl PerCpuPages {
         }
     }
 
+    /// `zone_pcp_update()` for this CPU: new batch and high bounds after the zone's size
+    /// changed (the current `high` is clamped into them when next used).
+    pub fn update_limits(&mut self, shared: &ZoneShared, limits: PagesetLimits, policy: &Policy) {
+        self.batch = u64::from(limits.batch);
+        self.high_min = u64::from(limits.high_min);
+        self.high_max = u64::from(limits.high_max);
+        let big_cache = policy.cpu_cache_bytes / crate::types::PAGE_SIZE > 3 * self.batch;
+        self.flags = (self.flags & !FREE_HIGH_BATCH) | if big_cache { FREE_HIGH_BATCH } else { 0 };
+        let buf = (limits.batch as usize) << PCP_BATCH_SCALE_MAX;
+        self.refill_buf.reserve(buf.saturating_sub(self.refill_buf.len()));
+        self.drain_buf.reserve(buf.saturating_sub(self.drain_buf.len()));
+        self.publish(shared);
+    }
+
     /// Base pages cached.
     pub fn count(&self) -> u64 {
         self.count

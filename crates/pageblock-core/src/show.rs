@@ -88,7 +88,9 @@ fn block_counts(z: &ZoneShared, types: &[MigrateType]) -> Vec<u64> {
     let mut counts = vec![0u64; types.len()];
     let mut pfn = cfg.start_pfn;
     while pfn < cfg.end_pfn() {
-        if let Some(i) = types.iter().position(|&t| t == z.pageblock_migratetype(pfn)) {
+        // pfn_to_online_page(): offline memory has no pageblocks to count.
+        let online = z.memmap().info((pfn - cfg.start_pfn) as u32).state != PageState::Offline;
+        if let Some(i) = types.iter().position(|&t| t == z.pageblock_migratetype(pfn)).filter(|_| online) {
             counts[i] += 1;
         }
         pfn += pb;
@@ -236,7 +238,9 @@ fn owner_of(mm: &Memmap, start: u64, pfn: u64) -> Option<(PageState, MigrateType
     }
     match info.state {
         PageState::Buddy | PageState::Allocated => Some((info.state, info.tag.migratetype, info.order)),
-        PageState::Tail | PageState::Pcp | PageState::Isolated | PageState::Reserved => None,
+        PageState::Tail | PageState::Pcp | PageState::Isolated | PageState::Reserved | PageState::Offline => {
+            None
+        }
     }
 }
 
@@ -293,7 +297,7 @@ fn populated_zone(z: &ZoneShared, node_stats: Option<Vec<(String, u64)>>) -> Zon
     let wm = c.watermarks();
     let boost = c.watermark_boost();
     let limits = z.pageset();
-    let threshold = pcp::stat_threshold(cfg.nr_cpus, cfg.managed_pages) as i32;
+    let threshold = pcp::stat_threshold(cfg.nr_cpus, z.managed_pages()) as i32;
     let pagesets = (0..cfg.nr_cpus)
         .map(|cpu| Pageset {
             cpu,
@@ -317,8 +321,8 @@ fn populated_zone(z: &ZoneShared, node_stats: Option<Vec<(String, u64)>>) -> Zon
         high: wm.high + boost,
         promo: Some(wm.promo + boost),
         spanned: cfg.span.spanned_pages,
-        present: cfg.span.present_pages,
-        managed: cfg.managed_pages,
+        present: cfg.span.present_pages + (z.managed_pages() - cfg.managed_pages),
+        managed: z.managed_pages(),
         cma: cfg.cma_pages,
         protection: z.lowmem_reserve_pages().iter().map(|&p| p as i64).collect(),
         populated: Some(PopulatedZone {

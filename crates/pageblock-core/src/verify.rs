@@ -45,6 +45,8 @@ pub struct PageCensus {
     pub isolated: u64,
     /// Pages reserved at boot.
     pub reserved: u64,
+    /// Pages of offline memory.
+    pub offline: u64,
 }
 
 impl std::ops::Add for PageCensus {
@@ -57,6 +59,7 @@ impl std::ops::Add for PageCensus {
             pcp: self.pcp + o.pcp,
             isolated: self.isolated + o.isolated,
             reserved: self.reserved + o.reserved,
+            offline: self.offline + o.offline,
         }
     }
 }
@@ -128,6 +131,10 @@ impl Zone {
                 PageState::Reserved => {
                     ensure!(o == 0, "pfn {pfn:#x}: a reserved page of order {o}");
                     census.reserved += 1;
+                }
+                PageState::Offline => {
+                    ensure!(o == 0, "pfn {pfn:#x}: an offline page of order {o}");
+                    census.offline += 1;
                 }
                 PageState::Tail => unreachable!(),
             }

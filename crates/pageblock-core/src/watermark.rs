@@ -12,7 +12,7 @@
 //!
 //! The stored marks are the raw `_watermark[]`; every user adds the boost (`wmark_pages`).
 
-use crate::config::{NodeConfig, Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
+use crate::config::{NodeConfig, Policy, ZoneType, MAX_NR_ZONES};
 use crate::gfp::AllocFlags;
 use crate::migratetype::MigrateType;
 use crate::stats::ZoneStat;
@@ -98,33 +98,42 @@ pub struct NodeWatermarks {
 }
 
 impl NodeWatermarks {
-    /// Compute the watermarks of `node` under `policy`.
+    /// Compute the watermarks of `node` under `policy`, at boot.
     pub fn compute(node: &NodeConfig, policy: &Policy) -> NodeWatermarks {
         let zones: Vec<(ZoneType, u64)> = node.zones.iter().map(|z| (z.zone_type, z.managed_pages)).collect();
+        let first = node.zones.first();
+        let thp_pageblock = first.filter(|z| z.thp).map(|z| 1u64 << z.pageblock_order);
+        Self::compute_managed(&zones, thp_pageblock, policy)
+    }
+
+    /// The same for zones of the given managed sizes (after memory hotplug changed them);
+    /// `thp_pageblock` is the pageblock size in pages with THP, `None` without.
+    pub fn compute_managed(
+        zones: &[(ZoneType, u64)],
+        thp_pageblock: Option<u64>,
+        policy: &Policy,
+    ) -> NodeWatermarks {
         // nr_free_buffer_pages(): zones usable by GFP_USER (up to ZONE_NORMAL).
-        let lowmem = |z: &&ZoneConfig| z.zone_type <= ZoneType::Normal;
+        let lowmem = |t: ZoneType| t <= ZoneType::Normal;
         let kb_per_page = crate::types::PAGE_SIZE / 1024;
-        // At boot the watermarks are still 0, so the default counts every managed page.
-        let lowmem_kbytes =
-            node.zones.iter().filter(lowmem).map(|z| z.managed_pages).sum::<u64>() * kb_per_page;
+        // The default is computed before any watermark exists: every managed page counts.
+        let lowmem_kbytes = zones.iter().filter(|z| lowmem(z.0)).map(|z| z.1).sum::<u64>() * kb_per_page;
         let mut min_free_kbytes = default_min_free_kbytes(lowmem_kbytes);
-        if node.zones.first().is_some_and(|z| z.thp) {
-            let dflt = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, &zones);
-            let free_buffer: u64 = node
-                .zones
+        if let Some(pb) = thp_pageblock {
+            let dflt = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, zones);
+            let free_buffer: u64 = zones
                 .iter()
                 .zip(&dflt)
-                .filter(|(z, _)| z.zone_type <= ZoneType::Normal)
-                .map(|(z, w)| z.managed_pages.saturating_sub(w.high))
+                .filter(|(z, _)| lowmem(z.0))
+                .map(|(z, w)| z.1.saturating_sub(w.high))
                 .sum();
-            let nr_zones = node.zones.iter().filter(lowmem).count() as u64;
-            let pb = 1u64 << node.zones[0].pageblock_order;
+            let nr_zones = zones.iter().filter(|z| lowmem(z.0)).count() as u64;
             min_free_kbytes = min_free_kbytes.max(thp_recommended_min_free_kbytes(pb, nr_zones, free_buffer));
         }
         if let Some(user) = policy.min_free_kbytes {
             min_free_kbytes = user;
         }
-        let wm = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, &zones);
+        let wm = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, zones);
         NodeWatermarks { min_free_kbytes, zones: wm }
     }
 }
@@ -134,15 +143,20 @@ impl NodeWatermarks {
 /// zones above it up to `j`, divided by its `lowmem_reserve_ratio`. A zone never protects
 /// itself from requests that cannot go higher (`[j] = 0` for `j <= own index`).
 pub fn lowmem_reserve(node: &NodeConfig) -> Vec<[u64; MAX_NR_ZONES]> {
-    let managed =
-        |t: ZoneType| node.zones.iter().filter(|z| z.zone_type == t).map(|z| z.managed_pages).sum::<u64>();
-    node.zones
+    let zones: Vec<(ZoneType, u64)> = node.zones.iter().map(|z| (z.zone_type, z.managed_pages)).collect();
+    lowmem_reserve_managed(&zones)
+}
+
+/// [`lowmem_reserve`] for zones of the given managed sizes.
+pub fn lowmem_reserve_managed(zones: &[(ZoneType, u64)]) -> Vec<[u64; MAX_NR_ZONES]> {
+    let managed = |t: ZoneType| zones.iter().filter(|z| z.0 == t).map(|z| z.1).sum::<u64>();
+    zones
         .iter()
-        .map(|z| {
+        .map(|&(own, _)| {
             let mut reserve = [0u64; MAX_NR_ZONES];
-            let ratio = z.zone_type.lowmem_reserve_ratio();
+            let ratio = own.lowmem_reserve_ratio();
             let mut above = 0;
-            for (t, slot) in ZoneType::ALL.iter().zip(reserve.iter_mut()).skip(z.zone_type.index() + 1) {
+            for (t, slot) in ZoneType::ALL.iter().zip(reserve.iter_mut()).skip(own.index() + 1) {
                 above += managed(*t);
                 *slot = above.checked_div(ratio).unwrap_or(0);
             }
@@ -194,7 +208,7 @@ impl ZoneShared {
     /// also have used a higher zone.
     #[inline]
     pub fn lowmem_reserve(&self, highest_zoneidx: ZoneType) -> u64 {
-        self.lowmem_reserve[highest_zoneidx.index()]
+        self.lowmem_reserve[highest_zoneidx.index()].get()
     }
 
     /// `__zone_watermark_ok()`: would `free_pages` stay above `mark` (plus the lowmem reserve
@@ -335,7 +349,7 @@ pub struct WatermarkRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ZoneSpan;
+    use crate::config::{ZoneConfig, ZoneSpan};
 
     fn node(zones: &[(ZoneType, u64, u64)]) -> NodeConfig {
         NodeConfig {

@@ -121,9 +121,12 @@ pub struct ZoneShared {
     pub(crate) counters: ZoneCounters,
     pub(crate) free_areas: FreeAreas,
     pub(crate) flags: ZoneFlags,
-    pageset: PagesetLimits,
+    /// `zone_managed_pages()`: grows when memory is onlined.
+    managed: Counter,
+    /// `pcp->batch`, `high_min`, `high_max` of every CPU (`zone_pcp_update` rewrites them).
+    pageset: [Counter; 3],
     /// `lowmem_reserve[]`, indexed by the highest zone type a request may use.
-    pub(crate) lowmem_reserve: [u64; MAX_NR_ZONES],
+    pub(crate) lowmem_reserve: [Counter; MAX_NR_ZONES],
 }
 
 impl ZoneShared {
@@ -165,18 +168,41 @@ impl ZoneShared {
 
     /// The per-CPU list sizes.
     pub fn pageset(&self) -> PagesetLimits {
-        self.pageset
+        let [batch, high_min, high_max] = self.pageset.each_ref().map(|c| c.get() as u32);
+        PagesetLimits { batch, high_min, high_max }
+    }
+
+    pub(crate) fn set_pageset(&self, l: PagesetLimits) {
+        for (c, v) in self.pageset.iter().zip([l.batch, l.high_min, l.high_max]) {
+            c.set(u64::from(v));
+        }
     }
 
     /// The zone's `protection:` tuple (`lowmem_reserve[]`).
     pub fn lowmem_reserve_pages(&self) -> [u64; MAX_NR_ZONES] {
-        self.lowmem_reserve
+        self.lowmem_reserve.each_ref().map(Counter::get)
+    }
+
+    pub(crate) fn add_managed(&self, pages: u64) {
+        self.managed.add(pages);
+    }
+
+    pub(crate) fn set_watermarks(&self, wm: Watermarks) {
+        for (level, v) in [wm.min, wm.low, wm.high, wm.promo].into_iter().enumerate() {
+            self.counters.watermark[level].set(v);
+        }
+    }
+
+    pub(crate) fn set_lowmem_reserve(&self, r: [u64; MAX_NR_ZONES]) {
+        for (c, v) in self.lowmem_reserve.iter().zip(r) {
+            c.set(v);
+        }
     }
 
     /// `zone_managed_pages()`.
     #[inline]
     pub fn managed_pages(&self) -> u64 {
-        self.config.managed_pages
+        self.managed.get()
     }
 
     /// `pcp_allowed_order()`: orders up to `PAGE_ALLOC_COSTLY_ORDER`, and the pageblock
@@ -322,13 +348,14 @@ impl Zone {
             counters: ZoneCounters::new(config.nr_cpus as usize),
             free_areas: FreeAreas::new(policy.free_area_layout),
             flags: ZoneFlags::default(),
-            pageset: PagesetLimits::compute(managed, wm.low, config.nr_cpus, &policy),
-            lowmem_reserve: setup.lowmem_reserve,
+            managed: Counter::new(managed),
+            pageset: Default::default(),
+            lowmem_reserve: Default::default(),
             config,
         };
-        for (level, v) in [wm.min, wm.low, wm.high, wm.promo].into_iter().enumerate() {
-            shared.counters.watermark[level].set(v);
-        }
+        shared.set_pageset(PagesetLimits::compute(managed, wm.low, shared.config.nr_cpus, &policy));
+        shared.set_lowmem_reserve(setup.lowmem_reserve);
+        shared.set_watermarks(wm);
         let mut zone = Zone {
             start_pfn: shared.config.start_pfn,
             end_pfn: shared.config.end_pfn(),
@@ -362,16 +389,33 @@ impl Zone {
         for pfn in self.start_pfn..first {
             self.shared.memmap.set_head(self.idx(pfn), PageState::Reserved, 0);
         }
-        let mut pfn = first;
-        while pfn < self.end_pfn {
+        let online_end = first + self.shared.config.managed_pages;
+        for pfn in online_end..self.end_pfn {
+            self.shared.memmap.set_head(self.idx(pfn), PageState::Offline, 0);
+        }
+        self.free_range_to_buddy(first, online_end);
+    }
+
+    /// Give `[start, end)` (pages that are nobody's yet) to the buddy lists in the largest
+    /// aligned blocks, to the list tails, as memblock and memory onlining do
+    /// (`__free_pages_core`). Returns the blocks freed.
+    pub(crate) fn free_range_to_buddy(&mut self, start: u64, end: u64) -> Vec<(u64, u32)> {
+        let mut blocks = Vec::new();
+        let mut pfn = start;
+        while pfn < end {
             let mut order = self.max_order;
-            while pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > self.end_pfn {
+            while pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > end {
                 order -= 1;
+            }
+            for p in pfn..pfn + (1 << order) {
+                self.shared.memmap.clear(self.idx(p));
             }
             self.count(VmEvent::PgFree, 1 << order);
             self.free_pages_to_buddy(pfn, order, crate::buddy::FreeTo::Tail);
+            blocks.push((pfn, order));
             pfn += 1 << order;
         }
+        blocks
     }
 
     /// The part of the zone readable without its lock.
@@ -452,7 +496,7 @@ impl Zone {
     /// `managed_pages`.
     #[inline]
     pub fn managed_pages(&self) -> u64 {
-        self.shared.config.managed_pages
+        self.shared.managed_pages()
     }
 
     /// `NR_FREE_PAGES`.

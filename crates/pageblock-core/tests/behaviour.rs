@@ -245,3 +245,39 @@ fn split_page_lets_an_allocation_be_freed_piece_by_piece() {
     n.drain_all_pages();
     assert_eq!(n.verify().unwrap().free, n.shared().managed_pages());
 }
+
+#[test]
+fn onlined_memory_joins_the_zone_and_the_node_recomputes_its_sizes() {
+    use pageblock_core::memory_hotplug::{online_pages, OnlineError};
+    let span = pageblock_core::ZoneSpan { start_pfn: 0x100000, spanned_pages: 32768, present_pages: 16384 };
+    let cfg = ZoneConfig { offline_pages: 16384, span, ..ZoneConfig::normal(64 << 20) };
+    let n = Node::single_zone(cfg, Policy::default()).unwrap();
+    let z = n.shared().zone(0);
+    let offline_start = z.config().first_managed_pfn() + 16384;
+    assert_eq!(n.verify().unwrap().offline, 16384);
+    assert_eq!(
+        pageblock_core::show::pageblock_counts(z).iter().sum::<u64>(),
+        32,
+        "offline memory has no pageblocks"
+    );
+    let (min_before, limits_before) = (z.counters().watermarks().min, z.pageset());
+    assert_eq!(
+        n.free_pages(0, Pfn(offline_start), 0),
+        Err(FreeError::NotAllocated { pfn: Pfn(offline_start) })
+    );
+    online_pages(&n, 0, offline_start, 16384).unwrap();
+    assert_eq!(z.managed_pages(), 32768);
+    assert_eq!(n.shared().nr_free_pages(), 32768);
+    assert!(z.counters().watermarks().min > min_before, "min_free_kbytes grew with the memory");
+    assert_ne!(z.pageset(), limits_before, "zone_pcp_update");
+    assert_eq!(
+        online_pages(&n, 0, offline_start, 1024),
+        Err(OnlineError::NotOffline { pfn: offline_start, nr_pages: 1024 }),
+        "already online"
+    );
+    let census = n.verify().unwrap();
+    assert_eq!((census.offline, census.free), (0, 32768));
+    assert_eq!(pageblock_core::show::pageblock_counts(z).iter().sum::<u64>(), 64);
+    let big = n.alloc_pages(0, 10, Gfp::HIGHUSER_MOVABLE).unwrap();
+    n.free_pages(0, big, 10).unwrap();
+}

@@ -26,6 +26,9 @@ pub struct ZoneHints {
     pub blocks: Option<u64>,
     /// The lowest pfn known to be managed (seen in a trace).
     pub lowest_managed_pfn: Option<u64>,
+    /// Pages that were offline and were onlined later (a later zoneinfo's managed pages
+    /// minus this one's): memory placed after the managed pages, offline at the start.
+    pub offline_pages: u64,
 }
 
 /// Build the node that `zi` describes (node 0; the CPU count is the number of pagesets),
@@ -44,12 +47,14 @@ pub fn node_from_zoneinfo(
             ZoneSpan { start_pfn: populated.start_pfn, spanned_pages: z.spanned, present_pages: z.present };
         let h = hints(t);
         let reserved = reserved_pages(z.present, z.managed, h.blocks, 9);
-        let start = online_start(span, reserved + z.managed, reserved, h.lowest_managed_pfn);
+        let start =
+            online_start(span, reserved + z.managed + h.offline_pages, reserved, h.lowest_managed_pfn);
         let cpus =
             u32::try_from(populated.pagesets.len()).map_err(|_| "zoneinfo: too many CPUs".to_owned())?;
         zones.push(ZoneConfig {
             span,
             reserved_pages: reserved,
+            offline_pages: h.offline_pages,
             nr_cpus: cpus,
             cma_pages: 0,
             ..ZoneConfig::new(t, start, z.managed)

@@ -16,7 +16,7 @@
 
 use pageblock_core::memmap::PageState;
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
-use pageblock_core::{Gfp, Node, NodeLocks, Pfn};
+use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent};
 
 use super::load::LoadedTrace;
 use super::pfnmap::{Mapped, PfnMap};
@@ -42,6 +42,8 @@ pub struct Divergence {
     pub order_mismatches: u64,
     /// Blocks the trace allocated twice without a free in between (a lost free).
     pub lost_frees: u64,
+    /// Pages of offline memory the trace freed: memory onlined during the trace.
+    pub pages_onlined: u64,
 }
 
 /// The simulated kernel's own events, counted as the trace counts the real one's.
@@ -99,6 +101,10 @@ pub struct Replayed {
     pub events: EventCounts,
     /// Huge-page availability over time.
     pub series: Series,
+    /// Pages allocated during the replay (`pgalloc_*`).
+    pub pgalloc_pages: u64,
+    /// Pages freed during the replay (`pgfree`).
+    pub pgfree_pages: u64,
     /// Seconds the loop took.
     pub seconds: f64,
 }
@@ -114,6 +120,8 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
     let pbo = shared.pageblock_order();
     shared.trace().set_sink(Some(Box::new(EventCounts { pageblock_order: pbo, ..EventCounts::default() })));
     let preexisting = shared.zones().iter().map(|z| allocated_pages(z)).collect();
+    let counted = |ev| shared.event(ev);
+    let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
     let mut r = Run { map: PfnMap::new(shared.max_order()), node, preexisting, div: Divergence::default() };
     let every = (t.records.len() / SAMPLES).max(1);
     let mut series = Series::default();
@@ -142,7 +150,15 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
         .and_then(|s| s.as_any().downcast_mut::<EventCounts>())
         .map(std::mem::take)
         .unwrap_or_default();
-    Replayed { node: r.node, divergence: r.div, events, series, seconds: started.elapsed().as_secs_f64() }
+    Replayed {
+        divergence: r.div,
+        events,
+        series,
+        pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
+        pgfree_pages: shared.event(VmEvent::PgFree) - pgfree0,
+        node: r.node,
+        seconds: started.elapsed().as_secs_f64(),
+    }
 }
 
 /// The pages of zone `z` that are allocated now (at the start: the pages nobody in the
@@ -265,6 +281,13 @@ impl Run {
     fn free_preexisting(&mut self, cpu: usize, pfn: u64, order: u32) {
         let size = 1u64 << order.min(63);
         let zone = self.node.shared().zone_of(pfn);
+        // Memory being onlined: the kernel frees it into the buddy lists page block by block.
+        if zone.is_some_and(|z| self.node.zone(z).is_offline(pfn, size))
+            && pageblock_core::memory_hotplug::online_pages(&self.node, cpu, pfn, size).is_ok()
+        {
+            self.div.pages_onlined += size;
+            return;
+        }
         let owned = zone.is_some_and(|z| (pfn..pfn + size).all(|p| self.preexisting[z].is_busy(p)));
         let freed = owned
             && zone.is_some_and(|z| {

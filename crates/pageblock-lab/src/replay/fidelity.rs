@@ -46,6 +46,16 @@ pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
         row("  fragmenting", e.extfrag_fragmenting, t.counts.extfrag_fragmenting),
         row("  change_ownership", e.extfrag_change_ownership, t.counts.extfrag_change_ownership),
     ];
+    if let (Some(before), Some(after)) = (&t.snapshots.before_vmstat, &t.snapshots.after_vmstat) {
+        let delta = |names: &[&str]| -> u64 {
+            let sum =
+                |v: &pageblock_formats::vmstat::VmStat| names.iter().filter_map(|n| v.get(n)).sum::<u64>();
+            sum(after).saturating_sub(sum(before))
+        };
+        let pgalloc = ["pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgalloc_movable", "pgalloc_device"];
+        rows.push(row("pages allocated (pgalloc_*)", r.pgalloc_pages, delta(&pgalloc)));
+        rows.push(row("pages freed (pgfree)", r.pgfree_pages, delta(&["pgfree"])));
+    }
     if let Some(after) = &t.snapshots.after_buddyinfo {
         let node = r.node.shared();
         let sim_zone = |name: &str, o: usize| {

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use pageblock_formats::buddyinfo::BuddyInfo;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
+use pageblock_formats::vmstat::VmStat;
 use pageblock_formats::zoneinfo::ZoneInfo;
 
 use pageblock_formats::kmem::KMEM_EVENT_NAMES;
@@ -32,6 +33,10 @@ pub struct Snapshots {
     pub after_buddyinfo: Option<BuddyInfo>,
     /// `after.zoneinfo`.
     pub after_zoneinfo: Option<ZoneInfo>,
+    /// `before.vmstat`.
+    pub before_vmstat: Option<VmStat>,
+    /// `after.vmstat`.
+    pub after_vmstat: Option<VmStat>,
 }
 
 /// What the trace's own events say (the real kernel's side of the fidelity report).
@@ -173,5 +178,7 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
         before_pagetypeinfo: read(dir, "before.pagetypeinfo", PageTypeInfo::parse)?,
         after_buddyinfo: read(dir, "after.buddyinfo", BuddyInfo::parse)?,
         after_zoneinfo: read(dir, "after.zoneinfo", ZoneInfo::parse)?,
+        before_vmstat: read(dir, "before.vmstat", VmStat::parse)?,
+        after_vmstat: read(dir, "after.vmstat", VmStat::parse)?,
     })
 }

@@ -46,7 +46,22 @@ pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
                 Some(row.counts.iter().sum())
             };
             let lowest = |zt: ZoneType| lowest_pfn_in(t, zi, zt);
-            node_from_zoneinfo(zi, &|zt| ZoneHints { blocks: blocks(zt), lowest_managed_pfn: lowest(zt) })?
+            // Memory onlined during the trace (a later zoneinfo manages more): offline at the
+            // start, onlined when the trace frees it.
+            let managed = |zi: &pageblock_formats::zoneinfo::ZoneInfo, zt: ZoneType| {
+                zi.zones.iter().find(|z| z.node == 0 && z.zone == zt.name()).map_or(0, |z| z.managed)
+            };
+            let onlined = |zt: ZoneType| {
+                t.snapshots
+                    .after_zoneinfo
+                    .as_ref()
+                    .map_or(0, |after| managed(after, zt).saturating_sub(managed(zi, zt)))
+            };
+            node_from_zoneinfo(zi, &|zt| ZoneHints {
+                blocks: blocks(zt),
+                lowest_managed_pfn: lowest(zt),
+                offline_pages: onlined(zt),
+            })?
         }
         None => {
             let align = 1u64 << pageblock_core::types::MAX_PAGE_ORDER;
@@ -142,11 +157,11 @@ impl StartFacts {
     }
 
     /// The busy pages of a zone of `cfg`.
+    /// (Frees of the zone's offline memory are memory being onlined, not busy pages.)
     fn busy(&self, cfg: &ZoneConfig) -> BusyPages {
         let mut busy = BusyPages::new(cfg);
-        for &(pfn, order) in
-            self.first_frees.iter().filter(|(p, _)| (cfg.start_pfn..cfg.end_pfn()).contains(p))
-        {
+        let online = cfg.start_pfn..cfg.end_pfn() - cfg.offline_pages;
+        for &(pfn, order) in self.first_frees.iter().filter(|(p, _)| online.contains(p)) {
             busy.mark(pfn, 1 << order.min(63));
         }
         busy

@@ -114,6 +114,8 @@ pub struct DivergenceOut {
     pub order_mismatches: u64,
     /// Blocks allocated twice without a free.
     pub lost_frees: u64,
+    /// Pages of memory onlined during the trace.
+    pub pages_onlined: u64,
 }
 
 impl From<&Divergence> for DivergenceOut {
@@ -124,6 +126,7 @@ impl From<&Divergence> for DivergenceOut {
             unmatched_frees: d.unmatched_frees,
             order_mismatches: d.order_mismatches,
             lost_frees: d.lost_frees,
+            pages_onlined: d.pages_onlined,
         }
     }
 }
@@ -276,6 +279,7 @@ impl ReplayReport {
             ("mm_page_pcpu_drain", Box::new(|p| p.events["mm_page_pcpu_drain"].to_string())),
             ("pages on per-CPU lists, end", Box::new(|p| p.pcp_pages_end.to_string())),
             ("unmatched frees", Box::new(|p| p.divergence.unmatched_frees.to_string())),
+            ("pages onlined (memory hotplug)", Box::new(|p| p.divergence.pages_onlined.to_string())),
             ("records per second", Box::new(|p| format!("{:.0}", p.events_per_second))),
         ];
         let _ = write!(out, "{:<34}", "policy");

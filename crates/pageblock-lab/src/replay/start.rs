@@ -129,14 +129,12 @@ pub fn plan_layout(
     votes: &HashMap<usize, MigrateType>,
 ) -> (ZoneLayout, PlanShortfall) {
     let pbo = cfg.pageblock_order;
-    let g = Geometry {
-        first_block_pfn: cfg.start_pfn & !((1 << pbo) - 1),
-        start: cfg.start_pfn,
-        end: cfg.end_pfn(),
-        pbo,
-        nr_blocks,
-    };
-    let mut types: Vec<Option<MigrateType>> = vec![None; nr_blocks];
+    // Offline memory at the zone's top takes no part: its blocks stay Movable and empty.
+    let end = cfg.end_pfn() - cfg.offline_pages;
+    let first_block_pfn = cfg.start_pfn & !((1 << pbo) - 1);
+    let online_blocks = ((end - first_block_pfn).div_ceil(1 << pbo) as usize).min(nr_blocks);
+    let g = Geometry { first_block_pfn, start: cfg.start_pfn, end, pbo, nr_blocks: online_blocks };
+    let mut types: Vec<Option<MigrateType>> = vec![None; g.nr_blocks];
     let mut remaining = target.blocks.map(|n| n as i64);
     let mut free = Vec::new();
     let mut short = PlanShortfall::default();
@@ -152,10 +150,11 @@ pub fn plan_layout(
         &mut short,
     );
     assign_types(&mut types, &mut remaining, votes);
-    let block_types: Vec<MigrateType> = types.iter().map(|t| t.unwrap_or(MigrateType::Movable)).collect();
+    let mut block_types: Vec<MigrateType> = types.iter().map(|t| t.unwrap_or(MigrateType::Movable)).collect();
     short.blocks_off = remaining.iter().map(|r| r.unsigned_abs()).sum::<u64>() / 2;
     let taken = partial_free_blocks(&g, target, busy, &block_types, &mut free, &mut short);
     let reserved = reserved_runs(&g, cfg.reserved_pages, busy, &taken, &free, &mut short);
+    block_types.resize(nr_blocks, MigrateType::Movable);
     (ZoneLayout { block_types, free, reserved }, short)
 }
 
