@@ -17,6 +17,7 @@ use pageblock_formats::zoneinfo::ZoneInfo;
 
 use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
+use super::facts::TraceFacts;
 use crate::trace::{GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
 
 /// The trace file names `pageblock record` and common recorders use, in the order tried.
@@ -60,8 +61,11 @@ pub struct TraceCounts {
 pub struct LoadedTrace {
     /// The trace file.
     pub file: PathBuf,
-    /// Every kmem and compaction record, in file order.
+    /// The requests: allocations and frees, in file order (the kernel's own doings are
+    /// counted and gathered into the facts, not kept).
     pub records: Vec<TraceRecord>,
+    /// What the trace says about the start.
+    pub facts: TraceFacts,
     /// The gfp masks the records' ids name.
     pub gfps: GfpTable,
     /// Lines read, malformed lines skipped.
@@ -94,26 +98,31 @@ pub fn trace_file(path: &Path) -> Result<PathBuf, String> {
 pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Result<LoadedTrace, String> {
     let file = trace_file(path)?;
     let snapshots = read_snapshots(file.parent().unwrap_or(Path::new(".")))?;
+    let mut facts = facts_for(&snapshots);
     let started = Instant::now();
     let mut reader = TraceReader::open(&file).map_err(|e| e.to_string())?.skip_bad_lines(skip_bad);
     let read = reader.get_ref().progress();
-    // Room for the records up front: moving a growing vector of millions of them costs more
-    // than decoding them. A compressed line is rarely under 4 bytes, a plain one under 64;
-    // pages reserved but never written cost no memory.
+    // Room for the requests up front: moving a growing vector of millions of them costs more
+    // than decoding them. A compressed line is rarely under 8 bytes, a plain one under 128,
+    // and about half the lines are requests; reserved but unwritten pages cost no memory.
     let size = std::fs::metadata(&file).map_or(0, |m| m.len());
-    let per_record = if reader.get_ref().compression() == crate::trace::Compression::Plain { 64 } else { 4 };
+    let per_record = if reader.get_ref().compression() == crate::trace::Compression::Plain { 128 } else { 8 };
     let mut records = Vec::with_capacity((size / per_record).min(1 << 28) as usize);
     let mut counts = TraceCounts::default();
     let mut kmem = [0u64; 6];
     for item in reader.by_ref() {
         let (_, rec) = item.map_err(|e: TraceError| e.to_string())?;
         count(&mut counts, &mut kmem, &rec);
-        records.push(rec);
-        if records.len() % (1 << 16) == 0 {
+        facts.observe(&rec);
+        if matches!(rec.kind, RecordKind::Alloc { .. } | RecordKind::Free { .. }) {
+            records.push(rec);
+        }
+        if kmem[0] % (1 << 16) == 0 {
             progress(read.bytes());
         }
     }
     progress(read.bytes());
+    facts.finish();
     for (name, n) in KMEM_EVENT_NAMES.iter().zip(kmem).filter(|(_, n)| *n > 0) {
         counts.events.insert(name, n);
     }
@@ -121,6 +130,7 @@ pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Resul
     Ok(LoadedTrace {
         file,
         records,
+        facts,
         gfps: reader.gfp_table().clone(),
         lines: lines.lines,
         bad_lines: lines.bad_lines,
@@ -157,6 +167,26 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
         }
     };
     kmem[slot] += 1;
+}
+
+/// Facts gathering for the machine the snapshots describe (pageblock order, CMA and zone
+/// spans from them; the x86_64 defaults without them).
+fn facts_for(s: &Snapshots) -> TraceFacts {
+    let node = s.before_pagetypeinfo.as_ref().and_then(|p| p.nodes.first());
+    let pbo = node.map_or(pageblock_core::types::PAGEBLOCK_ORDER, |n| n.pageblock_order);
+    let cma = node.is_some_and(|n| n.blocks.migratetypes.iter().any(|m| m == "CMA"));
+    let spans = s.before_zoneinfo.as_ref().map_or(Vec::new(), |zi| {
+        zi.zones
+            .iter()
+            .filter(|z| z.node == 0)
+            .filter_map(|z| {
+                let t = pageblock_core::ZoneType::from_name(&z.zone)?;
+                let start = z.populated.as_ref()?.start_pfn;
+                Some((t, start..start.saturating_add(z.spanned)))
+            })
+            .collect()
+    });
+    TraceFacts::new(pbo, pageblock_core::types::MAX_PAGE_ORDER, cma, spans)
 }
 
 /// The snapshots present in `dir` (each optional; a present but unreadable one is an error).

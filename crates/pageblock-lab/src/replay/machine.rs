@@ -8,16 +8,14 @@
 
 use std::collections::HashMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
-
 use pageblock_core::migratetype::MigrateType;
 use pageblock_core::zone_state::ZoneLayout;
-use pageblock_core::{show, Node, NodeConfig, NodeLocks, Policy, ZoneConfig, ZoneType};
+use pageblock_core::{Node, NodeConfig, NodeLocks, Policy, ZoneConfig, ZoneType};
 
+use super::facts::TraceFacts;
 use super::load::LoadedTrace;
 use super::start::{plan_layout, BusyPages, PlanShortfall};
 use crate::machine::{node_from_zoneinfo, ZoneHints};
-use crate::trace::RecordKind;
 
 /// How the starting state came out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,7 +34,7 @@ pub struct StartReport {
 
 /// The machine's configuration for `t`.
 pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
-    let (lo, hi) = pfn_range(t).ok_or("the trace has no page events")?;
+    let (lo, hi) = t.facts.pfn_range.ok_or("the trace has no page events")?;
     let node = match &t.snapshots.before_zoneinfo {
         Some(zi) => {
             let blocks = |zt: ZoneType| {
@@ -45,7 +43,7 @@ pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
                     pti.nodes.first()?.blocks.rows.iter().find(|r| r.node == 0 && r.zone == zt.name())?;
                 Some(row.counts.iter().sum())
             };
-            let lowest = |zt: ZoneType| lowest_pfn_in(t, zi, zt);
+            let lowest = |zt: ZoneType| t.facts.lowest_in(zt);
             // Memory onlined during the trace (a later zoneinfo manages more): offline at the
             // start, onlined when the trace frees it.
             let managed = |zi: &pageblock_formats::zoneinfo::ZoneInfo, zt: ZoneType| {
@@ -87,75 +85,8 @@ pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
     Ok(node)
 }
 
-/// The lowest and highest pfn of an allocation or free.
-fn pfn_range(t: &LoadedTrace) -> Option<(u64, u64)> {
-    let pfns = t.records.iter().filter(|r| page_event(&r.kind)).map(|r| r.pfn);
-    let (lo, hi) = pfns.fold((u64::MAX, 0), |(lo, hi), p| (lo.min(p), hi.max(p)));
-    (lo <= hi).then_some((lo, hi))
-}
-
-fn page_event(k: &RecordKind) -> bool {
-    matches!(k, RecordKind::Alloc { failed: false, .. } | RecordKind::Free { .. })
-}
-
-/// The lowest page-event pfn inside zone `zt`'s span, per `zi`.
-fn lowest_pfn_in(t: &LoadedTrace, zi: &pageblock_formats::zoneinfo::ZoneInfo, zt: ZoneType) -> Option<u64> {
-    let z = zi.zones.iter().find(|z| z.node == 0 && z.zone == zt.name())?;
-    let start = z.populated.as_ref()?.start_pfn;
-    let span = start..start.saturating_add(z.spanned);
-    t.records.iter().filter(|r| page_event(&r.kind) && span.contains(&r.pfn)).map(|r| r.pfn).min()
-}
-
-/// What the trace says about its start, gathered in one pass (every policy's boot uses it).
-pub struct StartFacts {
-    /// Blocks `(pfn, order)` the trace frees before it allocates them: allocated at the start.
-    first_frees: Vec<(u64, u32)>,
-    /// The first pageblock type the trace shows per pageblock (`pfn >> pageblock_order`).
-    votes: FxHashMap<u64, MigrateType>,
-}
-
-impl StartFacts {
-    /// Gather the facts of `t` for a machine of `config`. A free is the first event of its
-    /// pages unless an earlier allocation covered them (a piece of a split block is not) or
-    /// the same pfn was freed before.
-    pub fn gather(t: &LoadedTrace, config: &NodeConfig) -> StartFacts {
-        let pbo = config.zones[0].pageblock_order;
-        let max_order = config.zones[0].max_order;
-        let config_cma = config.zones[0].config_cma;
-        let mut allocated: FxHashMap<u64, u8> = FxHashMap::default();
-        let mut freed = FxHashSet::default();
-        let mut facts = StartFacts { first_frees: Vec::new(), votes: FxHashMap::default() };
-        let covered = |allocated: &FxHashMap<u64, u8>, pfn: u64| {
-            (0..=max_order)
-                .any(|o| allocated.get(&(pfn & !((1u64 << o) - 1))).is_some_and(|&a| u32::from(a) >= o))
-        };
-        for r in &t.records {
-            match r.kind {
-                RecordKind::Alloc { failed: false, order, .. } => {
-                    let o = allocated.entry(r.pfn).or_insert(order);
-                    *o = (*o).max(order);
-                }
-                RecordKind::Free { order } => {
-                    let first = freed.insert(r.pfn) && !covered(&allocated, r.pfn);
-                    facts.first_frees.extend(first.then_some((r.pfn, u32::from(order))));
-                }
-                RecordKind::ZoneLocked { migratetype, .. }
-                | RecordKind::PcpuDrain { migratetype, .. }
-                | RecordKind::Extfrag { fallback_migratetype: migratetype, .. } => {
-                    let voted = MigrateType::ALL
-                        .into_iter()
-                        .find(|&m| show::abi_migratetype(config_cma, m) == i32::from(migratetype))
-                        .filter(|m| m.is_mergeable() || *m == MigrateType::HighAtomic);
-                    if let Some(mt) = voted {
-                        facts.votes.entry(r.pfn >> pbo).or_insert(mt);
-                    }
-                }
-                _ => {}
-            }
-        }
-        facts
-    }
-
+/// The trace's facts as a zone's starting state needs them.
+impl TraceFacts {
     /// The busy pages of a zone of `cfg`.
     /// (Frees of the zone's offline memory are memory being onlined, not busy pages.)
     fn busy(&self, cfg: &ZoneConfig) -> BusyPages {
@@ -168,7 +99,7 @@ impl StartFacts {
     }
 
     /// The votes of a zone of `cfg`, by the zone's pageblock index.
-    fn votes(&self, cfg: &ZoneConfig) -> HashMap<usize, MigrateType> {
+    fn zone_votes(&self, cfg: &ZoneConfig) -> HashMap<usize, MigrateType> {
         let pbo = cfg.pageblock_order;
         let (first, end) = (cfg.start_pfn >> pbo, (cfg.end_pfn() - 1) >> pbo);
         self.votes
@@ -180,12 +111,7 @@ impl StartFacts {
 }
 
 /// Boot the machine under `policy` and put it in the trace's starting state.
-pub fn boot(
-    t: &LoadedTrace,
-    facts: &StartFacts,
-    config: &NodeConfig,
-    policy: &Policy,
-) -> Result<(Node, StartReport), String> {
+pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(Node, StartReport), String> {
     let node = Node::new(config.clone(), policy.clone()).map_err(|e| format!("machine: {e}"))?;
     let mut report = StartReport {
         geometry: if t.snapshots.before_zoneinfo.is_some() { "before.zoneinfo" } else { "the trace's pfns" },
@@ -198,7 +124,7 @@ pub fn boot(
     };
     for (i, z) in node.shared().zones().iter().enumerate() {
         let cfg = z.config();
-        let busy = facts.busy(cfg);
+        let busy = t.facts.busy(cfg);
         report.busy_pages += busy.count();
         let layout = match t
             .snapshots
@@ -208,7 +134,7 @@ pub fn boot(
         {
             Some(target) => {
                 let (layout, short) =
-                    plan_layout(cfg, z.pageblocks().len(), &target, &busy, &facts.votes(cfg));
+                    plan_layout(cfg, z.pageblocks().len(), &target, &busy, &t.facts.zone_votes(cfg));
                 report.shortfall.push((cfg.zone_type.name().to_owned(), short));
                 layout
             }

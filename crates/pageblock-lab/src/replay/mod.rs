@@ -11,6 +11,7 @@
 //! ```
 
 pub mod engine;
+pub mod facts;
 pub mod fidelity;
 pub mod load;
 pub mod machine;
@@ -98,12 +99,11 @@ pub fn run(
     let total = std::fs::metadata(&file).ok().map(|m| m.len());
     let trace = load::load(path, skip_bad, &mut |bytes| progress(Stage::Loading { bytes, total }))?;
     let config = machine::node_config(&trace)?;
-    let facts = machine::StartFacts::gather(&trace, &config);
     let mut results = Vec::new();
     let mut start_report = None;
     let mut fidelity = None;
     for p in policies {
-        let (node, start) = machine::boot(&trace, &facts, &config, &p.policy)?;
+        let (node, start) = machine::boot(&trace, &config, &p.policy)?;
         start_report.get_or_insert(start);
         let mixed_start = mixed_pageblocks(node.shared());
         let records = trace.records.len() as u64;
