@@ -348,3 +348,30 @@ fn geometry_and_layout_flags_reach_the_zone() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pageblock order 11 exceeds max order 10"));
 }
+
+/// `--cpus` is the number of per-CPU page lists the workload spreads over: it shows in the
+/// pagesets and changes where the blocks end up.
+#[test]
+fn the_cpu_count_reaches_the_pagesets_and_the_result() {
+    let run = |cpus: &str, report: &str| {
+        stdout_of(&[
+            "show",
+            report,
+            "--mem",
+            "1G",
+            "--workload",
+            "fragment",
+            "--ops",
+            "300000",
+            "--cpus",
+            cpus,
+        ])
+    };
+    let pagesets = |cpus| {
+        let zi = ZoneInfo::parse(&run(cpus, "zoneinfo")).unwrap();
+        zi.zones.iter().filter_map(|z| z.populated.as_ref()).map(|p| p.pagesets.len()).collect::<Vec<_>>()
+    };
+    assert_eq!(pagesets("1"), [1, 1], "DMA and DMA32");
+    assert_eq!(pagesets("8"), [8, 8]);
+    assert_ne!(run("1", "buddyinfo"), run("8", "buddyinfo"));
+}
