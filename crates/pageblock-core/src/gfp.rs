@@ -172,14 +172,16 @@ pub struct NoFragmentRule {
 }
 
 impl NoFragmentRule {
-    fn applies(self) -> bool {
+    /// `alloc_flags_nofragment()` sets ALLOC_NOFRAGMENT.
+    pub fn applies(self) -> bool {
         self.configured && (self.defrag_mode || self.zone_is_normal)
     }
 }
 
 /// Fast-path flags (`__alloc_pages` step 3): low watermark, CMA for movable requests,
-/// `alloc_flags_nofragment`.
-pub fn alloc_flags_fast(gfp: Gfp, mt: MigrateType, rule: NoFragmentRule) -> AllocFlags {
+/// ALLOC_NOFRAGMENT if `nofragment` ([`NoFragmentRule::applies`], worked out once per node).
+#[inline]
+pub fn alloc_flags_fast(gfp: Gfp, mt: MigrateType, nofragment: bool) -> AllocFlags {
     let mut flags = AllocFlags::WMARK_LOW | AllocFlags::CPUSET;
     if mt == MigrateType::Movable {
         flags |= AllocFlags::CMA;
@@ -187,7 +189,7 @@ pub fn alloc_flags_fast(gfp: Gfp, mt: MigrateType, rule: NoFragmentRule) -> Allo
     if gfp.contains(Gfp::KSWAPD_RECLAIM) {
         flags |= AllocFlags::KSWAPD;
     }
-    if rule.applies() {
+    if nofragment {
         flags |= AllocFlags::NOFRAGMENT;
     }
     flags
@@ -254,19 +256,17 @@ mod tests {
 
     #[test]
     fn fast_path_flags() {
-        let f = alloc_flags_fast(Gfp::HIGHUSER_MOVABLE, MigrateType::Movable, RULE);
+        let f = alloc_flags_fast(Gfp::HIGHUSER_MOVABLE, MigrateType::Movable, RULE.applies());
         assert_eq!(f, AllocFlags(0x1 | 0x40 | 0x80 | 0x800 | 0x100));
         let no_dma32 = NoFragmentRule { configured: false, ..RULE };
-        assert!(
-            !alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, no_dma32).contains(AllocFlags::NOFRAGMENT)
-        );
+        assert!(!alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, no_dma32.applies())
+            .contains(AllocFlags::NOFRAGMENT));
         let dma32_zone = NoFragmentRule { zone_is_normal: false, ..RULE };
-        assert!(!alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, dma32_zone)
+        assert!(!alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, dma32_zone.applies())
             .contains(AllocFlags::NOFRAGMENT));
         let defrag = NoFragmentRule { zone_is_normal: false, defrag_mode: true, ..RULE };
-        assert!(
-            alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, defrag).contains(AllocFlags::NOFRAGMENT)
-        );
+        assert!(alloc_flags_fast(Gfp::KERNEL, MigrateType::Unmovable, defrag.applies())
+            .contains(AllocFlags::NOFRAGMENT));
     }
 
     #[test]

@@ -52,6 +52,8 @@ impl NodeCounters {
 struct Zonelist {
     /// Indices into the node's zones, highest zone type first.
     zones: [u8; MAX_NR_ZONES],
+    /// The type of the zone at each position (read by every request's fast-path flags).
+    types: [ZoneType; MAX_NR_ZONES],
     len: u8,
     /// Per highest usable zone type: the first zonelist position a request may use.
     start: [u8; MAX_NR_ZONES],
@@ -60,14 +62,16 @@ struct Zonelist {
 impl Zonelist {
     fn build(types: &[ZoneType]) -> Zonelist {
         let mut zones = [0u8; MAX_NR_ZONES];
+        let mut zone_types = [ZoneType::Dma; MAX_NR_ZONES];
         for (pos, i) in (0..types.len()).rev().enumerate() {
             zones[pos] = i as u8;
+            zone_types[pos] = types[i];
         }
         let len = types.len() as u8;
         let start = std::array::from_fn(|h| {
             (0..len).find(|&pos| types[zones[pos as usize] as usize].index() <= h).unwrap_or(len)
         });
-        Zonelist { zones, len, start }
+        Zonelist { zones, types: zone_types, len, start }
     }
 }
 
@@ -77,7 +81,17 @@ pub struct NodeShared {
     config: NodeConfig,
     policy: Policy,
     zones: Box<[Arc<ZoneShared>]>,
+    /// Each zone's pfns `[start, end)`, kept here so that a free finds its zone without
+    /// following a pointer per zone (`page_zone`).
+    spans: [(u64, u64); MAX_NR_ZONES],
     zonelist: Zonelist,
+    /// `alloc_flags_nofragment`'s inputs for a request by its highest usable zone type
+    /// (fixed at boot: the preferred zone's type and the policy).
+    nofragment: [NoFragmentRule; MAX_NR_ZONES],
+    /// `nofragment[h].applies()`, read by every request's fast-path flags.
+    nofragment_fast: [bool; MAX_NR_ZONES],
+    /// `MAX_PAGE_ORDER` of every zone.
+    max_order: u32,
     counters: NodeCounters,
     trace: Arc<TraceHub>,
     min_free_kbytes: Counter,
@@ -109,9 +123,26 @@ impl NodeShared {
             })
             .collect();
         let types: Vec<ZoneType> = config.zones.iter().map(|z| z.zone_type).collect();
+        let mut spans = [(0, 0); MAX_NR_ZONES];
+        for (span, z) in spans.iter_mut().zip(&config.zones) {
+            *span = (z.start_pfn, z.start_pfn + z.nr_pages());
+        }
+        let zonelist = Zonelist::build(&types);
+        let nofragment = std::array::from_fn(|h| {
+            let start = zonelist.start[h];
+            NoFragmentRule {
+                configured: policy.nofragment,
+                zone_is_normal: start < zonelist.len && zonelist.types[start as usize] == ZoneType::Normal,
+                defrag_mode: policy.defrag_mode,
+            }
+        });
         let shared = NodeShared {
             zones: zones.iter().map(|z| Arc::clone(z.shared())).collect(),
-            zonelist: Zonelist::build(&types),
+            spans,
+            zonelist,
+            nofragment_fast: nofragment.map(NoFragmentRule::applies),
+            nofragment,
+            max_order: config.zones[0].max_order,
             counters: NodeCounters::default(),
             trace,
             min_free_kbytes: Counter::new(wm.min_free_kbytes),
@@ -159,7 +190,7 @@ impl NodeShared {
     /// The zone holding `pfn` among its managed pages (`page_zone`).
     #[inline]
     pub fn zone_of(&self, pfn: u64) -> Option<usize> {
-        self.zones.iter().position(|z| z.contains(pfn))
+        self.spans[..self.zones.len()].iter().position(|&(start, end)| pfn.wrapping_sub(start) < end - start)
     }
 
     /// The zone of type `t`, if populated.
@@ -219,7 +250,7 @@ impl NodeShared {
     /// `MAX_PAGE_ORDER`.
     #[inline]
     pub fn max_order(&self) -> u32 {
-        self.zones[0].config().max_order
+        self.max_order
     }
 
     /// `pageblock_order`.
@@ -250,15 +281,15 @@ impl NodeShared {
             gfp::gfp_migratetype(gfp, self.group_by_mobility).map_err(|e| AllocError::InvalidGfp(e.0))?;
         let highest_zoneidx = gfp::gfp_zone(gfp).map_err(|e| AllocError::InvalidGfp(e.0))?;
         let z = &self.zonelist;
+        // `start <= len` by construction (Zonelist::build).
         let start = z.start[highest_zoneidx.index()];
-        let zonelist = &z.zones[start as usize..z.len as usize];
         Ok(AllocContext {
             gfp,
             order,
             migratetype,
             highest_zoneidx,
             zonelist_start: start,
-            zonelist_len: zonelist.len() as u8,
+            zonelist_len: z.len - start,
         })
     }
 
@@ -275,21 +306,18 @@ impl NodeShared {
         self.zonelist(ac).first().map(|&z| z as usize)
     }
 
-    /// Which ALLOC_NOFRAGMENT rule applies to a request preferring zone `preferred`.
+    /// Which ALLOC_NOFRAGMENT rule applies to request `ac` (it depends on the type of its
+    /// preferred zone).
     #[inline]
-    pub fn nofragment_rule(&self, preferred: Option<usize>) -> NoFragmentRule {
-        NoFragmentRule {
-            configured: self.policy.nofragment,
-            zone_is_normal: preferred.is_some_and(|z| self.zone(z).config().zone_type == ZoneType::Normal),
-            defrag_mode: self.policy.defrag_mode,
-        }
+    pub fn nofragment_rule(&self, ac: &AllocContext) -> NoFragmentRule {
+        self.nofragment[ac.highest_zoneidx.index()]
     }
 
     /// The fast-path flags of `__alloc_pages` (step 3): low watermark, CMA for movable
     /// requests, `alloc_flags_nofragment` of the preferred zone.
     #[inline]
     pub fn alloc_flags_fast(&self, ac: &AllocContext) -> AllocFlags {
-        gfp::alloc_flags_fast(ac.gfp, ac.migratetype, self.nofragment_rule(self.preferred_zone(ac)))
+        gfp::alloc_flags_fast(ac.gfp, ac.migratetype, self.nofragment_fast[ac.highest_zoneidx.index()])
     }
 }
 

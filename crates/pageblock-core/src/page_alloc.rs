@@ -22,6 +22,7 @@ use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
 use crate::watermark::WatermarkRequest;
+use crate::zone::ZoneShared;
 
 /// What a request is (`struct alloc_context` plus its mask and order): set once by
 /// `prepare_alloc_pages` and read by every step.
@@ -57,7 +58,7 @@ pub(crate) fn lock_zone<L: NodeLocks + ?Sized>(l: &L, zone: usize, cpu: usize) -
 
 /// `__alloc_pages()`: a block of 2^`order` pages for a request with mask `gfp`, made on CPU
 /// `cpu`.
-#[inline]
+#[inline(always)]
 pub fn alloc_pages<L: NodeLocks + ?Sized>(
     l: &L,
     cpu: usize,
@@ -80,17 +81,20 @@ pub fn alloc_pages<L: NodeLocks + ?Sized>(
         migratetype: ac.migratetype,
         gfp,
     });
-    page.ok_or_else(|| {
-        node.count(VmEvent::PgAllocFail, 1);
-        AllocError::NoMemory { order }
-    })
+    page.ok_or_else(|| alloc_failed(node, order))
+}
+
+#[cold]
+fn alloc_failed(node: &crate::node::NodeShared, order: u32) -> AllocError {
+    node.count(VmEvent::PgAllocFail, 1);
+    AllocError::NoMemory { order }
 }
 
 /// `get_page_from_freelist()`: walk the zonelist from the preferred zone down; the first zone
 /// whose watermark allows the request serves it. A request that found nothing with
 /// ALLOC_NOFRAGMENT walks again without it (fragmenting is preferred over failing), except
 /// under `defrag_mode`, which keeps the flag until the slow path's end.
-#[inline]
+#[inline(always)]
 pub(crate) fn get_page_from_freelist<L: NodeLocks + ?Sized>(
     l: &L,
     cpu: usize,
@@ -99,15 +103,16 @@ pub(crate) fn get_page_from_freelist<L: NodeLocks + ?Sized>(
 ) -> Option<Pfn> {
     let node = l.node();
     loop {
+        let req = ac.watermark_request(flags);
         for &z in node.zonelist(ac) {
             let z = z as usize;
-            if !node.zone(z).watermark_allows(ac.watermark_request(flags)) {
+            if !node.zone(z).watermark_allows(&req) {
                 node.count(VmEvent::WatermarkFail, 1);
                 continue;
             }
             if let Some(pfn) = rmqueue(l, cpu, z, ac, flags) {
                 if flags.contains(AllocFlags::HIGHATOMIC) {
-                    lock_zone(l, z, cpu).reserve_highatomic_pageblock(pfn.0, ac.order);
+                    reserve_highatomic_pageblock(l, cpu, z, pfn, ac.order);
                 }
                 return Some(pfn);
             }
@@ -121,10 +126,16 @@ pub(crate) fn get_page_from_freelist<L: NodeLocks + ?Sized>(
     }
 }
 
+/// A high-order atomic request that dug into the reserves may reserve its pageblock.
+#[cold]
+fn reserve_highatomic_pageblock<L: NodeLocks + ?Sized>(l: &L, cpu: usize, z: usize, pfn: Pfn, order: u32) {
+    lock_zone(l, z, cpu).reserve_highatomic_pageblock(pfn.0, order);
+}
+
 /// `rmqueue()`: the per-CPU lists for the orders they cache (refilled in one zone-lock hold
 /// when empty), else — or if they had nothing — the buddy lists. Either way a pending
 /// watermark boost wakes kswapd.
-#[inline]
+#[inline(always)]
 fn rmqueue<L: NodeLocks + ?Sized>(
     l: &L,
     cpu: usize,
@@ -135,28 +146,47 @@ fn rmqueue<L: NodeLocks + ?Sized>(
     let zone = l.node().zone(z);
     let mut page = None;
     if zone.pcp_allowed_order(ac.order) {
-        page = rmqueue_pcplist(l, cpu, z, ac, flags);
+        page = rmqueue_pcplist(l, cpu, z, zone, ac, flags);
     }
     if page.is_none() {
-        page = lock_zone(l, z, cpu).rmqueue_buddy(ac.order, ac.migratetype, flags);
+        page = rmqueue_buddy(l, cpu, z, ac, flags);
     }
     if flags.contains(AllocFlags::KSWAPD) && zone.flags().boosted_watermark() {
-        zone.flags().set_boosted_watermark(false);
-        l.wakeup_kswapd(z, Gfp::NONE, 0, zone.config().zone_type);
+        wakeup_kswapd_boosted(l, z);
     }
     page
 }
 
-/// `rmqueue_pcplist()`: `None` if the CPU's lock is contended or the refill found nothing.
-#[inline]
-fn rmqueue_pcplist<L: NodeLocks + ?Sized>(
+/// `rmqueue_buddy()`: the zone's lists under its lock.
+#[cold]
+fn rmqueue_buddy<L: NodeLocks + ?Sized>(
     l: &L,
     cpu: usize,
     z: usize,
     ac: &AllocContext,
     flags: AllocFlags,
 ) -> Option<Pfn> {
+    lock_zone(l, z, cpu).rmqueue_buddy(ac.order, ac.migratetype, flags)
+}
+
+/// A fallback boosted the watermarks: clear the flag and let kswapd reclaim the boost.
+#[cold]
+fn wakeup_kswapd_boosted<L: NodeLocks + ?Sized>(l: &L, z: usize) {
     let zone = l.node().zone(z);
+    zone.flags().set_boosted_watermark(false);
+    l.wakeup_kswapd(z, Gfp::NONE, 0, zone.config().zone_type);
+}
+
+/// `rmqueue_pcplist()`: `None` if the CPU's lock is contended or the refill found nothing.
+#[inline(always)]
+fn rmqueue_pcplist<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    z: usize,
+    zone: &ZoneShared,
+    ac: &AllocContext,
+    flags: AllocFlags,
+) -> Option<Pfn> {
     let mut pcp = l.trylock_pcp(cpu, z)?;
     pcp.rmqueue(zone, ac.order, ac.migratetype, |n, out| {
         lock_zone(l, z, cpu).rmqueue_bulk(ac.order, n, ac.migratetype, flags, out);
@@ -167,7 +197,7 @@ fn rmqueue_pcplist<L: NodeLocks + ?Sized>(
 /// refused), then cache the block on CPU `cpu`'s lists for the orders they cache — freeing a
 /// batch to the zone when the CPU holds too much — or return it to the zone directly (other
 /// orders, isolated pageblocks, a contended per-CPU lock).
-#[inline]
+#[inline(always)]
 pub fn free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn: Pfn, order: u32) -> Result<(), FreeError> {
     let node = l.node();
     let Some(z) = node.zone_of(pfn.0) else {
@@ -191,8 +221,21 @@ pub fn free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn: Pfn, order: u32
             return Ok(());
         }
     }
+    free_one_page(l, cpu, z, pfn, order)
+}
+
+/// The zone path of a free: orders the CPU lists do not cache, isolated pageblocks, a
+/// contended per-CPU lock.
+#[cold]
+fn free_one_page<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    z: usize,
+    pfn: Pfn,
+    order: u32,
+) -> Result<(), FreeError> {
     lock_zone(l, z, cpu).free_pages(pfn, order)?;
-    node.trace().emit(cpu as u32, || TraceEvent::PageFree { pfn: pfn.0, order });
+    l.node().trace().emit(cpu as u32, || TraceEvent::PageFree { pfn: pfn.0, order });
     Ok(())
 }
 

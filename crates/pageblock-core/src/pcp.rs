@@ -197,7 +197,7 @@ impl PerCpuPages {
     /// `rmqueue_pcplist()`: a block of `order` for a `mt` request from this CPU's lists.
     /// An empty list is refilled first: `refill(n, out)` must append up to `n` blocks taken
     /// from the zone under its lock (`rmqueue_bulk`). Returns `None` if the refill got none.
-    #[inline]
+    #[inline(always)]
     pub fn rmqueue(
         &mut self,
         shared: &ZoneShared,

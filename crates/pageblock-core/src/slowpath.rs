@@ -60,12 +60,13 @@ pub(crate) fn alloc_pages_slowpath<L: NodeLocks + ?Sized>(
 ) -> Option<Pfn> {
     let node = l.node();
     let gfp = ac.gfp;
-    let preferred = node.preferred_zone(ac)?;
+    // No zone for this request: nothing to wait for.
+    node.preferred_zone(ac)?;
     let mut st = SlowPath {
         can_direct_reclaim: gfp.contains(Gfp::DIRECT_RECLAIM),
         can_compact: gfp.contains(Gfp::IO),
         costly_order: ac.order > PAGE_ALLOC_COSTLY_ORDER,
-        flags: gfp::gfp_to_alloc_flags(gfp, ac.order, ac.migratetype, node.nofragment_rule(Some(preferred))),
+        flags: gfp::gfp_to_alloc_flags(gfp, ac.order, ac.migratetype, node.nofragment_rule(ac)),
         no_progress_loops: 0,
         compaction_retries: 0,
         compact_priority: CompactPriority::DEFAULT,

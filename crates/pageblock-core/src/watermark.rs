@@ -318,10 +318,10 @@ impl ZoneShared {
     /// (setting the flag when it fails, even for ALLOC_NO_WATERMARKS requests, which then
     /// pass regardless). Returns whether this request may allocate from the zone.
     #[inline]
-    pub fn watermark_allows(&self, req: WatermarkRequest) -> bool {
+    pub fn watermark_allows(&self, req: &WatermarkRequest) -> bool {
         if !self.flags.below_high() {
             let high = self.wmark_pages(WatermarkLevel::High);
-            if self.zone_watermark_fast(req, high) {
+            if self.zone_watermark_fast(*req, high) {
                 return true;
             }
             self.flags.set_below_high(true);
@@ -330,7 +330,7 @@ impl ZoneShared {
             return true;
         }
         let mark = self.wmark_pages(req.flags.watermark());
-        self.zone_watermark_fast(req, mark)
+        self.zone_watermark_fast(*req, mark)
     }
 }
 

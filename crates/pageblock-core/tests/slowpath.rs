@@ -160,7 +160,7 @@ fn a_no_watermarks_attempt_marks_the_zone_below_high() {
     let z = n.shared().zone(0);
     assert!(!z.flags().below_high());
     let req = |flags| WatermarkRequest { order: 0, flags, highest_zoneidx: ZoneType::Normal };
-    assert!(z.watermark_allows(req(AllocFlags::NO_WATERMARKS)), "no watermarks: allowed");
+    assert!(z.watermark_allows(&req(AllocFlags::NO_WATERMARKS)), "no watermarks: allowed");
     assert!(z.flags().below_high(), "and the zone is marked below high");
-    assert!(!z.watermark_allows(req(AllocFlags::WMARK_MIN)), "below min: refused");
+    assert!(!z.watermark_allows(&req(AllocFlags::WMARK_MIN)), "below min: refused");
 }
