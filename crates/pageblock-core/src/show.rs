@@ -26,7 +26,7 @@ use crate::node::NodeShared;
 use crate::pcp;
 use crate::stats::{VmEvent, ZoneStat};
 use crate::trace::TraceEvent;
-use crate::vmstat_items::{NODE_STAT_ITEMS, VMSTAT_ITEMS, ZONE_STAT_ITEMS};
+use crate::vmstat_items::{vmstat_items, NODE_STAT_ITEMS, ZONE_STAT_ITEMS};
 use crate::zone::{Zone, ZoneShared};
 
 /// How `/proc/pagetypeinfo` counts free blocks.
@@ -374,7 +374,7 @@ fn vmstat_item(node: &NodeShared, name: &str) -> u64 {
 
 /// `/proc/vmstat`: every line 6.18 prints, in its order.
 pub fn vmstat(node: &NodeShared) -> VmStat {
-    VmStat { items: VMSTAT_ITEMS.iter().map(|&n| (n.to_owned(), vmstat_item(node, n))).collect() }
+    VmStat { items: vmstat_items().map(|n| (n.to_owned(), vmstat_item(node, n))).collect() }
 }
 
 /// Every counter, kernel and pageblock-specific, summed over the node, as `(name, value)` in

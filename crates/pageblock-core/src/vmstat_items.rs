@@ -81,77 +81,9 @@ pub const NODE_STAT_ITEMS: [&str; 51] = [
     "nr_kernel_file_pages",
 ];
 
-/// Every line of `/proc/vmstat`: zone stats, node stats, the dirty thresholds and memmap
-/// sizes, then the vm events, ending with the deprecated `nr_unstable`.
-pub const VMSTAT_ITEMS: [&str; 192] = [
-    "nr_free_pages",
-    "nr_free_pages_blocks",
-    "nr_zone_inactive_anon",
-    "nr_zone_active_anon",
-    "nr_zone_inactive_file",
-    "nr_zone_active_file",
-    "nr_zone_unevictable",
-    "nr_zone_write_pending",
-    "nr_mlock",
-    "nr_zspages",
-    "nr_free_cma",
-    "numa_hit",
-    "numa_miss",
-    "numa_foreign",
-    "numa_interleave",
-    "numa_local",
-    "numa_other",
-    "nr_inactive_anon",
-    "nr_active_anon",
-    "nr_inactive_file",
-    "nr_active_file",
-    "nr_unevictable",
-    "nr_slab_reclaimable",
-    "nr_slab_unreclaimable",
-    "nr_isolated_anon",
-    "nr_isolated_file",
-    "workingset_nodes",
-    "workingset_refault_anon",
-    "workingset_refault_file",
-    "workingset_activate_anon",
-    "workingset_activate_file",
-    "workingset_restore_anon",
-    "workingset_restore_file",
-    "workingset_nodereclaim",
-    "nr_anon_pages",
-    "nr_mapped",
-    "nr_file_pages",
-    "nr_dirty",
-    "nr_writeback",
-    "nr_shmem",
-    "nr_shmem_hugepages",
-    "nr_shmem_pmdmapped",
-    "nr_file_hugepages",
-    "nr_file_pmdmapped",
-    "nr_anon_transparent_hugepages",
-    "nr_vmscan_write",
-    "nr_vmscan_immediate_reclaim",
-    "nr_dirtied",
-    "nr_written",
-    "nr_throttled_written",
-    "nr_kernel_misc_reclaimable",
-    "nr_foll_pin_acquired",
-    "nr_foll_pin_released",
-    "nr_kernel_stack",
-    "nr_page_table_pages",
-    "nr_sec_page_table_pages",
-    "nr_iommu_pages",
-    "nr_swapcached",
-    "pgpromote_success",
-    "pgpromote_candidate",
-    "pgpromote_candidate_nrl",
-    "pgdemote_kswapd",
-    "pgdemote_direct",
-    "pgdemote_khugepaged",
-    "pgdemote_proactive",
-    "nr_hugetlb",
-    "nr_balloon_pages",
-    "nr_kernel_file_pages",
+/// The lines of `/proc/vmstat` after the zone and node stats: the dirty thresholds and
+/// memmap sizes, then the vm events, ending with the deprecated `nr_unstable`.
+pub const VM_ITEMS: [&str; 124] = [
     "nr_dirty_threshold",
     "nr_dirty_background_threshold",
     "nr_memmap_pages",
@@ -278,15 +210,20 @@ pub const VMSTAT_ITEMS: [&str; 192] = [
     "nr_unstable",
 ];
 
+/// Every line of `/proc/vmstat`, in order: the zone stats, the node stats, then [`VM_ITEMS`].
+pub fn vmstat_items() -> impl Iterator<Item = &'static str> {
+    ZONE_STAT_ITEMS.into_iter().chain(NODE_STAT_ITEMS).chain(VM_ITEMS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The names of a real 6.18 `/proc/vmstat`, line for line.
     #[test]
-    fn vmstat_starts_with_the_zone_and_node_stats() {
-        assert_eq!(VMSTAT_ITEMS[..ZONE_STAT_ITEMS.len()], ZONE_STAT_ITEMS);
-        let node = &VMSTAT_ITEMS[ZONE_STAT_ITEMS.len()..ZONE_STAT_ITEMS.len() + NODE_STAT_ITEMS.len()];
-        assert_eq!(node, NODE_STAT_ITEMS);
-        assert_eq!(VMSTAT_ITEMS.last(), Some(&"nr_unstable"));
+    fn vmstat_names_are_a_real_machines() {
+        let real = include_str!("../../pageblock-formats/tests/data/vmstat.txt");
+        let names: Vec<&str> = real.lines().map(|l| l.split(' ').next().unwrap_or("")).collect();
+        assert_eq!(vmstat_items().collect::<Vec<_>>(), names);
     }
 }
