@@ -9,12 +9,18 @@
 
 use std::ops::Range;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use pageblock_core::migratetype::MigrateType;
 use pageblock_core::{show, ZoneType};
 
+use super::pfntable::PfnTable;
 use crate::trace::{RecordKind, TraceRecord};
+
+/// Per pfn: the largest order allocated at it, plus one (0: never allocated)...
+const ALLOCATED_ORDER: u8 = 0x1f;
+/// ... and whether it was freed.
+const FREED: u8 = 0x80;
 
 /// The facts, and what gathering them needs to know.
 #[derive(Debug)]
@@ -30,8 +36,8 @@ pub struct TraceFacts {
     pageblock_order: u32,
     max_order: u32,
     config_cma: bool,
-    allocated: FxHashMap<u64, u8>,
-    freed: FxHashSet<u64>,
+    /// `ALLOCATED_ORDER | FREED` per pfn.
+    pages: PfnTable<u8>,
 }
 
 impl TraceFacts {
@@ -51,8 +57,7 @@ impl TraceFacts {
             pageblock_order,
             max_order,
             config_cma,
-            allocated: FxHashMap::default(),
-            freed: FxHashSet::default(),
+            pages: PfnTable::default(),
         }
     }
 
@@ -61,12 +66,17 @@ impl TraceFacts {
         match r.kind {
             RecordKind::Alloc { failed: false, order, .. } => {
                 self.page_event(r.pfn);
-                let o = self.allocated.entry(r.pfn).or_insert(order);
-                *o = (*o).max(order);
+                let p = self.pages.entry(r.pfn);
+                // Orders beyond the field (no real event has them) cover as much as any.
+                let stored = order.min(ALLOCATED_ORDER - 1) + 1;
+                *p = (*p & FREED) | (*p & ALLOCATED_ORDER).max(stored);
             }
             RecordKind::Free { order } => {
                 self.page_event(r.pfn);
-                let first = self.freed.insert(r.pfn) && !self.covered(r.pfn);
+                let p = self.pages.entry(r.pfn);
+                let first_free = *p & FREED == 0;
+                *p |= FREED;
+                let first = first_free && !self.covered(r.pfn);
                 self.first_frees.extend(first.then_some((r.pfn, u32::from(order))));
             }
             RecordKind::ZoneLocked { migratetype, .. }
@@ -87,10 +97,11 @@ impl TraceFacts {
     }
 
     /// True if an earlier allocation covers `pfn`.
-    fn covered(&self, pfn: u64) -> bool {
+    fn covered(&mut self, pfn: u64) -> bool {
         (0..=self.max_order).any(|o| {
             let head = pfn & !((1u64 << o) - 1);
-            self.allocated.get(&head).is_some_and(|&a| u32::from(a) >= o)
+            let a = self.pages.get(head) & ALLOCATED_ORDER;
+            a != 0 && u32::from(a - 1) >= o
         })
     }
 
@@ -111,7 +122,6 @@ impl TraceFacts {
 
     /// Done reading: drop what only gathering needed.
     pub fn finish(&mut self) {
-        self.allocated = FxHashMap::default();
-        self.freed = FxHashSet::default();
+        self.pages = PfnTable::default();
     }
 }

@@ -16,6 +16,7 @@ pub mod fidelity;
 pub mod load;
 pub mod machine;
 pub mod pfnmap;
+pub mod pfntable;
 pub mod report;
 pub mod series;
 pub mod snapshot;

@@ -5,13 +5,24 @@
 //! kernel also frees parts of allocations (`split_page`, folio splits: a THP freed as 512
 //! order-0 pages): a free inside a remembered block finds it by its aligned head.
 
-use rustc_hash::FxHashMap;
+use super::pfntable::PfnTable;
 
-/// Traced head pfn → (simulated head pfn, order).
+/// Traced head pfn → simulated head pfn and order, packed as `sim << 8 | (order + 1)` (0: no
+/// block; simulated pfns are far below 2^56, the machine must fit in this host's memory).
 #[derive(Debug, Default)]
 pub struct PfnMap {
-    blocks: FxHashMap<u64, (u64, u8)>,
+    blocks: PfnTable<u64>,
+    len: usize,
     max_order: u32,
+}
+
+fn pack(sim: u64, order: u32) -> u64 {
+    debug_assert!(sim < 1 << 56 && order < 255);
+    sim << 8 | u64::from(order + 1)
+}
+
+fn unpack(v: u64) -> Option<(u64, u8)> {
+    (v != 0).then(|| (v >> 8, (v & 0xff) as u8 - 1))
 }
 
 /// A remembered block that contains a traced pfn.
@@ -28,41 +39,38 @@ pub struct Mapped {
 impl PfnMap {
     /// An empty map for blocks up to `max_order`.
     pub fn new(max_order: u32) -> PfnMap {
-        PfnMap { blocks: FxHashMap::default(), max_order }
+        PfnMap { blocks: PfnTable::default(), len: 0, max_order }
     }
 
     /// Remember that traced block `traced` is simulated block `sim` of `order`; returns the
     /// block it replaces if the trace reused a head it never freed (a lost free event).
     pub fn insert(&mut self, traced: u64, sim: u64, order: u32) -> Option<(u64, u8)> {
-        self.blocks.insert(traced, (sim, order as u8))
+        let old = unpack(std::mem::replace(self.blocks.entry(traced), pack(sim, order)));
+        self.len += usize::from(old.is_none());
+        old
     }
 
     /// The remembered block containing traced pfn `pfn` (its head first, then the aligned
     /// heads of bigger blocks), taken out of the map.
     pub fn take_containing(&mut self, pfn: u64) -> Option<Mapped> {
-        if let Some((sim, order)) = self.blocks.remove(&pfn) {
-            return Some(Mapped { traced: pfn, sim, order: u32::from(order) });
-        }
-        for order in 1..=self.max_order {
+        let (head, sim, order) = (0..=self.max_order).find_map(|order| {
             let head = pfn & !((1u64 << order) - 1);
-            if let Some(&(sim, o)) = self.blocks.get(&head) {
-                if u32::from(o) >= order {
-                    self.blocks.remove(&head);
-                    return Some(Mapped { traced: head, sim, order: u32::from(o) });
-                }
-            }
-        }
-        None
+            let (sim, o) = unpack(self.blocks.get(head))?;
+            (u32::from(o) >= order).then_some((head, sim, u32::from(o)))
+        })?;
+        *self.blocks.entry(head) = 0;
+        self.len -= 1;
+        Some(Mapped { traced: head, sim, order })
     }
 
     /// Blocks remembered.
     pub fn len(&self) -> usize {
-        self.blocks.len()
+        self.len
     }
 
     /// True if nothing is remembered.
     pub fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
+        self.len == 0
     }
 }
 
