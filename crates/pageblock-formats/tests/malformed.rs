@@ -213,3 +213,25 @@ proptest! {
         parse_all(&String::from_utf8(t).unwrap());
     }
 }
+
+/// No parser is super-linear in its input: a quadratic pass over these (a million lines,
+/// a two-megabyte line, a gfp mask of 200,000 flags) would not finish within CI's limit.
+/// What parses re-renders byte for byte.
+#[test]
+fn huge_inputs_are_read_in_one_pass() {
+    let lines = 1_000_000;
+    let vmstat: String = (0..lines).map(|i| format!("item_{i} {i}\n")).collect();
+    assert_eq!(VmStat::parse(&vmstat).unwrap().to_string(), vmstat);
+    let sample = data("buddyinfo.txt");
+    let buddy = sample.repeat(lines / sample.lines().count());
+    match BuddyInfo::parse(&buddy) {
+        Ok(b) => assert_eq!(b.to_string(), buddy),
+        Err(e) => assert!(e.line > 1, "{e}"),
+    }
+    let wide = format!("Node 0, zone   Normal {}\n", "     1 ".repeat(300_000));
+    parse_all(&wide);
+    let trace_line = format!("  cat-1 [000] .....   1.000000: mm_page_free: {}\n", "x".repeat(2 << 20));
+    parse_all(&trace_line);
+    let mask = vec!["__GFP_IO"; 200_000].join("|");
+    let _ = Gfp::parse(&mask);
+}
