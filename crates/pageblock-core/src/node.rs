@@ -13,7 +13,7 @@
 //!
 //! * `zones[i].config().zone_type` strictly ascends with `i`;
 //! * the zonelist holds every zone once, highest zone type first (`build_zonelists` of a
-//!   single node); `zonelist_start[t]` is the first zonelist entry of type `<= t`.
+//!   single node); `Zonelist::start[t]` is the first zonelist entry of type `<= t`.
 
 use std::sync::Arc;
 
@@ -52,8 +52,6 @@ impl NodeCounters {
 struct Zonelist {
     /// Indices into the node's zones, highest zone type first.
     zones: [u8; MAX_NR_ZONES],
-    /// The type of the zone at each position (read by every request's fast-path flags).
-    types: [ZoneType; MAX_NR_ZONES],
     len: u8,
     /// Per highest usable zone type: the first zonelist position a request may use.
     start: [u8; MAX_NR_ZONES],
@@ -62,16 +60,14 @@ struct Zonelist {
 impl Zonelist {
     fn build(types: &[ZoneType]) -> Zonelist {
         let mut zones = [0u8; MAX_NR_ZONES];
-        let mut zone_types = [ZoneType::Dma; MAX_NR_ZONES];
         for (pos, i) in (0..types.len()).rev().enumerate() {
             zones[pos] = i as u8;
-            zone_types[pos] = types[i];
         }
         let len = types.len() as u8;
         let start = std::array::from_fn(|h| {
             (0..len).find(|&pos| types[zones[pos as usize] as usize].index() <= h).unwrap_or(len)
         });
-        Zonelist { zones, types: zone_types, len, start }
+        Zonelist { zones, len, start }
     }
 }
 
@@ -132,7 +128,8 @@ impl NodeShared {
             let start = zonelist.start[h];
             NoFragmentRule {
                 configured: policy.nofragment,
-                zone_is_normal: start < zonelist.len && zonelist.types[start as usize] == ZoneType::Normal,
+                zone_is_normal: start < zonelist.len
+                    && types[zonelist.zones[start as usize] as usize] == ZoneType::Normal,
                 defrag_mode: policy.defrag_mode,
             }
         });
@@ -185,6 +182,13 @@ impl NodeShared {
     #[inline]
     pub fn zone(&self, i: usize) -> &ZoneShared {
         &self.zones[i]
+    }
+
+    /// Where a driver keeps CPU `cpu`'s lists for zone `zone` (see
+    /// [`crate::pcp::PerCpuPages::for_node`]).
+    #[inline]
+    pub fn pcp_index(&self, cpu: usize, zone: usize) -> usize {
+        cpu * self.zones.len() + zone
     }
 
     /// The zone holding `pfn` among its managed pages (`page_zone`).

@@ -25,7 +25,7 @@ use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::verify::VerifyError;
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
-use crate::zone::ZoneShared;
+use crate::zone::{Zone, ZoneShared};
 use crate::{AllocFlags, Policy};
 
 /// Lists for orders 0..=3, one per mobility type (`NR_LOWORDER_PCP_LISTS`).
@@ -92,6 +92,13 @@ impl PagesetLimits {
 }
 
 impl PerCpuPages {
+    /// Every CPU's lists for each of a node's zones, in the order a driver keeps them: the
+    /// lists of `cpu` for zone `z` come at [`crate::NodeShared::pcp_index`]`(cpu, z)`.
+    pub fn for_node(nr_cpus: usize, zones: &[Zone]) -> impl Iterator<Item = PerCpuPages> + '_ {
+        (0..nr_cpus)
+            .flat_map(move |cpu| zones.iter().map(move |z| PerCpuPages::new(cpu, z.shared(), z.policy())))
+    }
+
     /// The lists of `cpu` for the zone of `shared`, sized by the zone's [`PagesetLimits`].
     /// `policy` decides the buddy prefetch (seed 001).
     pub fn new(cpu: usize, shared: &ZoneShared, policy: &Policy) -> PerCpuPages {

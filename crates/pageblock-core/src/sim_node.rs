@@ -40,7 +40,7 @@ pub const STAT_INTERVAL_US: u64 = 1_000_000;
 pub struct Node {
     shared: Arc<NodeShared>,
     zones: Box<[RefCell<Zone>]>,
-    /// `pcp[cpu * nr_zones + zone]`.
+    /// At [`NodeShared::pcp_index`].
     pcp: Box<[RefCell<PerCpuPages>]>,
     now_us: u64,
     next_vmstat_us: u64,
@@ -59,11 +59,7 @@ impl Node {
     /// Boot a node.
     pub fn new(config: NodeConfig, policy: Policy) -> Result<Node, ConfigError> {
         let (shared, zones) = NodeShared::boot(config, policy)?;
-        let nr_cpus = shared.nr_cpus();
-        let pcp = (0..nr_cpus)
-            .flat_map(|cpu| zones.iter().map(move |z| (cpu, z)))
-            .map(|(cpu, z)| RefCell::new(PerCpuPages::new(cpu, z.shared(), z.policy())))
-            .collect();
+        let pcp = PerCpuPages::for_node(shared.nr_cpus(), &zones).map(RefCell::new).collect();
         Ok(Node {
             shared: Arc::new(shared),
             zones: zones.into_iter().map(RefCell::new).collect(),
@@ -132,7 +128,7 @@ impl Node {
 
     /// CPU `cpu`'s lists for zone `i`.
     pub fn pcp(&self, cpu: usize, i: usize) -> Ref<'_, PerCpuPages> {
-        self.pcp[cpu * self.zones.len() + i].borrow()
+        self.pcp[self.shared.pcp_index(cpu, i)].borrow()
     }
 
     /// Check every invariant of every zone and every CPU's lists; returns the node's census.
@@ -180,6 +176,6 @@ impl NodeLocks for Node {
 
     #[inline]
     fn lock_pcp(&self, cpu: usize, zone: usize) -> RefMut<'_, PerCpuPages> {
-        self.pcp[cpu * self.zones.len() + zone].borrow_mut()
+        self.pcp[self.shared.pcp_index(cpu, zone)].borrow_mut()
     }
 }

@@ -57,7 +57,7 @@ use crate::sync::{SpinGuard, SpinLock};
 pub struct Allocator {
     shared: Arc<NodeShared>,
     zones: Box<[Mutex<Zone>]>,
-    /// `pcp[cpu * nr_zones + zone]`.
+    /// At [`NodeShared::pcp_index`].
     pcp: Box<[SpinLock<PerCpuPages>]>,
     /// `nr_cpus - 1` when the slot count is a power of two (slot = ticket & mask).
     cpu_mask: Option<usize>,
@@ -96,10 +96,7 @@ impl Allocator {
     fn build(config: NodeConfig, policy: Policy, arena: Option<Arena>) -> Result<Allocator, ConfigError> {
         let (shared, zones) = NodeShared::boot(config, policy)?;
         let nr_cpus = shared.nr_cpus();
-        let pcp = (0..nr_cpus)
-            .flat_map(|cpu| zones.iter().map(move |z| (cpu, z)))
-            .map(|(cpu, z)| SpinLock::new(PerCpuPages::new(cpu, z.shared(), z.policy())))
-            .collect();
+        let pcp = PerCpuPages::for_node(nr_cpus, &zones).map(SpinLock::new).collect();
         Ok(Allocator {
             shared: Arc::new(shared),
             zones: zones.into_iter().map(Mutex::new).collect(),
@@ -241,11 +238,11 @@ impl NodeLocks for Allocator {
 
     #[inline]
     fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<SpinGuard<'_, PerCpuPages>> {
-        self.pcp[cpu * self.zones.len() + zone].try_lock()
+        self.pcp[self.shared.pcp_index(cpu, zone)].try_lock()
     }
 
     fn lock_pcp(&self, cpu: usize, zone: usize) -> SpinGuard<'_, PerCpuPages> {
-        self.pcp[cpu * self.zones.len() + zone].lock()
+        self.pcp[self.shared.pcp_index(cpu, zone)].lock()
     }
 }
 
