@@ -170,11 +170,10 @@ fn trace_text(dir: &Path) -> String {
 fn pages_allocated_by(text: &str, comm: Option<&str>) -> (u64, u64) {
     let (mut events, mut pages) = (0, 0);
     for line in text.lines() {
-        if line.starts_with("CPU:") && line.contains("[LOST") {
-            continue;
-        }
-        let LineRef::Event(ev) = LineRef::parse(line).unwrap_or_else(|e| panic!("{e}: {line}")) else {
-            panic!("a comment in trace_pipe output: {line}")
+        let ev = match LineRef::parse(line).unwrap_or_else(|e| panic!("{e}: {line}")) {
+            LineRef::Event(ev) => ev,
+            LineRef::Lost { .. } => continue,
+            LineRef::Comment(_) => panic!("a comment in trace_pipe output: {line}"),
         };
         events += 1;
         if let (Ok(KmemEvent::PageAlloc(a)), true) = (ev.kmem(), comm.is_none_or(|c| ev.comm == c)) {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use pageblock_formats::ftrace::TraceLineRef;
+use pageblock_formats::ftrace::LineRef;
 
 /// What the lines of a trace held.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -23,23 +23,22 @@ pub struct EventCounts {
 impl EventCounts {
     /// Counts one line (without its newline).
     pub fn count_line(&mut self, line: &[u8]) {
-        if let Some(lost) = lost_marker(line) {
-            self.lost_lines += 1;
-            match lost {
-                Some(n) => self.lost_events += n,
-                None => self.lost_uncounted += 1,
+        let parsed = std::str::from_utf8(line).ok().and_then(|l| LineRef::parse(l).ok());
+        match parsed {
+            Some(LineRef::Lost { events, .. }) => {
+                self.lost_lines += 1;
+                match events {
+                    Some(n) => self.lost_events += n,
+                    None => self.lost_uncounted += 1,
+                }
             }
-            return;
-        }
-        let event = std::str::from_utf8(line).ok().and_then(|l| TraceLineRef::parse(l).ok()).map(|l| l.event);
-        match event {
-            Some(name) => match self.events.get_mut(name) {
+            Some(LineRef::Event(e)) => match self.events.get_mut(e.event) {
                 Some(n) => *n += 1,
                 None => {
-                    self.events.insert(name.to_owned(), 1);
+                    self.events.insert(e.event.to_owned(), 1);
                 }
             },
-            None => self.other_lines += 1,
+            Some(LineRef::Comment(_)) | None => self.other_lines += 1,
         }
     }
 
@@ -47,22 +46,6 @@ impl EventCounts {
     pub fn total_events(&self) -> u64 {
         self.events.values().sum()
     }
-}
-
-/// `CPU:%d [LOST %lu EVENTS]` → `Some(Some(n))`; `CPU:%d [LOST EVENTS]` → `Some(None)`
-/// (`print_trace_line` in `kernel/trace/trace.c`); anything else → `None`.
-fn lost_marker(line: &[u8]) -> Option<Option<u64>> {
-    let line = std::str::from_utf8(line).ok()?;
-    let rest = line.strip_prefix("CPU:")?;
-    let (cpu, rest) = rest.split_once(' ')?;
-    if cpu.is_empty() || !cpu.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let inner = rest.trim_end().strip_prefix("[LOST ")?.strip_suffix("EVENTS]")?;
-    if inner.is_empty() {
-        return Some(None);
-    }
-    inner.trim_end().parse().ok().map(Some)
 }
 
 #[cfg(test)]
@@ -89,16 +72,5 @@ mod tests {
         assert_eq!(events, [("mm_compaction_kcompactd_sleep", 1), ("mm_page_alloc", 2), ("mm_page_free", 1)]);
         assert_eq!((c.lost_lines, c.lost_events, c.lost_uncounted, c.other_lines), (2, 1234, 1, 2));
         assert_eq!(c.total_events(), 4);
-    }
-
-    #[test]
-    fn only_the_exact_lost_forms_are_lost_markers() {
-        assert_eq!(lost_marker(b"CPU:12 [LOST 7 EVENTS]"), Some(Some(7)));
-        assert_eq!(lost_marker(b"CPU:0 [LOST EVENTS]"), Some(None));
-        for not in
-            ["CPU: [LOST 7 EVENTS]", "CPU:x [LOST 7 EVENTS]", "CPU:1 [LOST x EVENTS]", "CPU:1 LOST 7", ALLOC]
-        {
-            assert_eq!(lost_marker(not.as_bytes()), None, "{not}");
-        }
     }
 }
