@@ -95,7 +95,7 @@ fn check_host_memory(node: &NodeConfig) -> Result<(), String> {
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes.
-fn mem_available_bytes() -> Option<u64> {
+pub(crate) fn mem_available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -16,6 +16,7 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 pub use events::resolve_events;
+pub(crate) use mount::c_path;
 pub use mount::Mounted;
 pub use pipe::TracePipe;
 pub use state::{Session, SessionConfig};

@@ -149,12 +149,7 @@ fn events_to_enable(fs: &Tracefs, list: &str) -> Result<Vec<String>, String> {
 /// Refuses a ring buffer that would take more than half of the available memory.
 fn check_memory(fs: &Tracefs, kb_per_cpu: u64) -> Result<(), String> {
     let cpus = fs.list("per_cpu")?.len().max(1) as u64;
-    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
-    let available_kb = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .ok_or("/proc/meminfo has no MemAvailable")?;
+    let available_kb = crate::spec::mem_available_bytes().ok_or("/proc/meminfo has no MemAvailable")? >> 10;
     let need_kb = kb_per_cpu.saturating_mul(cpus);
     if need_kb > available_kb / 2 {
         return Err(format!(

@@ -75,7 +75,8 @@ pub fn is_mounted(mounts: &str, target: &str, fstype: &str) -> bool {
     })
 }
 
-fn c_path(path: &Path) -> Result<CString, String> {
+/// `path` for a libc call.
+pub(crate) fn c_path(path: &Path) -> Result<CString, String> {
     CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| format!("{}: NUL in path", path.display()))
 }
 

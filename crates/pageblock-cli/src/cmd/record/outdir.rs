@@ -1,7 +1,6 @@
 //! The recording's directory: refused if it holds anything, created first of all so a bad
 //! path fails before tracefs is touched, and checked for room.
 
-use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
 /// Less free space than this on the directory's file system is refused. The shared
@@ -71,8 +70,7 @@ impl OutDir {
 
 /// Bytes available to unprivileged users on the file system of `path`.
 fn free_bytes(path: &Path) -> Result<u64, String> {
-    let c = CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| format!("{}: NUL in path", path.display()))?;
+    let c = crate::tracefs::c_path(path)?;
     // SAFETY: statvfs only writes the struct we hand it; `c` is NUL-terminated and outlives
     // the call.
     let stat = unsafe {
