@@ -65,18 +65,6 @@ impl ZoneType {
         self as usize
     }
 
-    /// The type with zone index `i`.
-    pub const fn from_index(i: usize) -> Option<ZoneType> {
-        match i {
-            0 => Some(ZoneType::Dma),
-            1 => Some(ZoneType::Dma32),
-            2 => Some(ZoneType::Normal),
-            3 => Some(ZoneType::Movable),
-            4 => Some(ZoneType::Device),
-            _ => None,
-        }
-    }
-
     /// The zone type for a name as `/proc/zoneinfo` prints it.
     pub fn from_name(name: &str) -> Option<ZoneType> {
         ZoneType::ALL.into_iter().find(|t| t.name() == name)
@@ -301,11 +289,6 @@ impl NodeConfig {
             z.nr_cpus = nr_cpus;
         }
         NodeConfig { zones }
-    }
-
-    /// The zone every request prefers when it may use any zone: the highest populated one.
-    pub fn highest_zone(&self) -> Option<&ZoneConfig> {
-        self.zones.last()
     }
 
     /// Node-wide settings, read from the first zone.

@@ -58,6 +58,9 @@ impl Zone {
         if !self.is_offline(pfn, nr_pages) {
             return Err(OnlineError::NotOffline { pfn, nr_pages });
         }
+        for p in pfn..pfn + nr_pages {
+            self.shared.memmap.clear(self.idx(p));
+        }
         for (p, order) in self.free_range_to_buddy(pfn, pfn + nr_pages) {
             self.emit(|| TraceEvent::PageFree { pfn: p, order });
         }

@@ -58,7 +58,6 @@ pub struct PerCpuPages {
     /// Recent run of frees, in pages (halved by each allocation).
     free_count: u64,
     pageblock_order: u32,
-    thp: bool,
     buddy_prefetch: bool,
     refill_buf: Vec<Pfn>,
     drain_buf: Vec<(Pfn, u32)>,
@@ -123,7 +122,6 @@ impl PerCpuPages {
             alloc_factor: 0,
             free_count: 0,
             pageblock_order: cfg.pageblock_order,
-            thp: cfg.thp,
             buddy_prefetch: policy.buddy_prefetch,
             refill_buf: Vec::with_capacity(buf),
             drain_buf: Vec::with_capacity(buf),
@@ -164,12 +162,6 @@ impl PerCpuPages {
     /// The batch size.
     pub fn batch(&self) -> u64 {
         self.batch
-    }
-
-    /// `pcp_allowed_order()`.
-    #[inline]
-    pub fn allowed_order(&self, order: u32) -> bool {
-        order <= PAGE_ALLOC_COSTLY_ORDER || (self.thp && order == self.pageblock_order)
     }
 
     /// `order_to_pindex()`: which list a block of `order` and type `mt` lives on. HighAtomic

@@ -396,9 +396,9 @@ impl Zone {
         self.free_range_to_buddy(first, online_end);
     }
 
-    /// Give `[start, end)` (pages that are nobody's yet) to the buddy lists in the largest
-    /// aligned blocks, to the list tails, as memblock and memory onlining do
-    /// (`__free_pages_core`). Returns the blocks freed.
+    /// Give `[start, end)` (pages that are nobody's yet, their memmap entries clear) to the
+    /// buddy lists in the largest aligned blocks, to the list tails, as memblock and memory
+    /// onlining do (`__free_pages_core`). Returns the blocks freed.
     pub(crate) fn free_range_to_buddy(&mut self, start: u64, end: u64) -> Vec<(u64, u32)> {
         let mut blocks = Vec::new();
         let mut pfn = start;
@@ -406,9 +406,6 @@ impl Zone {
             let mut order = self.max_order;
             while pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > end {
                 order -= 1;
-            }
-            for p in pfn..pfn + (1 << order) {
-                self.shared.memmap.clear(self.idx(p));
             }
             self.count(VmEvent::PgFree, 1 << order);
             self.free_pages_to_buddy(pfn, order, crate::buddy::FreeTo::Tail);
