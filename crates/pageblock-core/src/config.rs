@@ -144,6 +144,12 @@ pub struct ZoneConfig {
 pub const MAX_PFN: u64 = 1 << (52 - crate::types::PAGE_SHIFT);
 
 impl ZoneConfig {
+    /// With THP, the pageblock size in pages (what khugepaged's `min_free_kbytes`
+    /// recommendation is made of); `None` without.
+    pub fn thp_pageblock_pages(&self) -> Option<u64> {
+        self.thp.then_some(1u64 << self.pageblock_order)
+    }
+
     /// A ZONE_NORMAL of `bytes` bytes at 4 GiB with the kernel's x86_64 defaults, every page
     /// managed.
     pub fn normal(bytes: u64) -> ZoneConfig {
@@ -299,6 +305,11 @@ impl NodeConfig {
     /// Pages handed to the buddy allocator in all zones.
     pub fn managed_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.managed_pages).sum()
+    }
+
+    /// Each zone's type and managed pages at boot: what watermarks and reserves are made of.
+    pub fn managed_sizes(&self) -> Vec<(ZoneType, u64)> {
+        self.zones.iter().map(|z| (z.zone_type, z.managed_pages)).collect()
     }
 
     /// Check every zone and how they fit together.

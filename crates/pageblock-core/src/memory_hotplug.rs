@@ -80,9 +80,8 @@ pub fn online_pages<L: NodeLocks + ?Sized>(
     let node = l.node();
     let z = node.zone_of(pfn).ok_or(OnlineError::NotOffline { pfn, nr_pages })?;
     lock_zone(l, z, cpu).online_range(pfn, nr_pages)?;
-    let zones: Vec<_> = node.zones().iter().map(|z| (z.config().zone_type, z.managed_pages())).collect();
-    let first = node.zone(0).config();
-    let thp_pageblock = first.thp.then_some(1u64 << first.pageblock_order);
+    let zones = node.managed_sizes();
+    let thp_pageblock = node.zone(0).config().thp_pageblock_pages();
     let wm = NodeWatermarks::compute_managed(&zones, thp_pageblock, node.policy());
     node.set_min_free_kbytes(wm.min_free_kbytes);
     for ((i, shared), (w, r)) in

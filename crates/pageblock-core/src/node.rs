@@ -268,6 +268,11 @@ impl NodeShared {
         self.zones.iter().map(|z| z.nr_free_pages()).sum()
     }
 
+    /// Each zone's type and managed pages now (onlined memory included).
+    pub fn managed_sizes(&self) -> Vec<(ZoneType, u64)> {
+        self.zones.iter().map(|z| (z.config().zone_type, z.managed_pages())).collect()
+    }
+
     /// Managed pages in every zone (onlined memory included).
     pub fn managed_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.managed_pages()).sum()

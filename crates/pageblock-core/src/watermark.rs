@@ -12,7 +12,7 @@
 //!
 //! The stored marks are the raw `_watermark[]`; every user adds the boost (`wmark_pages`).
 
-use crate::config::{NodeConfig, Policy, ZoneType, MAX_NR_ZONES};
+use crate::config::{NodeConfig, Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
 use crate::gfp::AllocFlags;
 use crate::migratetype::MigrateType;
 use crate::stats::ZoneStat;
@@ -100,10 +100,8 @@ pub struct NodeWatermarks {
 impl NodeWatermarks {
     /// Compute the watermarks of `node` under `policy`, at boot.
     pub fn compute(node: &NodeConfig, policy: &Policy) -> NodeWatermarks {
-        let zones: Vec<(ZoneType, u64)> = node.zones.iter().map(|z| (z.zone_type, z.managed_pages)).collect();
-        let first = node.zones.first();
-        let thp_pageblock = first.filter(|z| z.thp).map(|z| 1u64 << z.pageblock_order);
-        Self::compute_managed(&zones, thp_pageblock, policy)
+        let thp_pageblock = node.zones.first().and_then(ZoneConfig::thp_pageblock_pages);
+        Self::compute_managed(&node.managed_sizes(), thp_pageblock, policy)
     }
 
     /// The same for zones of the given managed sizes (after memory hotplug changed them);
@@ -143,8 +141,7 @@ impl NodeWatermarks {
 /// zones above it up to `j`, divided by its `lowmem_reserve_ratio`. A zone never protects
 /// itself from requests that cannot go higher (`[j] = 0` for `j <= own index`).
 pub fn lowmem_reserve(node: &NodeConfig) -> Vec<[u64; MAX_NR_ZONES]> {
-    let zones: Vec<(ZoneType, u64)> = node.zones.iter().map(|z| (z.zone_type, z.managed_pages)).collect();
-    lowmem_reserve_managed(&zones)
+    lowmem_reserve_managed(&node.managed_sizes())
 }
 
 /// [`lowmem_reserve`] for zones of the given managed sizes.
@@ -349,7 +346,7 @@ pub struct WatermarkRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ZoneConfig, ZoneSpan};
+    use crate::config::ZoneSpan;
 
     fn node(zones: &[(ZoneType, u64, u64)]) -> NodeConfig {
         NodeConfig {
