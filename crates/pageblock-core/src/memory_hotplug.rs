@@ -11,7 +11,6 @@
 use std::fmt;
 
 use crate::locks::NodeLocks;
-use crate::memmap::PageState;
 use crate::page_alloc::lock_zone;
 use crate::pcp::PagesetLimits;
 use crate::trace::TraceEvent;
@@ -49,7 +48,7 @@ impl Zone {
         nr_pages > 0
             && self.contains(pfn)
             && end <= self.end_pfn()
-            && (pfn..end).all(|p| self.shared.memmap.info(self.idx(p)).state == PageState::Offline)
+            && (pfn..end).all(|p| self.shared.page_offline(p))
     }
 
     /// Online `nr_pages` offline pages from `pfn`: free them to the buddy lists and count

@@ -89,7 +89,7 @@ fn block_counts(z: &ZoneShared, types: &[MigrateType]) -> Vec<u64> {
     let mut pfn = cfg.start_pfn;
     while pfn < cfg.end_pfn() {
         // pfn_to_online_page(): offline memory has no pageblocks to count.
-        let online = z.memmap().info((pfn - cfg.start_pfn) as u32).state != PageState::Offline;
+        let online = !z.page_offline(pfn);
         if let Some(i) = types.iter().position(|&t| t == z.pageblock_migratetype(pfn)).filter(|_| online) {
             counts[i] += 1;
         }

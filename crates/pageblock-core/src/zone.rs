@@ -213,10 +213,20 @@ impl ZoneShared {
             || (self.config.thp && order == self.config.pageblock_order)
     }
 
-    /// True if `pfn` is one of this zone's online pages (reserved or managed).
+    /// True if `pfn` is one of this zone's pages (reserved, managed or offline).
     #[inline]
     pub fn contains(&self, pfn: u64) -> bool {
         pfn.wrapping_sub(self.config.start_pfn) < self.config.nr_pages()
+    }
+
+    /// True if page `pfn` (in the zone) is offline memory (`!pfn_to_online_page`).
+    pub fn page_offline(&self, pfn: u64) -> bool {
+        self.memmap.info((pfn - self.config.start_pfn) as u32).state == PageState::Offline
+    }
+
+    /// True if no page of `[start, end)` (in the zone) is offline.
+    pub fn range_online(&self, start: u64, end: u64) -> bool {
+        (start..end).all(|p| !self.page_offline(p))
     }
 
     /// The migratetype of the pageblock containing `pfn` (which must be in the zone).
@@ -510,7 +520,7 @@ impl Zone {
     /// True if `pfn` lies in the zone.
     #[inline]
     pub fn contains(&self, pfn: u64) -> bool {
-        pfn >= self.start_pfn && pfn < self.end_pfn
+        self.shared.contains(pfn)
     }
 
     /// Memmap index of `pfn` (which must be in the zone).

@@ -104,7 +104,7 @@ impl Zone {
         }
         let reserved = layout.block_types.iter().filter(|&&mt| mt == MigrateType::HighAtomic).count() as u64;
         self.shared.counters.nr_reserved_highatomic.set(reserved * pb);
-        for pfn in (self.start_pfn()..self.end_pfn()).filter(|&p| !self.is_offline(p, 1)) {
+        for pfn in (self.start_pfn()..self.end_pfn()).filter(|&p| !self.shared.page_offline(p)) {
             let tag = AllocTag::of(self.pageblock_migratetype(pfn));
             self.shared
                 .memmap
@@ -145,7 +145,7 @@ impl Zone {
         for &(pfn, order) in &sorted {
             let end = pfn.checked_add(1 << order.min(63));
             let fits = order <= self.max_order() && crate::Pfn(pfn).is_aligned(order) && pfn >= first;
-            let online = |e: u64| (pfn..e).all(|p| !self.is_offline(p, 1));
+            let online = |e: u64| self.shared.range_online(pfn, e);
             let Some(end) = end.filter(|&e| fits && e <= self.end_pfn() && online(e)) else {
                 return Err(LayoutError::BadBlock(pfn, order));
             };
@@ -171,7 +171,7 @@ impl Zone {
         let inside = |&(p, n): &(u64, u64)| {
             p >= self.start_pfn()
                 && p.checked_add(n).is_some_and(|e| e <= self.end_pfn())
-                && (p..p + n).all(|q| !self.is_offline(q, 1))
+                && self.shared.range_online(p, p + n)
         };
         if total != self.config().reserved_pages || !layout.reserved.iter().all(inside) {
             return Err(LayoutError::Reserved);
