@@ -282,10 +282,10 @@ fn unpopulated_zone(node: u32, t: ZoneType, protection: Vec<i64>) -> ZoneInfoZon
 /// A zone stat or NUMA event of `z` as zoneinfo and vmstat name it (0 if not modelled).
 fn zone_item(z: &ZoneShared, name: &str) -> u64 {
     let c = z.counters();
+    if let Some(&stat) = ZoneStat::ALL.iter().find(|s| s.name() == name) {
+        return c.zone_stat(stat);
+    }
     match name {
-        "nr_free_pages" => c.zone_stat(ZoneStat::NrFreePages),
-        "nr_free_pages_blocks" => c.zone_stat(ZoneStat::NrFreePagesBlocks),
-        "nr_free_cma" => c.zone_stat(ZoneStat::NrFreeCmaPages),
         "numa_hit" | "numa_local" => c.event(VmEvent::NumaHit),
         _ => 0,
     }

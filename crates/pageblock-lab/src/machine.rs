@@ -46,7 +46,7 @@ pub fn node_from_zoneinfo(
         let span =
             ZoneSpan { start_pfn: populated.start_pfn, spanned_pages: z.spanned, present_pages: z.present };
         let h = hints(t);
-        let reserved = reserved_pages(z.present, z.managed, h.blocks, 9);
+        let reserved = reserved_pages(z.present, z.managed, h.blocks, pageblock_core::types::PAGEBLOCK_ORDER);
         let start =
             online_start(span, reserved + z.managed + h.offline_pages, reserved, h.lowest_managed_pfn);
         let cpus =
