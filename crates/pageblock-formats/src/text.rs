@@ -119,10 +119,24 @@ pub(crate) fn digits_u64(bytes: &[u8], radix: u32) -> Option<u64> {
 /// zero unless the number is `0`. `None` otherwise or on overflow. Parsers that promise
 /// `render(parse(x)) == x` for every accepted `x` use this instead of [`digits_u64`].
 pub(crate) fn printf_u64(bytes: &[u8]) -> Option<u64> {
+    printf_digits(bytes, 10)
+}
+
+/// An unsigned hexadecimal exactly as `printf("%lx")` writes it: lowercase digits, no leading
+/// zero unless the number is `0`. `None` otherwise or on overflow.
+pub(crate) fn printf_hex_u64(bytes: &[u8]) -> Option<u64> {
+    if bytes.iter().any(u8::is_ascii_uppercase) {
+        return None;
+    }
+    printf_digits(bytes, 16)
+}
+
+/// Digits in `radix` without the leading zeros printf never writes.
+fn printf_digits(bytes: &[u8], radix: u32) -> Option<u64> {
     if bytes.len() > 1 && bytes[0] == b'0' {
         return None;
     }
-    digits_u64(bytes, 10)
+    digits_u64(bytes, radix)
 }
 
 /// Byte index of the first ASCII byte `b` in `s` at or after `from` (a plain loop: the

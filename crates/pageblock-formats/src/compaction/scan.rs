@@ -4,7 +4,7 @@
 //! `vsnprintf` writes it (no leading zeros, no `+`, lowercase hex, `-0` is not a number), so
 //! whatever the parsers accept renders back to the same bytes.
 
-use crate::text::{digits_u64, printf_u64, quote};
+use crate::text::{printf_hex_u64, printf_u64, quote};
 use crate::ParseError;
 
 /// The unread rest of a payload, and the event it belongs to (for error messages).
@@ -91,7 +91,8 @@ impl<'a> Scan<'a> {
     /// `%lx` (the `0x` before it is a literal of the format).
     pub(super) fn lx(&mut self, what: &str) -> Result<u64, ParseError> {
         let tok = self.number_token();
-        hex_printf(tok).ok_or_else(|| self.error(format!("{what}: {} is not a `%lx` number", quote(tok))))
+        printf_hex_u64(tok.as_bytes())
+            .ok_or_else(|| self.error(format!("{what}: {} is not a `%lx` number", quote(tok))))
     }
 
     /// `%s`: one word (up to the next space), not empty.
@@ -125,16 +126,6 @@ impl<'a> Scan<'a> {
             Err(self.error(format!("unexpected text after the last field: {}", quote(self.rest))))
         }
     }
-}
-
-/// Lowercase hex digits as `%lx` writes them (no leading zeros), as a `u64`.
-pub(super) fn hex_printf(tok: &str) -> Option<u64> {
-    let b = tok.as_bytes();
-    let lower = b.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c));
-    if !lower || (b.len() > 1 && b[0] == b'0') {
-        return None;
-    }
-    digits_u64(b, 16)
 }
 
 #[cfg(test)]

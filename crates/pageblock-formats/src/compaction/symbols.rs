@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::scan::hex_printf;
+use crate::text::printf_hex_u64;
 use crate::text::quote;
 
 /// A `__print_symbolic` table: `(value, name)` in the order of the print fmt.
@@ -47,7 +47,7 @@ fn parse(table: &Symbols, tok: &str, what: &str) -> Result<u64, String> {
     let known = || table.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ");
     let value = tok
         .strip_prefix("0x")
-        .and_then(hex_printf)
+        .and_then(|h| printf_hex_u64(h.as_bytes()))
         .ok_or_else(|| format!("{what}: {} is neither one of {} nor `0x%lx`", quote(tok), known()))?;
     match table.iter().find(|(v, _)| *v == value) {
         Some((_, name)) => Err(format!("{what}: {} would print as `{name}`", quote(tok))),
