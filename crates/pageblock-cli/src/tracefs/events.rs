@@ -53,7 +53,7 @@ fn resolve_item(fs: &Tracefs, item: &str) -> Result<Vec<String>, String> {
         let rel = format!("{system}/{event}");
         return Ok(if is_event(fs, &rel) { vec![rel] } else { Vec::new() });
     }
-    if fs.path(&format!("events/{item}")).is_dir() && !item.is_empty() {
+    if fs.path(&format!("events/{item}")).is_dir() {
         return system_events(fs, item);
     }
     let mut found = Vec::new();

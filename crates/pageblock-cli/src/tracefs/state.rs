@@ -49,8 +49,8 @@ struct Saved {
 #[derive(Debug)]
 pub struct Session {
     fs: Tracefs,
+    /// What to write back, oldest first; emptied by the restore.
     saved: Vec<Saved>,
-    restored: bool,
 }
 
 impl Session {
@@ -61,7 +61,7 @@ impl Session {
     /// is restored.
     pub fn start(fs: &Tracefs, cfg: &SessionConfig<'_>) -> Result<Session, String> {
         check_idle(fs, cfg.force)?;
-        let mut s = Session { fs: fs.clone(), saved: Vec::new(), restored: false };
+        let mut s = Session { fs: fs.clone(), saved: Vec::new() };
         s.change("tracing_on", "0")?;
         s.change_if_differs("current_tracer", "nop")?;
         for (option, default) in FORMAT_OPTIONS {
@@ -94,17 +94,14 @@ impl Session {
     /// and back to its old value last. Tries every file even if one fails; the error lists
     /// all that failed. Restoring twice does nothing the second time.
     pub fn restore(&mut self) -> Result<(), String> {
-        if self.restored {
-            return Ok(());
-        }
-        self.restored = true;
+        let saved = std::mem::take(&mut self.saved);
         let mut errors = Vec::new();
-        if self.saved.iter().any(|s| s.rel == "tracing_on") {
+        if saved.iter().any(|s| s.rel == "tracing_on") {
             if let Err(e) = self.fs.write("tracing_on", "0") {
                 errors.push(e);
             }
         }
-        for s in self.saved.iter().rev() {
+        for s in saved.iter().rev() {
             if let Err(e) = self.fs.write(&s.rel, &s.value) {
                 errors.push(e);
             }
