@@ -73,14 +73,13 @@ fn summary(out: &mut String, run: &Run) {
     let managed = node.managed_pages();
     let pct = |p: u64| p as f64 * 100.0 / managed as f64;
     let buddy = show::buddyinfo(node);
-    let largest =
-        (0..=node.max_order()).rev().find(|&o| buddy.zones.iter().any(|z| z.nr_free[o as usize] > 0));
     let mut per_order = vec![0u64; node.max_order() as usize + 1];
     for z in &buddy.zones {
         for (o, n) in z.nr_free.iter().enumerate() {
             per_order[o] += n;
         }
     }
+    let largest = per_order.iter().rposition(|&n| n > 0);
     let unusable = pageblock_formats::extfrag::unusable_free_index(&per_order, node.pageblock_order());
     let _ = writeln!(
         out,

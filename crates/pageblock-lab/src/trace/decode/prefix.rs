@@ -8,6 +8,7 @@
 //! in the same pass that finds its end.
 
 use pageblock_formats::ftrace::Dialect;
+use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
 use super::layout;
 use super::swar::{padded_pid, same_name, usecs_at};
@@ -103,15 +104,11 @@ fn general(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
     Some(Prefix { cpu, time_us, event, kmem: kmem_index(event), payload: &line[after..] })
 }
 
-/// The kmem event names in the order of `KMEM_EVENT_NAMES`.
-pub(super) const KMEM_NAMES: [&[u8]; 6] = [
-    b"mm_page_alloc",
-    b"mm_page_free",
-    b"mm_page_free_batched",
-    b"mm_page_alloc_zone_locked",
-    b"mm_page_pcpu_drain",
-    b"mm_page_alloc_extfrag",
-];
+/// `KMEM_EVENT_NAMES` as bytes.
+pub(super) const KMEM_NAMES: [&[u8]; 6] = {
+    let n = KMEM_EVENT_NAMES;
+    [n[0].as_bytes(), n[1].as_bytes(), n[2].as_bytes(), n[3].as_bytes(), n[4].as_bytes(), n[5].as_bytes()]
+};
 
 /// The kmem event named by `name` (their lengths differ, so the length picks the candidate).
 pub(super) fn kmem_index(name: &[u8]) -> Option<usize> {

@@ -3,18 +3,15 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use pageblock_core::MigrateType;
+
 use super::TraceStats;
 
 /// The migratetype's name when the numbering does not depend on the kernel's configuration
 /// (0-3; 4 and 5 are CMA and Isolate or Isolate alone).
 fn migratetype(mt: i8) -> String {
-    match mt {
-        0 => "Unmovable".into(),
-        1 => "Movable".into(),
-        2 => "Reclaimable".into(),
-        3 => "HighAtomic".into(),
-        _ => format!("mt {mt}"),
-    }
+    let stable = usize::try_from(mt).ok().filter(|&i| i <= MigrateType::HighAtomic.index());
+    stable.and_then(MigrateType::from_index).map_or_else(|| format!("mt {mt}"), |m| m.name().into())
 }
 
 /// `0-3,5`: a sorted CPU list, ranges folded.
