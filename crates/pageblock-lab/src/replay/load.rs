@@ -92,6 +92,9 @@ pub fn trace_file(path: &Path) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("{}: no {} in this directory", path.display(), TRACE_NAMES.join(", ")))
 }
 
+/// Lines between two progress reports.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
 /// Read the trace at `path` (a file or a recording directory) and its snapshots, calling
 /// `progress(bytes_read)` as it goes. A malformed line is an error naming the file and line,
 /// unless `skip_bad`.
@@ -110,15 +113,17 @@ pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Resul
     let mut records = Vec::with_capacity((size / per_record).min(1 << 28) as usize);
     let mut counts = TraceCounts::default();
     let mut kmem = [0u64; 6];
+    let mut next_progress = PROGRESS_EVERY;
     for item in reader.by_ref() {
-        let (_, rec) = item.map_err(|e: TraceError| e.to_string())?;
+        let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
         count(&mut counts, &mut kmem, &rec);
         facts.observe(&rec);
         if matches!(rec.kind, RecordKind::Alloc { .. } | RecordKind::Free { .. }) {
             records.push(rec);
         }
-        if kmem[0] % (1 << 16) == 0 {
+        if line >= next_progress {
             progress(read.bytes());
+            next_progress = line + PROGRESS_EVERY;
         }
     }
     progress(read.bytes());
@@ -143,30 +148,19 @@ pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Resul
 /// Count `rec` (kmem events by their index in `KMEM_EVENT_NAMES`, the rest by name).
 fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
     c.cpus = c.cpus.max(rec.cpu + 1);
-    let slot = match rec.kind {
-        RecordKind::Alloc { .. } => 0,
-        RecordKind::Free { .. } => 1,
-        RecordKind::FreeBatched => 2,
-        RecordKind::ZoneLocked { percpu_refill, .. } => {
-            c.zone_locked_refill += u64::from(percpu_refill);
-            3
-        }
-        RecordKind::PcpuDrain { .. } => 4,
+    if let Some(i) = rec.kind.kmem_index() {
+        kmem[i] += 1;
+    }
+    match rec.kind {
+        RecordKind::ZoneLocked { percpu_refill, .. } => c.zone_locked_refill += u64::from(percpu_refill),
         RecordKind::Extfrag { fragmenting, change_ownership, .. } => {
             c.extfrag_fragmenting += u64::from(fragmenting);
             c.extfrag_change_ownership += u64::from(change_ownership);
-            5
         }
-        RecordKind::Compaction(k) => {
-            *c.events.entry(k.name()).or_default() += 1;
-            return;
-        }
-        RecordKind::Lost { events } => {
-            c.lost_events += events.count().unwrap_or(0);
-            return;
-        }
-    };
-    kmem[slot] += 1;
+        RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
+        RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),
+        _ => {}
+    }
 }
 
 /// Facts gathering for the machine the snapshots describe (pageblock order, CMA and zone

@@ -103,18 +103,26 @@ pub enum RecordKind {
 }
 
 impl RecordKind {
+    /// For a kmem event, its index in `KMEM_EVENT_NAMES` (where counters of the six are kept).
+    #[inline]
+    pub fn kmem_index(&self) -> Option<usize> {
+        Some(match self {
+            RecordKind::Alloc { .. } => 0,
+            RecordKind::Free { .. } => 1,
+            RecordKind::FreeBatched => 2,
+            RecordKind::ZoneLocked { .. } => 3,
+            RecordKind::PcpuDrain { .. } => 4,
+            RecordKind::Extfrag { .. } => 5,
+            RecordKind::Compaction(_) | RecordKind::Lost { .. } => return None,
+        })
+    }
+
     /// The tracepoint name, or `None` for a lost-events marker.
     pub fn event_name(&self) -> Option<&'static str> {
-        Some(match self {
-            RecordKind::Alloc { .. } => KMEM_EVENT_NAMES[0],
-            RecordKind::Free { .. } => KMEM_EVENT_NAMES[1],
-            RecordKind::FreeBatched => KMEM_EVENT_NAMES[2],
-            RecordKind::ZoneLocked { .. } => KMEM_EVENT_NAMES[3],
-            RecordKind::PcpuDrain { .. } => KMEM_EVENT_NAMES[4],
-            RecordKind::Extfrag { .. } => KMEM_EVENT_NAMES[5],
-            RecordKind::Compaction(k) => k.name(),
-            RecordKind::Lost { .. } => return None,
-        })
+        match self {
+            RecordKind::Compaction(k) => Some(k.name()),
+            _ => self.kmem_index().map(|i| KMEM_EVENT_NAMES[i]),
+        }
     }
 }
 

@@ -88,10 +88,11 @@ impl Collector {
     }
 
     fn kind(&mut self, r: &TraceRecord) {
+        if let Some(i) = r.kind.kmem_index() {
+            self.kmem[i] += 1;
+        }
         match r.kind {
             RecordKind::Alloc { order, migratetype, gfp, failed } => {
-                self.kmem[0] += 1;
-                self.alloc.total += 1;
                 bump(&mut self.alloc_by, (order, migratetype));
                 let i = gfp.0 as usize;
                 if i >= self.gfp_allocs.len() {
@@ -105,16 +106,9 @@ impl Collector {
                     self.lifetimes.alloc(r.pfn, r.time_us);
                 }
             }
-            RecordKind::Free { .. } => {
-                self.kmem[1] += 1;
-                self.lifetimes.free(r.pfn, r.time_us, false);
-            }
-            RecordKind::FreeBatched => {
-                self.kmem[2] += 1;
-                self.lifetimes.free(r.pfn, r.time_us, true);
-            }
+            RecordKind::Free { .. } => self.lifetimes.free(r.pfn, r.time_us, false),
+            RecordKind::FreeBatched => self.lifetimes.free(r.pfn, r.time_us, true),
             RecordKind::ZoneLocked { order, percpu_refill, .. } => {
-                self.kmem[3] += 1;
                 if percpu_refill {
                     self.refill.events += 1;
                     self.refill.pages = self.refill.pages.saturating_add(pages(order));
@@ -124,8 +118,6 @@ impl Collector {
                 }
             }
             RecordKind::PcpuDrain { order, .. } => {
-                self.kmem[4] += 1;
-                self.drain.events += 1;
                 self.drain.pages = self.drain.pages.saturating_add(pages(order));
             }
             RecordKind::Extfrag {
@@ -135,8 +127,6 @@ impl Collector {
                 change_ownership,
                 ..
             } => {
-                self.kmem[5] += 1;
-                self.fallbacks.total += 1;
                 self.fallbacks.fragmenting += u64::from(fragmenting);
                 self.fallbacks.change_ownership += u64::from(change_ownership);
                 bump(&mut self.fallback_by, (alloc_migratetype, fallback_migratetype));
@@ -181,6 +171,7 @@ impl Collector {
             },
             cpus: self.cpus.into_iter().collect(),
             alloc: AllocStats {
+                total: self.kmem[0],
                 by_order_migratetype: alloc_by
                     .map(|((order, migratetype), count)| OrderMigratetype { order, migratetype, count })
                     .collect(),
@@ -189,8 +180,9 @@ impl Collector {
             gfp: gfp_mix(reader.gfp_table(), &self.gfp_allocs),
             lifetimes: self.lifetimes.finish(),
             refill: self.refill,
-            drain: self.drain,
+            drain: DrainStats { events: self.kmem[4], ..self.drain },
             fallbacks: FallbackStats {
+                total: self.kmem[5],
                 by_migratetype: fallback_by
                     .map(|((a, f), count)| FallbackPair {
                         alloc_migratetype: a,
