@@ -49,7 +49,7 @@ pub enum TraceCommand {
 /// `pageblock trace stats`.
 #[derive(Debug, Args)]
 pub struct TraceStatsArgs {
-    /// The trace file (compression is told by its content).
+    /// The trace file (compression is told by its content), or a `pageblock record` directory.
     pub file: std::path::PathBuf,
     /// Also write the statistics as JSON to FILE.
     #[arg(long, value_name = "FILE")]

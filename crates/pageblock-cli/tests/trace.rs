@@ -51,6 +51,20 @@ fn stats_prints_a_summary_and_writes_json() {
     assert_eq!(json["gfp"]["distinct"], 3);
 }
 
+/// Regression: `trace stats` refused the directory `pageblock record` writes ("Is a
+/// directory"), which replay already read.
+#[test]
+fn stats_reads_a_recording_directory() {
+    let dir = temp("recording");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture(), dir.join("trace.txt")).unwrap();
+    let out = pageblock(&["trace", "stats", dir.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("trace.txt (plain)") && text.contains("lines           82 "), "{text}");
+}
+
 #[test]
 fn an_unusable_json_path_fails_before_reading() {
     // The trace does not exist either: the JSON path is checked first.

@@ -1,13 +1,15 @@
 //! `pageblock trace stats FILE`: statistics of a real kernel trace, as text and JSON.
 
-use pageblock_lab::trace::{Dialect, TraceReader, TraceStats};
+use pageblock_lab::trace::{trace_file, Dialect, TraceReader, TraceStats};
 
 use crate::cli::TraceStatsArgs;
 
 /// Read the trace and return the summary to print.
 pub fn stats(args: &TraceStatsArgs) -> Result<String, String> {
     let json = super::create_output(args.json.as_deref())?;
-    let mut reader = TraceReader::open(&args.file).map_err(|e| e.to_string())?.skip_bad_lines(args.skip_bad);
+    // A file, or a `pageblock record` directory.
+    let file = trace_file(&args.file)?;
+    let mut reader = TraceReader::open(&file).map_err(|e| e.to_string())?.skip_bad_lines(args.skip_bad);
     if args.perf {
         reader = reader.with_dialect(Dialect::PerfScript);
     }
@@ -20,5 +22,5 @@ pub fn stats(args: &TraceStatsArgs) -> Result<String, String> {
     if let Some(out) = json {
         out.write_json(&stats)?;
     }
-    Ok(format!("trace           {} ({})\n{}", args.file.display(), compression.name(), stats.summary()))
+    Ok(format!("trace           {} ({})\n{}", file.display(), compression.name(), stats.summary()))
 }

@@ -18,10 +18,7 @@ use pageblock_formats::zoneinfo::ZoneInfo;
 use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
 use super::facts::TraceFacts;
-use crate::trace::{GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
-
-/// The trace file names `pageblock record` and common recorders use, in the order tried.
-const TRACE_NAMES: [&str; 4] = ["trace.txt.zst", "trace.txt.gz", "trace.txt", "trace"];
+use crate::trace::{trace_file, GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
 
 /// What the recording machine's `/proc` said.
 #[derive(Clone, Debug, Default)]
@@ -78,18 +75,6 @@ pub struct LoadedTrace {
     pub snapshots: Snapshots,
     /// Seconds spent reading, decompressing and decoding.
     pub load_seconds: f64,
-}
-
-/// The trace file `path` names: itself, or the first of the usual names in a directory.
-pub fn trace_file(path: &Path) -> Result<PathBuf, String> {
-    if !path.is_dir() {
-        return Ok(path.to_owned());
-    }
-    TRACE_NAMES
-        .iter()
-        .map(|n| path.join(n))
-        .find(|p| p.is_file())
-        .ok_or_else(|| format!("{}: no {} in this directory", path.display(), TRACE_NAMES.join(", ")))
 }
 
 /// Lines between two progress reports.

@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -172,6 +172,22 @@ impl BufRead for TraceInput {
     fn consume(&mut self, amt: usize) {
         self.inner.consume(amt)
     }
+}
+
+/// The names `pageblock record` and ftrace users give a trace file, tried in this order in a
+/// directory.
+const TRACE_NAMES: [&str; 4] = ["trace.txt.zst", "trace.txt.gz", "trace.txt", "trace"];
+
+/// The trace file `path` names: itself, or the first of the usual names in a directory.
+pub fn trace_file(path: &Path) -> Result<PathBuf, String> {
+    if !path.is_dir() {
+        return Ok(path.to_owned());
+    }
+    TRACE_NAMES
+        .iter()
+        .map(|n| path.join(n))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{}: no {} in this directory", path.display(), TRACE_NAMES.join(", ")))
 }
 
 #[cfg(test)]

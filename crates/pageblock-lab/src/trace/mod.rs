@@ -24,7 +24,7 @@ mod stats;
 
 pub use error::TraceError;
 pub use gfp_table::GfpTable;
-pub use input::{Compression, ReadProgress, TraceInput};
+pub use input::{trace_file, Compression, ReadProgress, TraceInput};
 pub use pageblock_formats::ftrace::Dialect;
 pub use reader::{LineCounts, TraceReader};
 pub use record::{GfpId, LostEvents, RecordKind, TraceRecord};
