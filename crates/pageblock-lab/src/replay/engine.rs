@@ -17,6 +17,7 @@
 use pageblock_core::memmap::PageState;
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
 use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent};
+use serde::Serialize;
 
 use super::load::LoadedTrace;
 use super::pfnmap::{Mapped, PfnMap};
@@ -24,17 +25,17 @@ use super::series::Series;
 use super::start::BusyPages;
 use crate::trace::RecordKind;
 
-/// What the simulation did differently from the trace.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What the simulation did differently from the trace (in JSON without `failed_requests`,
+/// which the policy's result reports itself).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Divergence {
     /// Requests replayed (`mm_page_alloc` events).
     pub requests: u64,
     /// Requests the kernel served and the simulation failed.
+    #[serde(skip)]
     pub failed_requests: u64,
     /// Requests the kernel failed and the simulation served.
     pub served_failed_requests: u64,
-    /// Frees of blocks the simulation could not serve when they were allocated.
-    pub frees_of_failed: u64,
     /// Frees of pages that were neither allocated in the trace nor allocated at its start
     /// (a lost event, or a starting state that had to put a free block there).
     pub unmatched_frees: u64,
@@ -138,11 +139,11 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
             _ => {}
         }
         if i % every == 0 {
-            series.sample(rec.time_us.saturating_sub(t0), &shared);
+            series.sample(&shared);
             progress(i as u64);
         }
     }
-    series.sample(t.records.last().map_or(0, |l| l.time_us.saturating_sub(t0)), &shared);
+    series.sample(&shared);
     progress(t.records.len() as u64);
     let mut sink = shared.trace().take_sink();
     let events = sink

@@ -9,7 +9,7 @@ use super::engine::{Divergence, Replayed};
 use super::fidelity::Fidelity;
 use super::load::LoadedTrace;
 use super::machine::StartReport;
-use super::series::{Series, Summary};
+use super::series::{self, Summary};
 
 /// The trace's side.
 #[derive(Clone, Debug, Serialize)]
@@ -91,44 +91,11 @@ pub struct PolicyResult {
     /// Pages on per-CPU lists at the end.
     pub pcp_pages_end: u64,
     /// Everything the simulation did differently.
-    pub divergence: DivergenceOut,
+    pub divergence: Divergence,
     /// Trace records replayed per second of the replay loop.
     pub events_per_second: f64,
     /// Seconds of the replay loop.
     pub seconds: f64,
-    /// The samples.
-    #[serde(skip)]
-    pub series: Series,
-}
-
-/// [`Divergence`], serializable.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct DivergenceOut {
-    /// Requests replayed.
-    pub requests: u64,
-    /// Requests the kernel failed and the simulation served.
-    pub served_failed_requests: u64,
-    /// Frees of pages neither allocated in the trace nor at its start.
-    pub unmatched_frees: u64,
-    /// Frees of a bigger block than allocated.
-    pub order_mismatches: u64,
-    /// Blocks allocated twice without a free.
-    pub lost_frees: u64,
-    /// Pages of memory onlined during the trace.
-    pub pages_onlined: u64,
-}
-
-impl From<&Divergence> for DivergenceOut {
-    fn from(d: &Divergence) -> Self {
-        DivergenceOut {
-            requests: d.requests,
-            served_failed_requests: d.served_failed_requests,
-            unmatched_frees: d.unmatched_frees,
-            order_mismatches: d.order_mismatches,
-            lost_frees: d.lost_frees,
-            pages_onlined: d.pages_onlined,
-        }
-    }
 }
 
 impl PolicyResult {
@@ -162,15 +129,14 @@ impl PolicyResult {
             extfrag_change_ownership: e.extfrag_change_ownership,
             free_pageblocks: r.series.summary(|s| s.free_pageblocks as f64),
             huge_share: HugeShare { mean: huge.mean, end: huge.end },
-            unusable_index_end: r.series.samples.last().map_or(0, |s| s.unusable_index),
+            unusable_index_end: series::unusable_index(node),
             mixed_pageblocks: Mixed { start: mixed_start, end: mixed_end },
             failed_requests: r.divergence.failed_requests,
             pgalloc,
             pcp_pages_end: node.nr_pcp_pages(),
-            divergence: (&r.divergence).into(),
+            divergence: r.divergence,
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
-            series: r.series.clone(),
         }
     }
 }

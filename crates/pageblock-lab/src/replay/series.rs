@@ -1,5 +1,5 @@
-//! Huge-page availability over a replay, sampled from counters (no lock, O(zones × orders)
-//! per sample):
+//! Huge-page availability over a replay, sampled from counters (no lock, O(zones) per
+//! sample), and the unusable index at the end:
 //!
 //! * **free pageblocks**: free pages in blocks of pageblock order or more, in pageblocks
 //!   (`NR_FREE_PAGES_BLOCKS >> pageblock_order`, every zone);
@@ -13,22 +13,16 @@ use pageblock_core::{NodeShared, ZoneStat};
 use serde::Serialize;
 
 /// One sample.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
-    /// Trace time since its first event, in microseconds.
-    pub time_us: u64,
     /// Free pageblocks.
     pub free_pageblocks: u64,
-    /// Free pages.
-    pub free_pages: u64,
     /// Free pages in whole free pageblocks / free pages.
     pub huge_share: f64,
-    /// Unusable free index at pageblock order, in thousandths.
-    pub unusable_index: i32,
 }
 
 /// The samples of a replay, in time order.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Series {
     /// The samples.
     pub samples: Vec<Sample>,
@@ -46,24 +40,14 @@ pub struct Summary {
 }
 
 impl Series {
-    /// Sample `node` at `time_us`.
-    pub fn sample(&mut self, time_us: u64, node: &NodeShared) {
-        let pbo = node.pageblock_order();
+    /// Sample `node` now.
+    pub fn sample(&mut self, node: &NodeShared) {
         let blocks: u64 =
             node.zones().iter().map(|z| z.counters().zone_stat(ZoneStat::NrFreePagesBlocks)).sum();
         let free = node.nr_free_pages();
-        let mut per_order = vec![0u64; node.max_order() as usize + 1];
-        for z in node.zones() {
-            for (o, n) in per_order.iter_mut().enumerate() {
-                *n += z.free_areas().nr_free(o as u32);
-            }
-        }
         self.samples.push(Sample {
-            time_us,
-            free_pageblocks: blocks >> pbo,
-            free_pages: free,
+            free_pageblocks: blocks >> node.pageblock_order(),
             huge_share: if free == 0 { 0.0 } else { blocks as f64 / free as f64 },
-            unusable_index: pageblock_formats::extfrag::unusable_free_index(&per_order, pbo),
         });
     }
 
@@ -79,4 +63,15 @@ impl Series {
             end: v[v.len() - 1],
         }
     }
+}
+
+/// The unusable free index of `node`'s free lists at pageblock order, in thousandths.
+pub fn unusable_index(node: &NodeShared) -> i32 {
+    let mut per_order = vec![0u64; node.max_order() as usize + 1];
+    for z in node.zones() {
+        for (o, n) in per_order.iter_mut().enumerate() {
+            *n += z.free_areas().nr_free(o as u32);
+        }
+    }
+    pageblock_formats::extfrag::unusable_free_index(&per_order, node.pageblock_order())
 }
