@@ -1,6 +1,7 @@
 //! `pageblock replay TRACE`: a real kernel trace's requests through the simulator under
 //! each `--policy`, side by side, with the fidelity table for `vanilla`.
 
+use indicatif::ProgressBar;
 use pageblock_lab::replay::{self, NamedPolicy, Stage};
 
 use crate::cli::ReplayArgs;
@@ -17,13 +18,17 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
     };
     let policies = names.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<NamedPolicy>, _>>()?;
     let json = super::create_output(args.json.as_deref())?;
-    let bar = crate::progress::bar(0, "reading");
+    // Bytes while reading (the file's size is known once it is open), records while replaying.
+    let (mut reading, mut replaying): (Option<ProgressBar>, Option<ProgressBar>) = (None, None);
     let report = replay::run(&args.trace, &policies, args.skip_bad, &mut |stage| match stage {
         Stage::Loading { bytes, total } => {
-            bar.set_length(total.unwrap_or(bytes));
-            bar.set_position(bytes);
+            reading.get_or_insert_with(|| crate::progress::bytes_bar(total, "reading")).set_position(bytes);
         }
         Stage::Replaying { policy, done, total } => {
+            if let Some(bar) = reading.take() {
+                bar.finish_and_clear();
+            }
+            let bar = replaying.get_or_insert_with(|| crate::progress::bar(total, policy));
             if bar.length() != Some(total) || bar.message() != policy {
                 bar.set_message(policy.to_owned());
                 bar.set_length(total);
@@ -31,7 +36,9 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
             bar.set_position(done);
         }
     });
-    bar.finish_and_clear();
+    for bar in reading.iter().chain(&replaying) {
+        bar.finish_and_clear();
+    }
     let report = report?;
     if let Some(out) = json {
         out.write_json(&report)?;

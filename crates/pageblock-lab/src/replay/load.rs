@@ -81,9 +81,13 @@ pub struct LoadedTrace {
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Read the trace at `path` (a file or a recording directory) and its snapshots, calling
-/// `progress(bytes_read)` as it goes. A malformed line is an error naming the file and line,
+/// `progress(bytes_read, file_size)` as it goes. A malformed line is an error naming the file and line,
 /// unless `skip_bad`.
-pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Result<LoadedTrace, String> {
+pub fn load(
+    path: &Path,
+    skip_bad: bool,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<LoadedTrace, String> {
     let file = trace_file(path)?;
     let snapshots = read_snapshots(file.parent().unwrap_or(Path::new(".")))?;
     let mut facts = facts_for(&snapshots);
@@ -93,9 +97,9 @@ pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Resul
     // Room for the requests up front: moving a growing vector of millions of them costs more
     // than decoding them. A compressed line is rarely under 8 bytes, a plain one under 128,
     // and about half the lines are requests; reserved but unwritten pages cost no memory.
-    let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+    let size = reader.get_ref().size();
     let per_record = if reader.get_ref().compression() == crate::trace::Compression::Plain { 128 } else { 8 };
-    let mut records = Vec::with_capacity((size / per_record).min(1 << 28) as usize);
+    let mut records = Vec::with_capacity((size.unwrap_or(0) / per_record).min(1 << 28) as usize);
     let mut counts = TraceCounts::default();
     let mut kmem = [0u64; 6];
     let mut next_progress = PROGRESS_EVERY;
@@ -107,11 +111,11 @@ pub fn load(path: &Path, skip_bad: bool, progress: &mut dyn FnMut(u64)) -> Resul
             records.push(rec);
         }
         if line >= next_progress {
-            progress(read.bytes());
+            progress(read.bytes(), size);
             next_progress = line + PROGRESS_EVERY;
         }
     }
-    progress(read.bytes());
+    progress(read.bytes(), size);
     facts.finish();
     for (name, n) in KMEM_EVENT_NAMES.iter().zip(kmem).filter(|(_, n)| *n > 0) {
         counts.events.insert(name, n);

@@ -96,9 +96,7 @@ pub fn run(
     progress: &mut dyn FnMut(Stage<'_>),
 ) -> Result<ReplayReport, String> {
     let started = Instant::now();
-    let file = crate::trace::trace_file(path)?;
-    let total = std::fs::metadata(&file).ok().map(|m| m.len());
-    let trace = load::load(path, skip_bad, &mut |bytes| progress(Stage::Loading { bytes, total }))?;
+    let trace = load::load(path, skip_bad, &mut |bytes, total| progress(Stage::Loading { bytes, total }))?;
     let config = machine::node_config(&trace)?;
     let mut results = Vec::new();
     let mut start_report = None;
