@@ -58,11 +58,14 @@ pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
     }
     if let Some(after) = &t.snapshots.after_buddyinfo {
         let node = r.node.shared();
+        let sim_buddy = pageblock_core::show::buddyinfo(node);
         let sim_zone = |name: &str, o: usize| {
-            node.zones()
+            sim_buddy
+                .zones
                 .iter()
-                .find(|z| z.config().zone_type.name() == name)
-                .map_or(0, |z| z.free_areas().nr_free(o as u32))
+                .find(|z| z.zone == name)
+                .and_then(|z| z.nr_free.get(o).copied())
+                .unwrap_or(0)
         };
         let (mut sim_pages, mut real_pages) = (0, 0);
         for o in 0..=node.max_order() as usize {
