@@ -49,6 +49,24 @@ impl Pfn {
     }
 }
 
+/// `[start, end)` cut into the largest naturally aligned blocks of at most `max_order`, in
+/// pfn order: how memblock and memory onlining hand a range to the buddy allocator.
+pub fn aligned_blocks(start: u64, end: u64, max_order: u32) -> impl Iterator<Item = (u64, u32)> {
+    let mut pfn = start;
+    std::iter::from_fn(move || {
+        if pfn >= end {
+            return None;
+        }
+        let mut order = max_order;
+        while !Pfn(pfn).is_aligned(order) || pfn + (1 << order) > end {
+            order -= 1;
+        }
+        let block = (pfn, order);
+        pfn += 1 << order;
+        Some(block)
+    })
+}
+
 impl fmt::Debug for Pfn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "pfn {:#x}", self.0)

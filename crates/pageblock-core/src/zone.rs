@@ -410,17 +410,10 @@ impl Zone {
     /// buddy lists in the largest aligned blocks, to the list tails, as memblock and memory
     /// onlining do (`__free_pages_core`). Returns the blocks freed.
     pub(crate) fn free_range_to_buddy(&mut self, start: u64, end: u64) -> Vec<(u64, u32)> {
-        let mut blocks = Vec::new();
-        let mut pfn = start;
-        while pfn < end {
-            let mut order = self.max_order;
-            while pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > end {
-                order -= 1;
-            }
+        let blocks: Vec<(u64, u32)> = crate::types::aligned_blocks(start, end, self.max_order).collect();
+        for &(pfn, order) in &blocks {
             self.count(VmEvent::PgFree, 1 << order);
             self.free_pages_to_buddy(pfn, order, crate::buddy::FreeTo::Tail);
-            blocks.push((pfn, order));
-            pfn += 1 << order;
         }
         blocks
     }

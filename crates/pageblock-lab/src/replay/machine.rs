@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use pageblock_core::migratetype::MigrateType;
+use pageblock_core::types::aligned_blocks;
 use pageblock_core::zone_state::ZoneLayout;
 use pageblock_core::{Node, NodeConfig, NodeLocks, Policy, ZoneConfig, ZoneType};
 
@@ -192,21 +193,15 @@ fn fill_pagesets(node: &Node, i: usize, zi: &pageblock_formats::zoneinfo::ZoneIn
 /// Movable, as after boot).
 fn free_except(cfg: &ZoneConfig, nr_blocks: usize, busy: &BusyPages) -> ZoneLayout {
     let mut free = Vec::new();
-    let mut pfn = cfg.start_pfn;
-    while pfn < cfg.end_pfn() {
+    let (mut pfn, end) = (cfg.start_pfn, cfg.end_pfn());
+    while pfn < end {
         if busy.is_busy(pfn) {
             pfn += 1;
             continue;
         }
-        let mut order = cfg.max_order;
-        while !pageblock_core::Pfn(pfn).is_aligned(order)
-            || pfn + (1 << order) > cfg.end_pfn()
-            || busy.any(pfn, 1 << order)
-        {
-            order -= 1;
-        }
-        free.push((pfn, order));
-        pfn += 1 << order;
+        let run_end = (pfn..end).find(|&p| busy.is_busy(p)).unwrap_or(end);
+        free.extend(aligned_blocks(pfn, run_end, cfg.max_order));
+        pfn = run_end;
     }
     ZoneLayout { block_types: vec![MigrateType::Movable; nr_blocks], free, reserved: Vec::new() }
 }
