@@ -63,6 +63,10 @@ impl Zone {
         self.account_freepages(1 << order, mt);
         let mut buddy_pfn = pfn;
         while order < self.max_order() {
+            if self.capture.is_some() && self.compaction_capture(pfn, order, mt) {
+                self.account_freepages(-(1 << order), mt);
+                return;
+            }
             buddy_pfn = pfn ^ (1 << order);
             if !self.is_free_buddy(buddy_pfn, order) {
                 break;

@@ -377,6 +377,13 @@ pub struct Policy {
     /// holds more than three batches of pages keeps high-order frees cached
     /// (`PCPF_FREE_HIGH_BATCH`). Default 2 MiB, a common L2 slice per core.
     pub cpu_cache_bytes: u64,
+    /// `vm.extfrag_threshold` (0..=1000, default 500): direct compaction for a costly order
+    /// is not tried when the zone's fragmentation index is at or below it (the failure is
+    /// then a lack of memory, which reclaim must fix, not fragmentation).
+    pub extfrag_threshold: u32,
+    /// `vm.compaction_proactiveness` (0..=100, default 20): how low kcompactd keeps the
+    /// node's fragmentation score in the background; 0 turns proactive compaction off.
+    pub compaction_proactiveness: u32,
 }
 
 impl Default for Policy {
@@ -395,6 +402,8 @@ impl Default for Policy {
             percpu_pagelist_high_fraction: 0,
             free_area_layout: FreeAreaLayout::Counts,
             cpu_cache_bytes: 2 << 20,
+            extfrag_threshold: 500,
+            compaction_proactiveness: 20,
         }
     }
 }
@@ -424,6 +433,12 @@ impl Policy {
         }
         if let Some(b) = self.pcp_batch.filter(|&b| b == 0 || b > MAX_PCP_BATCH) {
             return Err(ConfigError::PcpBatch(b));
+        }
+        if self.extfrag_threshold > 1000 {
+            return Err(ConfigError::ExtfragThreshold(self.extfrag_threshold));
+        }
+        if self.compaction_proactiveness > 100 {
+            return Err(ConfigError::CompactionProactiveness(self.compaction_proactiveness));
         }
         Ok(())
     }
@@ -469,6 +484,10 @@ pub enum ConfigError {
     HighFraction(u32),
     /// A per-CPU batch of 0 or above [`MAX_PCP_BATCH`].
     PcpBatch(u32),
+    /// `vm.extfrag_threshold` outside 0..=1000.
+    ExtfragThreshold(u32),
+    /// `vm.compaction_proactiveness` outside 0..=100.
+    CompactionProactiveness(u32),
 }
 
 impl fmt::Display for ConfigError {
@@ -510,6 +529,10 @@ impl fmt::Display for ConfigError {
             ConfigError::MinFreeKbytes(n) => write!(f, "min_free_kbytes {n} is above INT_MAX"),
             ConfigError::HighFraction(n) => {
                 write!(f, "percpu_pagelist_high_fraction {n} must be 0 (auto) or at least 8")
+            }
+            ConfigError::ExtfragThreshold(n) => write!(f, "extfrag_threshold {n} is outside 0..=1000"),
+            ConfigError::CompactionProactiveness(n) => {
+                write!(f, "compaction_proactiveness {n} is outside 0..=100")
             }
             ConfigError::PcpBatch(n) => {
                 write!(f, "a per-CPU batch of {n} is outside 1..={MAX_PCP_BATCH}")
@@ -559,6 +582,10 @@ mod tests {
         assert_eq!(max.validate(), Err(ConfigError::PcpBatch(u32::MAX)));
         let kb = Policy { min_free_kbytes: Some(1 << 31), ..p.clone() };
         assert_eq!(kb.validate(), Err(ConfigError::MinFreeKbytes(1 << 31)));
+        let frag = Policy { extfrag_threshold: 1001, ..p.clone() };
+        assert_eq!(frag.validate(), Err(ConfigError::ExtfragThreshold(1001)));
+        let pro = Policy { compaction_proactiveness: 101, ..p.clone() };
+        assert_eq!(pro.validate(), Err(ConfigError::CompactionProactiveness(101)));
         let boost = Policy { watermark_boost_factor: u32::MAX, ..p };
         assert_eq!(boost.validate(), Err(ConfigError::WatermarkBoostFactor(u32::MAX)));
     }

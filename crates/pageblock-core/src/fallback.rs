@@ -39,7 +39,7 @@ pub enum RmqueueMode {
 }
 
 /// What `find_suitable_fallback` found at one order.
-enum Fallback {
+pub(crate) enum Fallback {
     /// A non-empty list of this fallback type.
     Found(MigrateType),
     /// Nothing at this order.
@@ -61,7 +61,12 @@ impl Zone {
     }
 
     /// `find_suitable_fallback()` (6.16+ form).
-    fn find_suitable_fallback(&self, order: u32, start_mt: MigrateType, claimable: bool) -> Fallback {
+    pub(crate) fn find_suitable_fallback(
+        &self,
+        order: u32,
+        start_mt: MigrateType,
+        claimable: bool,
+    ) -> Fallback {
         if claimable && !self.should_try_claim_block(order, start_mt) {
             return Fallback::TooSmallToClaim;
         }
@@ -230,7 +235,7 @@ impl Zone {
 
     /// `trace_mm_page_alloc_extfrag` and its counters. `change_ownership` is whether the
     /// pageblock now belongs to the requester (read after the claim or steal, as the kernel).
-    fn trace_extfrag(
+    pub(crate) fn trace_extfrag(
         &mut self,
         pfn: u64,
         order: u32,

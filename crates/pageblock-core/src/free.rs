@@ -134,6 +134,19 @@ impl ZoneShared {
     }
 }
 
+impl ZoneShared {
+    /// Pin or unpin an allocated block (`pin_user_pages` and its release): a pinned block
+    /// cannot be moved by compaction, whatever it was allocated as. Only blocks allocated
+    /// movable can be unpinned back to movable. Misuse changes nothing.
+    pub fn set_pinned(&self, pfn: Pfn, order: u32, pinned: bool) -> Result<(), FreeError> {
+        let word = self.allocated_word(pfn, order)?;
+        let mut info = PageInfo::from_word(word);
+        info.tag.movable = !pinned && info.tag.migratetype.is_movable();
+        let idx = (pfn.0 - self.config().start_pfn) as u32;
+        self.memmap.compare_exchange_word(idx, word, info).map_err(|_| FreeError::DoubleFree { pfn })
+    }
+}
+
 impl Zone {
     /// Check that `(pfn, order)` names a block this zone handed out and has not taken back.
     pub fn check_allocated(&self, pfn: Pfn, order: u32) -> Result<PageInfo, FreeError> {

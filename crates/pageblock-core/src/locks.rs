@@ -15,7 +15,7 @@
 
 use std::ops::DerefMut;
 
-use crate::compaction::{CompactPriority, CompactResult};
+use crate::compaction::{CompactPriority, CompactResult, Mover};
 use crate::config::ZoneType;
 use crate::gfp::{AllocFlags, Gfp};
 use crate::node::NodeShared;
@@ -27,9 +27,10 @@ use crate::zone::Zone;
 /// A driver of the allocation path. Zones are indices into [`NodeShared::zones`]; CPUs are
 /// `0..node().nr_cpus()`.
 ///
-/// The reclaim and compaction hooks have "nothing done" defaults: without a model of
-/// reclaimable memory or page migration, direct reclaim frees nothing and compaction does not
-/// start, and the slow path continues as the kernel does in that case.
+/// Compaction runs the shared code ([`crate::compaction`]) once the driver provides a
+/// [`Mover`]; without one nothing can move and compaction does not start. Reclaim hooks have
+/// "nothing done" defaults: without a model of reclaimable memory direct reclaim frees
+/// nothing, and the slow path continues as the kernel does in that case.
 pub trait NodeLocks {
     /// A held zone lock.
     type ZoneGuard<'a>: DerefMut<Target = Zone>
@@ -66,8 +67,13 @@ pub trait NodeLocks {
         0
     }
 
+    /// What moves an allocated block's contents for compaction (`None`: nothing can move).
+    fn mover(&self) -> Option<&dyn Mover> {
+        None
+    }
+
     /// `try_to_compact_pages()`: direct compaction for `ac`; returns the result and a page
-    /// captured for the request, if any (compaction is not modelled yet: it never starts).
+    /// captured for the request, if any.
     fn try_to_compact_pages(
         &self,
         cpu: usize,
@@ -75,15 +81,13 @@ pub trait NodeLocks {
         flags: AllocFlags,
         priority: CompactPriority,
     ) -> (CompactResult, Option<Pfn>) {
-        let _ = (cpu, ac, flags, priority);
-        (CompactResult::Skipped, None)
+        crate::compaction::try_to_compact_pages(self, cpu, ac, flags, priority)
     }
 
     /// `compaction_zonelist_suitable()`: would compaction have a chance if reclaim freed
     /// what it could?
-    fn compaction_zonelist_suitable(&self, ac: &AllocContext, flags: AllocFlags) -> bool {
-        let _ = (ac, flags);
-        false
+    fn compaction_zonelist_suitable(&self, ac: &AllocContext) -> bool {
+        self.mover().is_some() && crate::compaction::compaction_zonelist_suitable(self, ac)
     }
 
     /// `zone_reclaimable_pages()`: pages reclaim could still free in `zone`.

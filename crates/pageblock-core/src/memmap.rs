@@ -117,6 +117,12 @@ impl PageInfo {
         (self.state as u32) | (self.order << 8) | (self.tag.bits() << 16)
     }
 
+    /// Decode a raw state word (from [`Memmap::info_word`]).
+    #[inline]
+    pub const fn from_word(v: u32) -> PageInfo {
+        PageInfo::unpack(v)
+    }
+
     const fn unpack(v: u32) -> PageInfo {
         PageInfo { state: PageState::from_bits(v), order: (v >> 8) & 0xff, tag: AllocTag::from_bits(v >> 16) }
     }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::config::{ConfigError, NodeConfig, Policy, ZoneType, MAX_NR_ZONES};
 use crate::gfp::{self, AllocFlags, Gfp, NoFragmentRule};
 use crate::page_alloc::AllocContext;
-use crate::stats::{Counter, VmEvent, NR_VM_EVENTS};
+use crate::stats::{Counter, EventCounters, VmEvent};
 use crate::trace::TraceHub;
 use crate::watermark::{lowmem_reserve, NodeWatermarks};
 use crate::zone::{Zone, ZoneSetup, ZoneShared};
@@ -30,7 +30,7 @@ use crate::AllocError;
 /// steps, failures), counted with atomic adds since any CPU may count them.
 #[derive(Debug, Default)]
 pub struct NodeCounters {
-    events: [Counter; NR_VM_EVENTS],
+    events: EventCounters,
     /// `ALLOCSTALL_<zone>`: direct reclaim entries, by the request's highest zone type.
     allocstall: [Counter; MAX_NR_ZONES],
 }
@@ -200,6 +200,14 @@ impl NodeShared {
     /// The zone of type `t`, if populated.
     pub fn zone_index(&self, t: ZoneType) -> Option<usize> {
         self.zones.iter().position(|z| z.config().zone_type == t)
+    }
+
+    /// Pin or unpin an allocated block ([`ZoneShared::set_pinned`]).
+    pub fn set_pinned(&self, pfn: crate::Pfn, order: u32, pinned: bool) -> Result<(), crate::FreeError> {
+        match self.zone_of(pfn.0) {
+            Some(z) => self.zones[z].set_pinned(pfn, order, pinned),
+            None => Err(crate::FreeError::OutOfRange { pfn }),
+        }
     }
 
     /// Node-wide counters.

@@ -12,6 +12,7 @@ use std::cell::{Ref, RefCell, RefMut};
 use std::sync::Arc;
 
 use crate::alloc::AllocError;
+use crate::compaction::{self, CompactResult, Mover};
 use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig};
 use crate::free::FreeError;
 use crate::gfp::Gfp;
@@ -44,6 +45,8 @@ pub struct Node {
     pcp: Box<[RefCell<PerCpuPages>]>,
     now_us: u64,
     next_vmstat_us: u64,
+    /// Moves allocated blocks for compaction: the owner of the memory installs it.
+    mover: Option<Box<dyn Mover>>,
 }
 
 impl std::fmt::Debug for Node {
@@ -66,6 +69,7 @@ impl Node {
             pcp,
             now_us: 0,
             next_vmstat_us: STAT_INTERVAL_US,
+            mover: None,
         })
     }
 
@@ -95,6 +99,19 @@ impl Node {
 
     fn check_cpu(&self, cpu: usize) {
         assert!(cpu < self.shared.nr_cpus(), "CPU {cpu} of a {}-CPU node", self.shared.nr_cpus());
+    }
+
+    /// Let compaction move allocated blocks through `mover` (which updates whoever holds
+    /// their pfns). Without a mover compaction never starts.
+    pub fn set_mover(&mut self, mover: Box<dyn Mover>) {
+        self.mover = Some(mover);
+    }
+
+    /// `echo 1 > /proc/sys/vm/compact_memory`: compact every zone whole, synchronously, on
+    /// CPU `cpu`. Returns each zone's result (empty without a mover).
+    pub fn compact_memory(&self, cpu: usize) -> Vec<CompactResult> {
+        self.check_cpu(cpu);
+        compaction::compact_node(self, cpu, false)
     }
 
     /// `drain_all_pages()`.
@@ -177,5 +194,9 @@ impl NodeLocks for Node {
     #[inline]
     fn lock_pcp(&self, cpu: usize, zone: usize) -> RefMut<'_, PerCpuPages> {
         self.pcp[self.shared.pcp_index(cpu, zone)].borrow_mut()
+    }
+
+    fn mover(&self) -> Option<&dyn Mover> {
+        self.mover.as_deref()
     }
 }

@@ -15,8 +15,9 @@
 //!    `defrag_mode` dropping ALLOC_NOFRAGMENT — only now may a request fragment a foreign
 //!    pageblock; the OOM killer.
 //!
-//! Reclaim and compaction are driver hooks that do nothing yet ([`crate::NodeLocks`]), so
-//! their steps take the kernel's "no progress" branches. There is no OOM killer: a request
+//! Reclaim and compaction are driver hooks ([`crate::NodeLocks`]): compaction runs when the
+//! driver has a [`crate::compaction::Mover`]; reclaim does nothing yet, so its steps take the
+//! kernel's "no progress" branches. There is no OOM killer: a request
 //! that would invoke it is counted (`pgalloc_oom`) and fails. `__GFP_NOFAIL` gets the
 //! kernel's last `ALLOC_MIN_RESERVE` attempt, then fails instead of looping forever.
 
@@ -244,7 +245,13 @@ fn direct_compact<L: NodeLocks + ?Sized>(
     }
     node.count(VmEvent::CompactStall, 1);
     let page = captured.or_else(|| get_page_from_freelist(l, cpu, ac, st.flags));
-    node.count(if page.is_some() { VmEvent::CompactSuccess } else { VmEvent::CompactFail }, 1);
+    match page {
+        Some(pfn) => {
+            crate::compaction::compaction_allocated(l, cpu, pfn, ac.order);
+            node.count(VmEvent::CompactSuccess, 1);
+        }
+        None => node.count(VmEvent::CompactFail, 1),
+    }
     page
 }
 
@@ -286,7 +293,7 @@ fn should_compact_retry<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext, st: &mu
         return false;
     }
     if st.compact_result == CompactResult::Skipped {
-        return l.compaction_zonelist_suitable(ac, st.flags);
+        return l.compaction_zonelist_suitable(ac);
     }
     if st.compact_result == CompactResult::Success {
         let max_retries = if st.costly_order { MAX_COMPACT_RETRIES / 4 } else { MAX_COMPACT_RETRIES };

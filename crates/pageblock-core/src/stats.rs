@@ -135,6 +135,23 @@ vm_events! {
     CompactFail = "compact_fail", kernel: true;
     /// Direct compaction attempts after which the request succeeded (`COMPACTSUCCESS`).
     CompactSuccess = "compact_success", kernel: true;
+    /// Base pages compaction migrated (`PGMIGRATE_SUCCESS`).
+    PgMigrateSuccess = "pgmigrate_success", kernel: true;
+    /// Base pages compaction failed to migrate (`PGMIGRATE_FAIL`).
+    PgMigrateFail = "pgmigrate_fail", kernel: true;
+    /// Pfns the migrate scanner examined, skipped extents included
+    /// (`COMPACTMIGRATE_SCANNED`; kcompactd's runs count here too).
+    CompactMigrateScanned = "compact_migrate_scanned", kernel: true;
+    /// Pfns the free scanner examined (`COMPACTFREE_SCANNED`).
+    CompactFreeScanned = "compact_free_scanned", kernel: true;
+    /// Pages isolated by either scanner (`COMPACTISOLATED`).
+    CompactIsolated = "compact_isolated", kernel: true;
+    /// kcompactd runs (`KCOMPACTD_WAKE`).
+    CompactDaemonWake = "compact_daemon_wake", kernel: true;
+    /// Pfns the migrate scanner examined for kcompactd (`KCOMPACTD_MIGRATE_SCANNED`).
+    CompactDaemonMigrateScanned = "compact_daemon_migrate_scanned", kernel: true;
+    /// Pfns the free scanner examined for kcompactd (`KCOMPACTD_FREE_SCANNED`).
+    CompactDaemonFreeScanned = "compact_daemon_free_scanned", kernel: true;
     /// Requests refused by the zone watermark check (`zone_watermark_fast` failed).
     WatermarkFail = "watermark_fail", kernel: false;
     /// Requests retried without ALLOC_NOFRAGMENT after failing with it
@@ -176,6 +193,24 @@ vm_events! {
 
 /// Number of [`VmEvent`]s.
 pub const NR_VM_EVENTS: usize = VmEvent::ALL.len();
+
+/// One [`Counter`] per [`VmEvent`], indexed by `ev as usize`.
+#[derive(Debug)]
+pub struct EventCounters([Counter; NR_VM_EVENTS]);
+
+impl Default for EventCounters {
+    fn default() -> Self {
+        EventCounters(std::array::from_fn(|_| Counter::default()))
+    }
+}
+
+impl std::ops::Deref for EventCounters {
+    type Target = [Counter; NR_VM_EVENTS];
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
 
 #[cfg(test)]
 mod tests {

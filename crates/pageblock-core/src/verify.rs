@@ -64,6 +64,29 @@ impl std::ops::Add for PageCensus {
     }
 }
 
+impl crate::zone::ZoneShared {
+    /// Count the zone's pages by state from the memmap alone, without the zone lock (a
+    /// moving target while other CPUs work; exact in the simulator, and between the steps
+    /// of a compaction run). Every block is counted by its head.
+    pub fn census(&self) -> PageCensus {
+        let mm = self.memmap();
+        let mut census = PageCensus::default();
+        for e in mm.extents(0, mm.len() as u32) {
+            let pages = e.pages;
+            match e.info.state {
+                PageState::Buddy => census.free += pages,
+                PageState::Allocated => census.allocated += pages,
+                PageState::Pcp => census.pcp += pages,
+                PageState::Isolated => census.isolated += pages,
+                PageState::Reserved => census.reserved += pages,
+                PageState::Offline => census.offline += pages,
+                PageState::Tail => {}
+            }
+        }
+        census
+    }
+}
+
 /// Free block heads found in the memmap, per order.
 type HeadsPerOrder = [u64; crate::types::NR_ORDER_SLOTS];
 

@@ -29,13 +29,14 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
+use crate::compaction::{Capture, ZoneCompaction};
 use crate::config::{Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
 use crate::free_area::FreeAreas;
 use crate::memmap::{Memmap, PageState};
 use crate::migratetype::MigrateType;
 use crate::pageblock::Pageblocks;
 use crate::pcp::PagesetLimits;
-use crate::stats::{Counter, VmEvent, ZoneStat, NR_VM_EVENTS, NR_ZONE_STATS};
+use crate::stats::{Counter, EventCounters, VmEvent, ZoneStat, NR_ZONE_STATS};
 use crate::trace::{TraceEvent, TraceHub};
 use crate::types::Pfn;
 use crate::watermark::{WatermarkLevel, Watermarks};
@@ -52,7 +53,7 @@ pub struct ZoneCounters {
     pub(crate) watermark: [Counter; 4],
     /// `watermark_boost`.
     pub(crate) watermark_boost: Counter,
-    pub(crate) events: [Counter; NR_VM_EVENTS],
+    pub(crate) events: EventCounters,
     /// Per-CPU parts of the counters and `pcp->count`/`high`, one entry per CPU.
     pub(crate) cpus: Box<[CpuCounters]>,
 }
@@ -318,6 +319,10 @@ pub struct Zone {
     end_pfn: u64,
     max_order: u32,
     pageblock_order: u32,
+    /// Where compaction's scanners stopped and how long to defer it.
+    pub(crate) compact: ZoneCompaction,
+    /// A direct compaction waiting for a freed block (`current->capture_control`).
+    pub(crate) capture: Option<Capture>,
 }
 
 impl std::fmt::Debug for Zone {
@@ -376,7 +381,10 @@ impl Zone {
             policy,
             trace: setup.trace,
             cpu: 0,
+            compact: ZoneCompaction::new(0, 0),
+            capture: None,
         };
+        zone.compact = ZoneCompaction::new(zone.start_pfn, zone.last_pageblock_pfn());
         zone.init_cma_blocks();
         zone.free_all_pages_at_boot();
         zone
@@ -456,6 +464,17 @@ impl Zone {
     #[inline]
     pub fn set_cpu(&mut self, cpu: usize) {
         self.cpu = cpu as u32;
+    }
+
+    /// The CPU holding the lock.
+    #[inline]
+    pub(crate) fn cpu(&self) -> u32 {
+        self.cpu
+    }
+
+    /// The zone's compaction state (scanner positions, deferral).
+    pub fn compaction(&self) -> &ZoneCompaction {
+        &self.compact
     }
 
     #[inline]

@@ -1,0 +1,464 @@
+//! One compaction run over a zone (`compact_zone`, `__compact_finished`, `migrate_pages`
+//! with `compaction_alloc`/`compaction_free`) and its callers: direct compaction for a
+//! request (`try_to_compact_pages`) and whole-zone runs (`compact_node`).
+
+use super::suitable::{compaction_suit_allocation_order, SuitQuery};
+use super::{Capture, CompactPriority, CompactResult, MigrateMode, Mover};
+use crate::config::ZoneType;
+use crate::fallback::Fallback;
+use crate::gfp::{AllocFlags, Gfp};
+use crate::locks::NodeLocks;
+use crate::memmap::{PageInfo, PageState};
+use crate::migratetype::MigrateType;
+use crate::page_alloc::{drain_pages_zone, free_pages, lock_zone, AllocContext};
+use crate::stats::{VmEvent, ZoneStat};
+use crate::types::{Pfn, NR_ORDER_SLOTS};
+use crate::watermark::{WatermarkLevel, WatermarkRequest};
+
+/// `struct compact_control`: one run's settings and scanner state.
+pub(crate) struct CompactControl {
+    pub zone: usize,
+    pub cpu: usize,
+    /// The order to make, or `None` for "compact everything" (order -1).
+    pub order: Option<u32>,
+    pub migratetype: MigrateType,
+    pub alloc_flags: AllocFlags,
+    pub highest_zoneidx: ZoneType,
+    pub mode: MigrateMode,
+    pub ignore_skip_hint: bool,
+    pub ignore_block_suitable: bool,
+    pub direct: bool,
+    pub proactive: bool,
+    pub whole_zone: bool,
+    /// The migrate scanner's next pfn.
+    pub migrate_pfn: u64,
+    /// The free scanner's next pfn (it scans the pageblock below this, downwards).
+    pub free_pfn: u64,
+    /// Free blocks the free scanner isolated, by order (their heads are `Isolated`).
+    pub freepages: [Vec<u64>; NR_ORDER_SLOTS],
+    pub nr_freepages: u64,
+    /// Allocated blocks the migrate scanner isolated: (pfn, their state before isolation).
+    pub migratepages: Vec<(u64, PageInfo)>,
+    pub nr_migratepages: u64,
+    pub total_migrate_scanned: u64,
+    pub total_free_scanned: u64,
+    /// Finish the current pageblock even past the isolation limit.
+    pub finish_pageblock: bool,
+}
+
+impl CompactControl {
+    pub(crate) fn new(zone: usize, cpu: usize, order: Option<u32>, mode: MigrateMode) -> CompactControl {
+        CompactControl {
+            zone,
+            cpu,
+            order,
+            migratetype: MigrateType::Movable,
+            alloc_flags: AllocFlags::WMARK_MIN,
+            highest_zoneidx: ZoneType::Normal,
+            mode,
+            ignore_skip_hint: false,
+            ignore_block_suitable: false,
+            direct: false,
+            proactive: false,
+            whole_zone: false,
+            migrate_pfn: 0,
+            free_pfn: 0,
+            freepages: Default::default(),
+            nr_freepages: 0,
+            migratepages: Vec::new(),
+            nr_migratepages: 0,
+            total_migrate_scanned: 0,
+            total_free_scanned: 0,
+            finish_pageblock: false,
+        }
+    }
+
+    /// `compact_scanners_met()`: the scanners are in the same pageblock or have crossed.
+    pub(crate) fn scanners_met(&self, pageblock_order: u32) -> bool {
+        self.free_pfn >> pageblock_order <= self.migrate_pfn >> pageblock_order
+    }
+
+    fn sync(&self) -> usize {
+        usize::from(self.mode != MigrateMode::Async)
+    }
+}
+
+/// What stopped a batch of migrations.
+enum MigrateError {
+    /// No free page left to migrate into (`-ENOMEM`).
+    NoMemory,
+    /// Some pages did not move (the mover refused).
+    Busy,
+}
+
+/// `compact_zone()`.
+pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
+    l: &L,
+    mover: &dyn Mover,
+    cc: &mut CompactControl,
+) -> CompactResult {
+    let node = l.node();
+    let zone = node.zone(cc.zone);
+    let pbo = zone.config().pageblock_order;
+    if let Some(order) = cc.order {
+        let q = SuitQuery {
+            order,
+            highest_zoneidx: cc.highest_zoneidx,
+            alloc_flags: cc.alloc_flags,
+            asynchronous: cc.mode == MigrateMode::Async,
+            kcompactd: !cc.direct,
+            defrag_mode: node.policy().defrag_mode,
+            extfrag_threshold: node.policy().extfrag_threshold,
+        };
+        let r = compaction_suit_allocation_order(zone, q);
+        if r != CompactResult::Continue {
+            return r;
+        }
+    }
+    start_scanners(l, cc);
+    let mut update_cached = cc.mode == MigrateMode::Async && {
+        let z = lock_zone(l, cc.zone, cc.cpu);
+        z.compact.cached_migrate_pfn[0] == z.compact.cached_migrate_pfn[1]
+    };
+    let zone_start = zone.config().start_pfn;
+    let mut last_migrated_pfn = 0;
+    let ret = loop {
+        let ret = compact_finished(l, cc);
+        if ret != CompactResult::Continue {
+            break ret;
+        }
+        let start = cc.migrate_pfn;
+        cc.finish_pageblock = last_migrated_pfn >> pbo == start >> pbo;
+        match cc.isolate_migratepages(l) {
+            super::migrate::Isolated::None => {
+                if update_cached {
+                    let mut z = lock_zone(l, cc.zone, cc.cpu);
+                    z.compact.cached_migrate_pfn[1] = z.compact.cached_migrate_pfn[0];
+                }
+            }
+            super::migrate::Isolated::Some => {
+                update_cached = false;
+                last_migrated_pfn = zone_start.max(((cc.migrate_pfn - 1) >> pbo) << pbo);
+                if let Err(MigrateError::NoMemory) = migrate_pages(l, mover, cc) {
+                    if !cc.scanners_met(pbo) {
+                        break CompactResult::Contended;
+                    }
+                }
+                if captured(l, cc).is_some() {
+                    break CompactResult::Success;
+                }
+            }
+        }
+        // check_drain: the scanner left an order-aligned block it migrated from; flush this
+        // CPU's cached frees so that the block can merge (`lru_add_drain_cpu_zone`).
+        if let Some(order) = cc.order.filter(|&o| o > 0) {
+            let block_start = (cc.migrate_pfn >> order) << order;
+            if last_migrated_pfn != 0 && last_migrated_pfn < block_start {
+                drain_pages_zone(l, cc.cpu, cc.zone);
+                last_migrated_pfn = 0;
+            }
+        }
+    };
+    release_freepages(l, cc);
+    node.count(VmEvent::CompactMigrateScanned, cc.total_migrate_scanned);
+    node.count(VmEvent::CompactFreeScanned, cc.total_free_scanned);
+    ret
+}
+
+/// Position the scanners: the zone's ends for a whole-zone run, else where the last run
+/// stopped (reset if outside the zone).
+fn start_scanners<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) {
+    let mut z = lock_zone(l, cc.zone, cc.cpu);
+    if let Some(order) = cc.order {
+        if z.compact.compaction_restarting(order) {
+            z.reset_isolation_suitable();
+        }
+    }
+    let (start, last) = (z.start_pfn(), z.last_pageblock_pfn());
+    if cc.whole_zone {
+        cc.migrate_pfn = start;
+        cc.free_pfn = last;
+        return;
+    }
+    let sync = cc.sync();
+    let c = &mut z.compact;
+    if !(start..=last).contains(&c.cached_free_pfn) {
+        c.cached_free_pfn = last;
+    }
+    if !(start..=last).contains(&c.cached_migrate_pfn[sync]) {
+        c.cached_migrate_pfn = [start; 2];
+    }
+    cc.free_pfn = c.cached_free_pfn;
+    cc.migrate_pfn = c.cached_migrate_pfn[sync];
+    if cc.migrate_pfn <= c.init_migrate_pfn {
+        cc.whole_zone = true;
+    }
+}
+
+/// `__compact_finished()` (with `compact_finished`'s mapping of `NoSuitablePage` to
+/// `Continue`).
+fn compact_finished<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) -> CompactResult {
+    let node = l.node();
+    let mut z = lock_zone(l, cc.zone, cc.cpu);
+    let pbo = z.pageblock_order();
+    if cc.scanners_met(pbo) {
+        z.reset_cached_positions();
+        if cc.direct {
+            z.compact.blockskip_flush = true;
+        }
+        return if cc.whole_zone { CompactResult::Complete } else { CompactResult::PartialSkipped };
+    }
+    if cc.proactive {
+        let done = super::suitable::fragmentation_score_zone(z.shared()) <= score_wmark_low(node);
+        return if done { CompactResult::Success } else { CompactResult::Continue };
+    }
+    let Some(order) = cc.order else {
+        return CompactResult::Continue;
+    };
+    if z.capture.is_some_and(|c| c.page.is_some()) {
+        return CompactResult::Success;
+    }
+    if cc.migrate_pfn & ((1 << pbo) - 1) != 0 {
+        return CompactResult::Continue;
+    }
+    // kcompactd under defrag_mode works until whole free pageblocks reach the high mark.
+    if node.policy().defrag_mode && !cc.direct {
+        let shared = z.shared();
+        let req = WatermarkRequest { order, flags: cc.alloc_flags, highest_zoneidx: cc.highest_zoneidx };
+        let blocks = shared.counters().zone_stat(ZoneStat::NrFreePagesBlocks);
+        let ok = shared.zone_watermark_ok_with(req, shared.wmark_pages(WatermarkLevel::High), blocks);
+        return if ok { CompactResult::Success } else { CompactResult::Continue };
+    }
+    for o in order..=z.max_order() {
+        if !z.free_list_empty(o, cc.migratetype) {
+            return CompactResult::Success;
+        }
+        if cc.migratetype == MigrateType::Movable && !z.free_list_empty(o, MigrateType::Cma) {
+            return CompactResult::Success;
+        }
+        if matches!(z.find_suitable_fallback(o, cc.migratetype, true), Fallback::Found(_)) {
+            return CompactResult::Success;
+        }
+    }
+    CompactResult::Continue
+}
+
+/// The proactive run's goal: `max(100 - proactiveness, 5)`.
+pub(crate) fn score_wmark_low(node: &crate::node::NodeShared) -> u64 {
+    100u64.saturating_sub(u64::from(node.policy().compaction_proactiveness)).max(5)
+}
+
+/// The block a capture took, if any.
+fn captured<L: NodeLocks + ?Sized>(l: &L, cc: &CompactControl) -> Option<u64> {
+    lock_zone(l, cc.zone, cc.cpu).capture.and_then(|c| c.page)
+}
+
+/// `migrate_pages()` for the isolated batch: each block gets a destination from the free
+/// scanner's pages (`compaction_alloc`), the mover moves it, the old block is freed. A block
+/// that cannot move is put back; when no destination is left, the rest are put back too.
+fn migrate_pages<L: NodeLocks + ?Sized>(
+    l: &L,
+    mover: &dyn Mover,
+    cc: &mut CompactControl,
+) -> Result<(), MigrateError> {
+    let node = l.node();
+    let zone = node.zone(cc.zone);
+    let mut result = Ok(());
+    let batch = std::mem::take(&mut cc.migratepages);
+    cc.nr_migratepages = 0;
+    for (i, &(src, info)) in batch.iter().enumerate() {
+        let Some(dst) = compaction_alloc(l, cc, info) else {
+            for &(p, inf) in &batch[i..] {
+                putback(zone, p, inf);
+            }
+            return Err(MigrateError::NoMemory);
+        };
+        let pages = 1u64 << info.order;
+        if mover.migrate(Pfn(src), Pfn(dst), info.order) {
+            node.count(VmEvent::PgMigrateSuccess, pages);
+            putback(zone, src, info);
+            // The old copy is freed like any page (to this CPU's lists for small orders).
+            // A racing free of a stale handle may have taken it already: nothing to do then.
+            let _ = free_pages(l, cc.cpu, Pfn(src), info.order);
+        } else {
+            node.count(VmEvent::PgMigrateFail, pages);
+            putback(zone, src, info);
+            compaction_free(zone, cc, dst, info.order);
+            result = Err(MigrateError::Busy);
+        }
+    }
+    result
+}
+
+/// `putback_movable_pages()`: a block isolated for migration is its owner's again.
+fn putback(zone: &crate::zone::ZoneShared, pfn: u64, info: PageInfo) {
+    zone.memmap().set_info((pfn - zone.config().start_pfn) as u32, info);
+}
+
+/// `compaction_alloc()`: the smallest isolated free block that fits, split down to the
+/// source's order; the free scanner runs once more if none fits. The destination is
+/// allocated with the source's owner tag.
+fn compaction_alloc<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl, src: PageInfo) -> Option<u64> {
+    let order = src.order;
+    let fits = |cc: &CompactControl| (order as usize..NR_ORDER_SLOTS).find(|&o| !cc.freepages[o].is_empty());
+    let found = match fits(cc) {
+        Some(o) => o,
+        None => {
+            cc.isolate_freepages(l);
+            fits(cc)?
+        }
+    };
+    let zone = l.node().zone(cc.zone);
+    let mm = zone.memmap();
+    let start = zone.config().start_pfn;
+    let pfn = cc.freepages[found].pop()?;
+    // Split: the upper halves stay isolated for later destinations.
+    let mut high = found as u32;
+    while high > order {
+        high -= 1;
+        let half = pfn + (1 << high);
+        mm.set_head((half - start) as u32, PageState::Isolated, high);
+        cc.freepages[high as usize].push(half);
+    }
+    cc.nr_freepages -= 1 << order;
+    mm.set_info((pfn - start) as u32, PageInfo { state: PageState::Allocated, order, tag: src.tag });
+    Some(pfn)
+}
+
+/// `compaction_free()`: a destination that was not used goes back to the run's free pages.
+fn compaction_free(zone: &crate::zone::ZoneShared, cc: &mut CompactControl, pfn: u64, order: u32) {
+    zone.memmap().set_head((pfn - zone.config().start_pfn) as u32, PageState::Isolated, order);
+    cc.freepages[order as usize].push(pfn);
+    cc.nr_freepages += 1 << order;
+}
+
+/// `release_free_list()`: the free pages the run did not use are freed again (as any page,
+/// through this CPU's lists for small orders). The free scanner resumes, next time, no lower
+/// than the highest of them.
+fn release_freepages<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) {
+    let zone = l.node().zone(cc.zone);
+    let mut highest = None;
+    for order in 0..NR_ORDER_SLOTS {
+        for pfn in std::mem::take(&mut cc.freepages[order]) {
+            let info = PageInfo { state: PageState::Allocated, order: order as u32, ..PageInfo::TAIL };
+            zone.memmap().set_info((pfn - zone.config().start_pfn) as u32, info);
+            let freed = free_pages(l, cc.cpu, Pfn(pfn), order as u32);
+            debug_assert!(freed.is_ok(), "isolated free page {pfn:#x} could not be released: {freed:?}");
+            highest = highest.max(Some(pfn));
+        }
+    }
+    cc.nr_freepages = 0;
+    if let Some(pfn) = highest {
+        let mut z = lock_zone(l, cc.zone, cc.cpu);
+        let block = pfn & !(z.pageblock_nr_pages() - 1);
+        if block > z.compact.cached_free_pfn {
+            z.compact.cached_free_pfn = block;
+        }
+    }
+}
+
+/// `compaction_allocated()`: the request compaction ran for got its page — stop deferring
+/// compaction at this order in the page's zone.
+pub(crate) fn compaction_allocated<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn: Pfn, order: u32) {
+    if let Some(z) = l.node().zone_of(pfn.0) {
+        let mut zone = lock_zone(l, z, cpu);
+        zone.compact.blockskip_flush = false;
+        zone.compact.compaction_defer_reset(order, true);
+    }
+}
+
+/// `compact_zone_order()`: a direct compaction of one zone for a request, with a capture
+/// published for its duration.
+fn compact_zone_order<L: NodeLocks + ?Sized>(
+    l: &L,
+    mover: &dyn Mover,
+    cpu: usize,
+    z: usize,
+    ac: &AllocContext,
+    flags: AllocFlags,
+    priority: CompactPriority,
+) -> (CompactResult, Option<Pfn>) {
+    let mode = if priority == CompactPriority::Async { MigrateMode::Async } else { MigrateMode::SyncLight };
+    let mut cc = CompactControl::new(z, cpu, Some(ac.order), mode);
+    cc.migratetype = ac.migratetype;
+    cc.alloc_flags = flags;
+    cc.highest_zoneidx = ac.highest_zoneidx;
+    cc.direct = true;
+    cc.whole_zone = priority == CompactPriority::SyncFull;
+    cc.ignore_skip_hint = priority == CompactPriority::SyncFull;
+    cc.ignore_block_suitable = priority == CompactPriority::SyncFull;
+    let capture = Capture { cpu: cpu as u32, order: ac.order, migratetype: ac.migratetype, page: None };
+    lock_zone(l, z, cpu).capture = Some(capture);
+    let mut ret = compact_zone(l, mover, &mut cc);
+    let page = lock_zone(l, z, cpu).capture.take().and_then(|c| c.page);
+    if page.is_some() {
+        ret = CompactResult::Success;
+    }
+    (ret, page.map(Pfn))
+}
+
+/// `try_to_compact_pages()`: direct compaction over the request's zonelist, skipping zones
+/// where compaction is deferred, stopping at the first success. Returns the best result and
+/// a captured block. Without a mover nothing can move: compaction does not start.
+pub fn try_to_compact_pages<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    ac: &AllocContext,
+    flags: AllocFlags,
+    priority: CompactPriority,
+) -> (CompactResult, Option<Pfn>) {
+    let Some(mover) = l.mover() else {
+        return (CompactResult::Skipped, None);
+    };
+    if !ac.gfp.contains(Gfp::IO) {
+        return (CompactResult::Skipped, None);
+    }
+    let node = l.node();
+    let mut rc = CompactResult::Skipped;
+    for &z in node.zonelist(ac) {
+        let z = z as usize;
+        if priority > CompactPriority::SyncFull && lock_zone(l, z, cpu).compact.compaction_deferred(ac.order)
+        {
+            rc = rc.max(CompactResult::Deferred);
+            continue;
+        }
+        let (status, page) = compact_zone_order(l, mover, cpu, z, ac, flags, priority);
+        rc = rc.max(status);
+        if status == CompactResult::Success {
+            lock_zone(l, z, cpu).compact.compaction_defer_reset(ac.order, false);
+            return (rc, page);
+        }
+        if priority != CompactPriority::Async
+            && matches!(status, CompactResult::Complete | CompactResult::PartialSkipped)
+        {
+            lock_zone(l, z, cpu).compact.defer_compaction(ac.order);
+        }
+    }
+    (rc, None)
+}
+
+/// `compact_node()`: compact every zone of the node whole, at order -1
+/// (`/proc/sys/vm/compact_memory` with `MIGRATE_SYNC`; proactive compaction with
+/// `SyncLight` until each zone's fragmentation score is low enough). Returns what each
+/// zone's run ended with. Without a mover nothing runs.
+pub fn compact_node<L: NodeLocks + ?Sized>(l: &L, cpu: usize, proactive: bool) -> Vec<CompactResult> {
+    let Some(mover) = l.mover() else {
+        return Vec::new();
+    };
+    let node = l.node();
+    let mode = if proactive { MigrateMode::SyncLight } else { MigrateMode::Sync };
+    (0..node.zones().len())
+        .map(|z| {
+            let mut cc = CompactControl::new(z, cpu, None, mode);
+            cc.whole_zone = true;
+            cc.ignore_skip_hint = true;
+            cc.proactive = proactive;
+            let r = compact_zone(l, mover, &mut cc);
+            if proactive {
+                node.count(VmEvent::CompactDaemonMigrateScanned, cc.total_migrate_scanned);
+                node.count(VmEvent::CompactDaemonFreeScanned, cc.total_free_scanned);
+            }
+            r
+        })
+        .collect()
+}

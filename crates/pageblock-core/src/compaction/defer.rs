@@ -1,0 +1,155 @@
+//! A zone's compaction memory: where the scanners stopped last time, and how often to skip
+//! compaction after it failed (`compact_cached_*_pfn`, `compact_considered`,
+//! `compact_defer_shift`, `compact_order_failed`, `compact_blockskip_flush`).
+//!
+//! Deferral: each failure at an order doubles the number of attempts at that order or above
+//! that are skipped before the next real one (up to 2^[`COMPACT_MAX_DEFER_SHIFT`] = 64); a
+//! success resets it.
+
+use crate::zone::Zone;
+
+/// `COMPACT_MAX_DEFER_SHIFT`.
+pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
+
+/// A zone's compaction state, guarded by the zone lock.
+///
+/// Invariants: `defer_shift <= COMPACT_MAX_DEFER_SHIFT`; every cached pfn lies in the zone
+/// once a run has used it (out-of-zone values are reset when read).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZoneCompaction {
+    /// `compact_cached_migrate_pfn[]`: where the migrate scanner resumes, for async and for
+    /// sync runs.
+    pub cached_migrate_pfn: [u64; 2],
+    /// `compact_cached_free_pfn`: where the free scanner resumes.
+    pub cached_free_pfn: u64,
+    /// `compact_init_migrate_pfn`: a run starting at or below this scans the whole zone.
+    pub init_migrate_pfn: u64,
+    /// `compact_init_free_pfn`.
+    pub init_free_pfn: u64,
+    /// `compact_considered`: attempts skipped since the last failure.
+    pub considered: u32,
+    /// `compact_defer_shift`: skip 2^shift attempts before trying again.
+    pub defer_shift: u32,
+    /// `compact_order_failed`: the lowest order that failed; smaller orders are never
+    /// deferred.
+    pub order_failed: u32,
+    /// `compact_blockskip_flush`: a direct run met the scanners; clear the skip hints when
+    /// kswapd next sleeps.
+    pub blockskip_flush: bool,
+}
+
+impl ZoneCompaction {
+    /// A zone nobody compacted yet.
+    pub fn new(start_pfn: u64, last_block_pfn: u64) -> ZoneCompaction {
+        ZoneCompaction {
+            cached_migrate_pfn: [start_pfn; 2],
+            cached_free_pfn: last_block_pfn,
+            init_migrate_pfn: start_pfn,
+            init_free_pfn: last_block_pfn,
+            considered: 0,
+            defer_shift: 0,
+            order_failed: 0,
+            blockskip_flush: false,
+        }
+    }
+
+    /// `defer_compaction()`: a run at `order` failed.
+    pub fn defer_compaction(&mut self, order: u32) {
+        self.considered = 0;
+        self.defer_shift = (self.defer_shift + 1).min(COMPACT_MAX_DEFER_SHIFT);
+        self.order_failed = self.order_failed.min(order);
+    }
+
+    /// `compaction_deferred()`: should this attempt at `order` be skipped? Each call counts
+    /// as one attempt considered.
+    pub fn compaction_deferred(&mut self, order: u32) -> bool {
+        if order < self.order_failed {
+            return false;
+        }
+        self.considered += 1;
+        let limit = 1 << self.defer_shift;
+        if self.considered >= limit {
+            self.considered = limit;
+            return false;
+        }
+        true
+    }
+
+    /// `compaction_defer_reset()`: a run at `order` succeeded (and, with `alloc_success`, the
+    /// allocation that wanted it too).
+    pub fn compaction_defer_reset(&mut self, order: u32, alloc_success: bool) {
+        if alloc_success {
+            self.considered = 0;
+            self.defer_shift = 0;
+        }
+        if order >= self.order_failed {
+            self.order_failed = order + 1;
+        }
+    }
+
+    /// `compaction_restarting()`: deferred as long as possible and due again — start from
+    /// clean skip hints.
+    pub fn compaction_restarting(&self, order: u32) -> bool {
+        order >= self.order_failed
+            && self.defer_shift == COMPACT_MAX_DEFER_SHIFT
+            && self.considered >= 1 << COMPACT_MAX_DEFER_SHIFT
+    }
+}
+
+impl Zone {
+    /// `reset_cached_positions()`: both scanners start from their ends again.
+    pub(crate) fn reset_cached_positions(&mut self) {
+        let start = self.start_pfn();
+        let last = self.last_pageblock_pfn();
+        let c = &mut self.compact;
+        c.cached_migrate_pfn = [start; 2];
+        c.cached_free_pfn = last;
+    }
+
+    /// The first pfn of the zone's last pageblock (`pageblock_start_pfn(zone_end_pfn - 1)`).
+    pub(crate) fn last_pageblock_pfn(&self) -> u64 {
+        (self.end_pfn() - 1) & !(self.pageblock_nr_pages() - 1)
+    }
+
+    /// `__reset_isolation_suitable()`: clear every pageblock's skip hint and restart both
+    /// scanners from the zone's ends. (The kernel samples each block for an LRU or free page
+    /// before clearing; here every hint goes.)
+    pub(crate) fn reset_isolation_suitable(&mut self) {
+        let pb = &self.shared.pageblocks;
+        for b in 0..pb.len() {
+            pb.set_skip(b, false);
+        }
+        self.compact.blockskip_flush = false;
+        self.reset_cached_positions();
+        self.compact.init_migrate_pfn = self.start_pfn();
+        self.compact.init_free_pfn = self.last_pageblock_pfn();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deferral_doubles_and_resets() {
+        let mut c = ZoneCompaction::new(0, 512);
+        assert!(!c.compaction_deferred(9), "nothing failed yet");
+        c.defer_compaction(9);
+        // shift 1: skip 1 attempt, then try.
+        assert!(c.compaction_deferred(9));
+        assert!(!c.compaction_deferred(9));
+        for _ in 0..10 {
+            c.defer_compaction(9);
+        }
+        assert_eq!(c.defer_shift, COMPACT_MAX_DEFER_SHIFT);
+        let skipped = (0..100).take_while(|_| c.compaction_deferred(9)).count();
+        assert_eq!(skipped, 63, "2^6 - 1 attempts skipped, the 64th runs");
+        assert!(c.compaction_restarting(9));
+        c.compaction_defer_reset(9, true);
+        assert_eq!((c.defer_shift, c.considered, c.order_failed), (0, 0, 10));
+        assert!(!c.compaction_deferred(9));
+        c.defer_compaction(9);
+        assert!(!c.compaction_deferred(3), "orders below the failed one are never deferred");
+        assert!(c.compaction_deferred(9));
+    }
+}

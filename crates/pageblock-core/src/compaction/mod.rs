@@ -1,0 +1,120 @@
+//! Compaction (`mm/compaction.c`): make free high-order blocks by moving movable pages out of
+//! the bottom of a zone into free pages at its top.
+//!
+//! Two scanners walk a zone pageblock by pageblock toward each other: the **migrate scanner**
+//! ([`migrate`]) from the low end, isolating movable allocated pages; the **free scanner**
+//! ([`isolate`]) from the high end, isolating free pages to move them into. Each page is then
+//! moved by a [`Mover`] and its old copy freed, so free blocks merge at the low end. A run
+//! ends when the scanners meet, or earlier when a free block of the wanted order exists
+//! ([`compact_zone`]). What makes it worth trying, and when to stop trying, is decided by
+//! the fragmentation index ([`suitable`]) and by deferral after failures ([`defer`]).
+//!
+//! Not modelled: the fast searches (`fast_find_migrateblock`, `fast_isolate_freepages`),
+//! the free scanner's async stride, the LRU-isolation throttle, lock contention and signals
+//! (a run is never `Contended` for those reasons).
+//!
+//! # Invariants
+//!
+//! * A page is in exactly one place during a run: allocated to its owner, isolated by the
+//!   migrate scanner (state `Isolated`, still the owner's until moved), isolated by the free
+//!   scanner (state `Isolated`, held in the run's `freepages`), on a free list or a CPU's list.
+//!   Free + allocated + per-CPU + isolated pages equal the managed pages at every step
+//!   (`verify` counts `Isolated` heads).
+//! * Every page a run isolated is back — moved, put back or freed — when the run returns.
+
+mod capture;
+mod compact_zone;
+pub(crate) mod defer;
+mod isolate;
+mod migrate;
+pub mod suitable;
+
+pub(crate) use capture::Capture;
+pub(crate) use compact_zone::compaction_allocated;
+pub use compact_zone::{compact_node, try_to_compact_pages};
+pub use defer::ZoneCompaction;
+pub use suitable::{compaction_zonelist_suitable, fragmentation_index};
+
+use crate::types::Pfn;
+
+/// Moves the contents of an allocated block to another place (`migrate_folio` and the
+/// owner's page-table update). The simulator moves the owner's record; a library that owns
+/// real memory copies the bytes. Called with no allocator lock held.
+pub trait Mover {
+    /// Move the block of 2^`order` pages at `from` to `to` (a block of the same order,
+    /// allocated for it). Return false if the contents cannot move now (pinned, busy): the
+    /// block then stays where it was.
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool;
+}
+
+/// How a run may wait (`enum migrate_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MigrateMode {
+    /// `MIGRATE_ASYNC`: never block; direct compaction's first attempt.
+    Async,
+    /// `MIGRATE_SYNC_LIGHT`: may block, but not on writeback (kcompactd, later attempts).
+    SyncLight,
+    /// `MIGRATE_SYNC`: may block on anything (`/proc/sys/vm/compact_memory`).
+    Sync,
+}
+
+/// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): pages isolated for migration per batch.
+pub const COMPACT_CLUSTER_MAX: u64 = 32;
+
+/// `compact_gap(order)`: the free pages compaction needs on top of the watermark to have
+/// room to migrate into.
+pub const fn compact_gap(order: u32) -> u64 {
+    2 << order
+}
+
+/// What a compaction attempt achieved, in the kernel's value order (the slow path compares
+/// them and `try_to_compact_pages` returns the largest over the zones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CompactResult {
+    /// `COMPACT_NOT_SUITABLE_ZONE`.
+    NotSuitableZone,
+    /// `COMPACT_SKIPPED`: compaction did not start (not possible, or reclaim is the better
+    /// step first).
+    Skipped,
+    /// `COMPACT_DEFERRED`: recent failures at this order; not tried.
+    Deferred,
+    /// `COMPACT_NO_SUITABLE_PAGE`.
+    NoSuitablePage,
+    /// `COMPACT_CONTINUE`.
+    Continue,
+    /// `COMPACT_COMPLETE`: the whole zone was scanned without success.
+    Complete,
+    /// `COMPACT_PARTIAL_SKIPPED`: part of the zone was scanned (skip hints) without success.
+    PartialSkipped,
+    /// `COMPACT_CONTENDED`: gave up on lock contention or a pending signal.
+    Contended,
+    /// `COMPACT_SUCCESS`: a suitable free block exists now.
+    Success,
+}
+
+/// How hard direct compaction tries (`enum compact_priority`): a lower value works harder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CompactPriority {
+    /// `COMPACT_PRIO_SYNC_FULL` (`MIN_COMPACT_PRIORITY`): wait for everything.
+    SyncFull,
+    /// `COMPACT_PRIO_SYNC_LIGHT` (`MIN_COMPACT_COSTLY_PRIORITY`, `DEF_COMPACT_PRIORITY`).
+    SyncLight,
+    /// `COMPACT_PRIO_ASYNC` (`INIT_COMPACT_PRIORITY`): never block.
+    Async,
+}
+
+impl CompactPriority {
+    /// `DEF_COMPACT_PRIORITY`.
+    pub const DEFAULT: CompactPriority = CompactPriority::SyncLight;
+    /// `INIT_COMPACT_PRIORITY`.
+    pub const INIT: CompactPriority = CompactPriority::Async;
+
+    /// The next harder priority, if any.
+    pub fn harder(self) -> Option<CompactPriority> {
+        match self {
+            CompactPriority::Async => Some(CompactPriority::SyncLight),
+            CompactPriority::SyncLight => Some(CompactPriority::SyncFull),
+            CompactPriority::SyncFull => None,
+        }
+    }
+}
