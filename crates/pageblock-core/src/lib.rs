@@ -34,6 +34,8 @@
 //! | `rmqueue_buddy`, `rmqueue_bulk` | [`alloc`] |
 //! | `__zone_watermark_ok`, `boost_watermark`, `lowmem_reserve` | [`watermark`] |
 //! | `reserve/unreserve_highatomic_pageblock` | [`highatomic`] |
+//! | `compact_zone`, `try_to_compact_pages`, kcompactd | [`compaction`] |
+//! | `struct lruvec`, `shrink_node`, kswapd, `try_to_free_pages` | [`vmscan`] |
 //! | `/proc/pagetypeinfo`, buddyinfo, zoneinfo, vmstat, extfrag | [`show`] |
 
 // One audited exception, the prefetch hint in `memmap::Memmap::prefetch`.
@@ -64,6 +66,7 @@ pub mod stats;
 pub mod trace;
 pub mod types;
 pub mod verify;
+pub mod vmscan;
 pub mod vmstat_items;
 pub mod watermark;
 pub mod zone;

@@ -22,15 +22,17 @@ use crate::node::NodeShared;
 use crate::page_alloc::AllocContext;
 use crate::pcp::PerCpuPages;
 use crate::types::Pfn;
+use crate::vmscan::ScanControl;
 use crate::zone::Zone;
 
 /// A driver of the allocation path. Zones are indices into [`NodeShared::zones`]; CPUs are
 /// `0..node().nr_cpus()`.
 ///
-/// Compaction runs the shared code ([`crate::compaction`]) once the driver provides a
-/// [`Mover`]; without one nothing can move and compaction does not start. Reclaim hooks have
-/// "nothing done" defaults: without a model of reclaimable memory direct reclaim frees
-/// nothing, and the slow path continues as the kernel does in that case.
+/// Compaction and reclaim run shared code ([`crate::compaction`], [`crate::vmscan`]); what
+/// they need from the driver is what moves pages ([`NodeLocks::mover`]; without one nothing
+/// moves and compaction does not start) and the LRU lists ([`NodeLocks::shrink_node`],
+/// [`NodeLocks::zone_reclaimable_pages`]; without them reclaim frees nothing, and the slow
+/// path continues as the kernel does in that case).
 pub trait NodeLocks {
     /// A held zone lock.
     type ZoneGuard<'a>: DerefMut<Target = Zone>
@@ -54,17 +56,22 @@ pub trait NodeLocks {
     /// `spin_lock(&pcp->lock)`, for drains.
     fn lock_pcp(&self, cpu: usize, zone: usize) -> Self::PcpGuard<'_>;
 
-    /// `wakeup_kswapd()`: background reclaim for `zone` should start (kswapd is not modelled
-    /// yet: nothing happens).
+    /// `wakeup_kswapd()`: background reclaim for `zone` should start. The wake-up is recorded
+    /// in [`NodeShared::daemons`]; the driver runs kswapd ([`crate::vmscan::kswapd::kswapd_run`]).
     fn wakeup_kswapd(&self, zone: usize, gfp: Gfp, order: u32, highest_zoneidx: ZoneType) {
-        let _ = (zone, gfp, order, highest_zoneidx);
+        let _ = zone;
+        crate::vmscan::kswapd::wakeup_kswapd(self, gfp, order, highest_zoneidx);
     }
 
-    /// `try_to_free_pages()`: direct reclaim for `ac`; returns the pages reclaimed (0: no
-    /// reclaimable memory is modelled yet).
+    /// `try_to_free_pages()`: direct reclaim for `ac`; returns the pages reclaimed.
     fn try_to_free_pages(&self, cpu: usize, ac: &AllocContext) -> u64 {
-        let _ = (cpu, ac);
-        0
+        crate::vmscan::try_to_free_pages(self, cpu, ac)
+    }
+
+    /// `shrink_node()`: one reclaim pass over the node's LRU lists at `sc.priority`
+    /// (nothing to reclaim without LRU lists).
+    fn shrink_node(&self, cpu: usize, sc: &mut ScanControl) {
+        let _ = (cpu, sc);
     }
 
     /// What moves an allocated block's contents for compaction (`None`: nothing can move).

@@ -92,6 +92,8 @@ pub struct NodeShared {
     trace: Arc<TraceHub>,
     min_free_kbytes: Counter,
     group_by_mobility: bool,
+    /// kswapd's and kcompactd's wake-up state.
+    daemons: std::sync::Mutex<crate::vmscan::Daemons>,
 }
 
 impl NodeShared {
@@ -144,6 +146,7 @@ impl NodeShared {
             trace,
             min_free_kbytes: Counter::new(wm.min_free_kbytes),
             group_by_mobility,
+            daemons: Default::default(),
             config,
             policy,
         };
@@ -215,9 +218,16 @@ impl NodeShared {
         &self.counters
     }
 
-    /// Count `n` node-level occurrences of `ev`.
+    /// kswapd's and kcompactd's wake-up state, locked.
+    pub fn daemons(&self) -> std::sync::MutexGuard<'_, crate::vmscan::Daemons> {
+        // A panic while holding it left plain data behind: keep using it.
+        self.daemons.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Count `n` node-level occurrences of `ev` (also for events the memory's owner sees:
+    /// swap-ins, refaults, huge page faults).
     #[inline]
-    pub(crate) fn count(&self, ev: VmEvent, n: u64) {
+    pub fn count(&self, ev: VmEvent, n: u64) {
         self.counters.events[ev as usize].add_shared(n);
     }
 

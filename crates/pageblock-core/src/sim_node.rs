@@ -12,7 +12,9 @@ use std::cell::{Ref, RefCell, RefMut};
 use std::sync::Arc;
 
 use crate::alloc::AllocError;
-use crate::compaction::{self, CompactResult, Mover};
+use crate::compaction::{
+    self, kcompactd_run, proactive_compact, CompactResult, Mover, PROACTIVE_INTERVAL_US,
+};
 use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig};
 use crate::free::FreeError;
 use crate::gfp::Gfp;
@@ -20,8 +22,13 @@ use crate::locks::NodeLocks;
 use crate::node::NodeShared;
 use crate::page_alloc;
 use crate::pcp::PerCpuPages;
+use crate::stats::VmEvent;
 use crate::types::Pfn;
 use crate::verify::{PageCensus, VerifyError};
+use crate::vmscan::kswapd::kswapd_run;
+use crate::vmscan::{
+    shrink, LruKind, LruList, Lruvec, ReclaimCost, ScanControl, Unmap, KSWAPD_WAKE_DELAY_US,
+};
 use crate::zone::Zone;
 
 /// `sysctl_stat_interval`: how often the vmstat worker runs on each CPU, in microseconds.
@@ -47,6 +54,18 @@ pub struct Node {
     next_vmstat_us: u64,
     /// Moves allocated blocks for compaction: the owner of the memory installs it.
     mover: Option<Box<dyn Mover>>,
+    /// The owner of reclaimable memory and the node's LRU lists.
+    reclaim: Option<Reclaim>,
+    /// When kswapd, kcompactd and proactive compaction next look for work.
+    kswapd_due_us: Option<u64>,
+    next_proactive_us: u64,
+}
+
+/// What reclaim needs: the LRU lists, their cost state, and who to tell about evictions.
+struct Reclaim {
+    lru: RefCell<Lruvec>,
+    cost: RefCell<ReclaimCost>,
+    unmap: Box<dyn Unmap>,
 }
 
 impl std::fmt::Debug for Node {
@@ -70,6 +89,9 @@ impl Node {
             now_us: 0,
             next_vmstat_us: STAT_INTERVAL_US,
             mover: None,
+            reclaim: None,
+            kswapd_due_us: None,
+            next_proactive_us: PROACTIVE_INTERVAL_US,
         })
     }
 
@@ -90,11 +112,73 @@ impl Node {
         page_alloc::alloc_pages(self, cpu, order, gfp)
     }
 
-    /// Free a block on CPU `cpu` (`__free_pages`). Misuse is refused and changes nothing.
-    /// Panics if `cpu` is not below the node's CPU count.
+    /// Free a block on CPU `cpu` (`__free_pages`); a page on an LRU list leaves it. Misuse is
+    /// refused and changes nothing. Panics if `cpu` is not below the node's CPU count.
     pub fn free_pages(&self, cpu: usize, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         self.check_cpu(cpu);
-        page_alloc::free_pages(self, cpu, pfn, order)
+        page_alloc::free_pages(self, cpu, pfn, order)?;
+        if let Some(r) = &self.reclaim {
+            r.lru.borrow_mut().del(pfn.0);
+        }
+        Ok(())
+    }
+
+    /// Make memory reclaimable: `unmap` is told of every page reclaim takes; pages join the
+    /// LRU lists with [`Node::lru_add`].
+    pub fn set_unmap(&mut self, unmap: Box<dyn Unmap>) {
+        self.reclaim = Some(Reclaim { lru: Default::default(), cost: Default::default(), unmap });
+    }
+
+    /// `folio_add_lru()`: the allocated block at `pfn` holds reclaimable memory of `kind`
+    /// (new anonymous and file pages start inactive). False if there are no LRU lists, the
+    /// block is not allocated with that order, or it is already on a list.
+    pub fn lru_add(&self, pfn: Pfn, order: u32, kind: LruKind) -> bool {
+        let (Some(r), Some(z)) = (&self.reclaim, self.shared.zone_of(pfn.0)) else {
+            return false;
+        };
+        if self.shared.zone(z).check_allocated(pfn, order).is_err() {
+            return false;
+        }
+        r.lru.borrow_mut().add(pfn.0, order, z, LruList::inactive(kind))
+    }
+
+    /// `folio_mark_accessed()`.
+    pub fn mark_page_accessed(&self, pfn: Pfn) {
+        if let Some(r) = &self.reclaim {
+            r.lru.borrow_mut().mark_accessed(pfn.0);
+        }
+    }
+
+    /// A page of `kind` that reclaim took was needed again (`workingset_refault`): count it
+    /// and make that kind costlier to reclaim.
+    pub fn note_refault(&self, kind: LruKind, pages: u64) {
+        let Some(r) = &self.reclaim else {
+            return;
+        };
+        let lru_pages = self.lru_pages();
+        r.cost.borrow_mut().note_refault(kind, pages, lru_pages);
+        let ev = if kind == LruKind::Anon {
+            VmEvent::WorkingsetRefaultAnon
+        } else {
+            VmEvent::WorkingsetRefaultFile
+        };
+        self.shared.count(ev, pages);
+    }
+
+    /// Pages on the LRU lists (slab excluded).
+    fn lru_pages(&self) -> u64 {
+        self.reclaim.as_ref().map_or(0, |r| {
+            let lru = r.lru.borrow();
+            [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile]
+                .into_iter()
+                .map(|l| lru.size(l))
+                .sum()
+        })
+    }
+
+    /// The node's LRU lists (borrowed: do not hold across an allocation).
+    pub fn lru(&self) -> Option<Ref<'_, Lruvec>> {
+        self.reclaim.as_ref().map(|r| r.lru.borrow())
     }
 
     fn check_cpu(&self, cpu: usize) {
@@ -125,7 +209,9 @@ impl Node {
     }
 
     /// Move the clock to `now_us` (never backwards), running every vmstat worker pass that
-    /// falls due on the way.
+    /// falls due on the way, then the daemons: kswapd [`KSWAPD_WAKE_DELAY_US`] after it was
+    /// woken, kcompactd right after it (or whenever it is woken), proactive compaction every
+    /// [`PROACTIVE_INTERVAL_US`]. The daemons run on the last CPU.
     pub fn advance_to(&mut self, now_us: u64) {
         self.now_us = self.now_us.max(now_us);
         while self.next_vmstat_us <= self.now_us {
@@ -136,6 +222,29 @@ impl Node {
             self.next_vmstat_us += STAT_INTERVAL_US;
         }
         self.shared.trace().set_time_us(self.now_us);
+        self.run_daemons();
+    }
+
+    fn run_daemons(&mut self) {
+        let cpu = self.shared.nr_cpus() - 1;
+        let (kswapd, kcompactd) = {
+            let d = self.shared.daemons();
+            (d.kswapd_woken, d.kcompactd_woken)
+        };
+        if kswapd {
+            let due = *self.kswapd_due_us.get_or_insert(self.now_us + KSWAPD_WAKE_DELAY_US);
+            if self.now_us >= due {
+                self.kswapd_due_us = None;
+                kswapd_run(self, cpu);
+            }
+        }
+        if kcompactd {
+            kcompactd_run(self, cpu);
+        }
+        if self.now_us >= self.next_proactive_us {
+            self.next_proactive_us = self.now_us + PROACTIVE_INTERVAL_US;
+            proactive_compact(self, cpu);
+        }
     }
 
     /// Zone `i` (borrowed: do not hold it across an allocation).
@@ -197,6 +306,55 @@ impl NodeLocks for Node {
     }
 
     fn mover(&self) -> Option<&dyn Mover> {
-        self.mover.as_deref()
+        self.mover.as_ref().map(|_| self as &dyn Mover)
+    }
+
+    fn shrink_node(&self, cpu: usize, sc: &mut ScanControl) {
+        let Some(r) = &self.reclaim else {
+            return;
+        };
+        let mut lru = r.lru.borrow_mut();
+        let mut cost = r.cost.borrow_mut();
+        shrink::shrink_node(&mut lru, &mut cost, sc, r.unmap.as_ref(), &mut |pfn, order| {
+            // Reclaimed pages are freed like any other (the owner already let go of them).
+            let freed = page_alloc::free_pages(self, cpu, Pfn(pfn), order);
+            debug_assert!(freed.is_ok(), "reclaimed {pfn:#x}/{order}: {freed:?}");
+        });
+    }
+
+    fn zone_reclaimable_pages(&self, zone: usize) -> u64 {
+        let Some(r) = &self.reclaim else {
+            return 0;
+        };
+        let lru = r.lru.borrow();
+        [
+            LruList::InactiveAnon,
+            LruList::ActiveAnon,
+            LruList::InactiveFile,
+            LruList::ActiveFile,
+            LruList::Slab,
+        ]
+        .into_iter()
+        .map(|l| lru.zone_size(zone, l))
+        .sum()
+    }
+}
+
+/// The node moves a block through the owner's mover, and keeps its LRU entry with it.
+impl Mover for Node {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+        let Some(mover) = &self.mover else {
+            return false;
+        };
+        if !mover.migrate(from, to, order) {
+            return false;
+        }
+        if let (Some(r), Some(z)) = (&self.reclaim, self.shared.zone_of(to.0)) {
+            let mut lru = r.lru.borrow_mut();
+            if let Some(page) = lru.del(from.0) {
+                lru.put(to.0, page, page.list, z);
+            }
+        }
+        true
     }
 }

@@ -135,6 +135,42 @@ vm_events! {
     CompactFail = "compact_fail", kernel: true;
     /// Direct compaction attempts after which the request succeeded (`COMPACTSUCCESS`).
     CompactSuccess = "compact_success", kernel: true;
+    /// Pages kswapd scanned on the LRU lists (`PGSCAN_KSWAPD`).
+    PgscanKswapd = "pgscan_kswapd", kernel: true;
+    /// Pages direct reclaim scanned (`PGSCAN_DIRECT`).
+    PgscanDirect = "pgscan_direct", kernel: true;
+    /// Pages kswapd reclaimed (`PGSTEAL_KSWAPD`).
+    PgstealKswapd = "pgsteal_kswapd", kernel: true;
+    /// Pages direct reclaim reclaimed (`PGSTEAL_DIRECT`).
+    PgstealDirect = "pgsteal_direct", kernel: true;
+    /// Anonymous pages scanned (`PGSCAN_ANON`).
+    PgscanAnon = "pgscan_anon", kernel: true;
+    /// File pages scanned (`PGSCAN_FILE`).
+    PgscanFile = "pgscan_file", kernel: true;
+    /// Anonymous pages reclaimed (`PGSTEAL_ANON`).
+    PgstealAnon = "pgsteal_anon", kernel: true;
+    /// File pages reclaimed (`PGSTEAL_FILE`).
+    PgstealFile = "pgsteal_file", kernel: true;
+    /// Pages swapped out (`PSWPOUT`).
+    Pswpout = "pswpout", kernel: true;
+    /// Pages swapped back in (`PSWPIN`), reported by the memory's owner.
+    Pswpin = "pswpin", kernel: true;
+    /// Pages moved to an active list (`PGACTIVATE`).
+    PgActivate = "pgactivate", kernel: true;
+    /// Pages moved to an inactive list (`PGDEACTIVATE`).
+    PgDeactivate = "pgdeactivate", kernel: true;
+    /// Slab objects (here: slab pages) the shrinkers scanned (`SLABS_SCANNED`).
+    SlabsScanned = "slabs_scanned", kernel: true;
+    /// kswapd balancing runs (`PAGEOUTRUN`).
+    Pageoutrun = "pageoutrun", kernel: true;
+    /// Reclaimed anonymous pages faulted back in (`WORKINGSET_REFAULT_ANON`).
+    WorkingsetRefaultAnon = "workingset_refault_anon", kernel: true;
+    /// Reclaimed file pages read again (`WORKINGSET_REFAULT_FILE`).
+    WorkingsetRefaultFile = "workingset_refault_file", kernel: true;
+    /// Huge page faults served with a huge page (`THP_FAULT_ALLOC`).
+    ThpFaultAlloc = "thp_fault_alloc", kernel: true;
+    /// Huge page faults that fell back to base pages (`THP_FAULT_FALLBACK`).
+    ThpFaultFallback = "thp_fault_fallback", kernel: true;
     /// Base pages compaction migrated (`PGMIGRATE_SUCCESS`).
     PgMigrateSuccess = "pgmigrate_success", kernel: true;
     /// Base pages compaction failed to migrate (`PGMIGRATE_FAIL`).

@@ -185,6 +185,15 @@ impl Zone {
     }
 }
 
+impl Zone {
+    /// kswapd reclaimed a boost of `boost` pages: lower the zone's boost by that much
+    /// (`balance_pgdat`'s end).
+    pub(crate) fn pay_back_boost(&mut self, boost: u64) {
+        let c = &self.shared.counters.watermark_boost;
+        c.set(c.get() - c.get().min(boost));
+    }
+}
+
 /// The watermark checks read only counters, so they run without the zone lock (the kernel's
 /// fast path checks before it takes any lock).
 impl ZoneShared {

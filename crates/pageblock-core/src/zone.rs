@@ -269,6 +269,11 @@ impl ZoneFlags {
         self.boosted_watermark.store(on, Relaxed);
     }
 
+    /// `ZONE_RECLAIM_ACTIVE`: kswapd is balancing the zone (per-CPU lists cache less).
+    pub(crate) fn set_reclaim_active(&self, on: bool) {
+        self.reclaim_active.store(on, Relaxed);
+    }
+
     pub(crate) fn set_below_high(&self, on: bool) {
         // Test first: the flag's cache line is read on every allocation; keep it clean.
         if self.below_high.load(Relaxed) != on {

@@ -26,6 +26,7 @@ mod capture;
 mod compact_zone;
 pub(crate) mod defer;
 mod isolate;
+mod kcompactd;
 mod migrate;
 pub mod suitable;
 
@@ -33,6 +34,9 @@ pub(crate) use capture::Capture;
 pub(crate) use compact_zone::compaction_allocated;
 pub use compact_zone::{compact_node, try_to_compact_pages};
 pub use defer::ZoneCompaction;
+pub use kcompactd::{
+    fragmentation_score_node, kcompactd_run, proactive_compact, wakeup_kcompactd, PROACTIVE_INTERVAL_US,
+};
 pub use suitable::{compaction_zonelist_suitable, fragmentation_index};
 
 use crate::types::Pfn;

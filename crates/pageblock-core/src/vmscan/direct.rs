@@ -1,0 +1,64 @@
+//! Direct reclaim (`try_to_free_pages` → `do_try_to_free_pages` → `shrink_zones`): the
+//! allocating task reclaims [`SWAP_CLUSTER_MAX`] pages itself, at rising priority, unless
+//! compaction is ready to make the costly block it wants.
+
+use super::{count_reclaim, ScanControl, SWAP_CLUSTER_MAX};
+use crate::compaction::{compact_gap, suitable::compaction_suitable};
+use crate::locks::NodeLocks;
+use crate::page_alloc::AllocContext;
+use crate::types::PAGE_ALLOC_COSTLY_ORDER;
+use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::ZoneShared;
+
+/// `compaction_ready()`: the request's block could be made by compaction right away —
+/// reclaim would only add order-0 pages it does not need.
+fn compaction_ready(zone: &ZoneShared, ac: &AllocContext, extfrag_threshold: u32) -> bool {
+    let min = zone.wmark_pages(WatermarkLevel::Min);
+    let req = WatermarkRequest {
+        order: ac.order,
+        flags: crate::AllocFlags::WMARK_MIN,
+        highest_zoneidx: ac.highest_zoneidx,
+    };
+    if zone.zone_watermark_ok(req, min) {
+        return true;
+    }
+    if !compaction_suitable(zone, ac.order, min, ac.highest_zoneidx, extfrag_threshold) {
+        return false;
+    }
+    let mark = zone.wmark_pages(WatermarkLevel::High) + compact_gap(ac.order);
+    zone.zone_watermark_ok(WatermarkRequest { order: 0, ..req }, mark)
+}
+
+/// `try_to_free_pages()`: direct reclaim for `ac` on CPU `cpu`. Returns the pages
+/// reclaimed, or 1 if it stopped because compaction is ready (progress, as the kernel
+/// reports it).
+pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext) -> u64 {
+    let node = l.node();
+    let zonelist = node.zonelist(ac);
+    let Some(&top) = zonelist.first() else {
+        return 0;
+    };
+    let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, ac.order, top as usize, false);
+    let threshold = node.policy().extfrag_threshold;
+    let mut ready = false;
+    loop {
+        if ac.order > PAGE_ALLOC_COSTLY_ORDER
+            && l.mover().is_some()
+            && zonelist.iter().any(|&z| compaction_ready(node.zone(z as usize), ac, threshold))
+        {
+            ready = true;
+            break;
+        }
+        l.shrink_node(cpu, &mut sc);
+        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+            break;
+        }
+        sc.priority -= 1;
+    }
+    count_reclaim(node, &sc);
+    if sc.nr_reclaimed > 0 {
+        node.daemons().kswapd_failures = 0;
+        return sc.nr_reclaimed;
+    }
+    u64::from(ready)
+}

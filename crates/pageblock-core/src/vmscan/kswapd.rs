@@ -1,0 +1,222 @@
+//! kswapd and its hand-off to kcompactd (`wakeup_kswapd`, `pgdat_balanced`,
+//! `balance_pgdat`, `kswapd_shrink_node`, `kswapd_try_to_sleep`).
+//!
+//! An allocation that finds a zone below its low watermark wakes kswapd, which reclaims
+//! until some usable zone is above its high watermark at the wanted order ("balanced"). A
+//! watermark boost (after a fragmenting fallback) makes kswapd reclaim the boost without
+//! swapping, pay the boost back, and wake kcompactd for a pageblock. When kswapd is done it
+//! wakes kcompactd for the order it was woken for. Under `defrag_mode` "balanced" counts only
+//! free memory in whole free pageblocks (`NR_FREE_PAGES_BLOCKS`).
+//!
+//! The daemons are not threads here: a driver runs them ([`kswapd_run`], then
+//! [`crate::compaction::kcompactd_run`]) when they are due — the simulator
+//! [`KSWAPD_WAKE_DELAY_US`] after the wake-up, so that allocations race with kswapd as they
+//! do on a busy machine.
+
+use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
+use crate::compaction::compact_gap;
+use crate::config::{ZoneType, MAX_NR_ZONES};
+use crate::gfp::{AllocFlags, Gfp};
+use crate::locks::NodeLocks;
+use crate::node::NodeShared;
+use crate::page_alloc::lock_zone;
+use crate::stats::{VmEvent, ZoneStat};
+use crate::watermark::{WatermarkLevel, WatermarkRequest};
+
+/// Simulated time from a wake-up to the daemon's run: the scheduling latency and the time a
+/// kswapd running beside the allocators takes to get going. A modelling choice, not a kernel
+/// constant.
+pub const KSWAPD_WAKE_DELAY_US: u64 = 1000;
+
+/// kswapd's and kcompactd's wake-up state (`pgdat->kswapd_order`, `kswapd_highest_zoneidx`,
+/// `kswapd_failures`, `kcompactd_max_order`, `kcompactd_highest_zoneidx`, the wait queues).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Daemons {
+    /// kswapd has been woken and has not run yet.
+    pub kswapd_woken: bool,
+    /// The largest order asked of kswapd since it last ran.
+    pub kswapd_order: u32,
+    /// The highest zone type asked of kswapd since it last ran.
+    pub kswapd_highest_zoneidx: Option<ZoneType>,
+    /// Consecutive kswapd runs that reclaimed nothing.
+    pub kswapd_failures: u32,
+    /// kcompactd has been woken and has not run yet.
+    pub kcompactd_woken: bool,
+    /// The largest order asked of kcompactd.
+    pub kcompactd_max_order: u32,
+    /// The lowest highest-zone asked of kcompactd (`None`: every zone).
+    pub kcompactd_highest_zoneidx: Option<ZoneType>,
+}
+
+/// `pgdat_balanced()`: some zone up to `idx` passes its high watermark at `order` (counting
+/// only whole free pageblocks under `defrag_mode`). A node without such zones is balanced.
+pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
+    let mut any = false;
+    for zone in node.zones() {
+        if zone.config().zone_type > idx || zone.managed_pages() == 0 {
+            continue;
+        }
+        any = true;
+        let free = if node.policy().defrag_mode {
+            zone.counters().zone_stat(ZoneStat::NrFreePagesBlocks)
+        } else {
+            zone.nr_free_pages()
+        };
+        let req = WatermarkRequest { order, flags: AllocFlags::WMARK_MIN, highest_zoneidx: idx };
+        if zone.zone_watermark_ok_with(req, zone.wmark_pages(WatermarkLevel::High), free) {
+            return true;
+        }
+    }
+    !any
+}
+
+/// `pgdat_watermark_boosted()`.
+fn pgdat_watermark_boosted(node: &NodeShared, idx: ZoneType) -> bool {
+    node.zones().iter().any(|z| z.config().zone_type <= idx && z.counters().watermark_boost() > 0)
+}
+
+/// `wakeup_kswapd()`: ask kswapd to balance the node for `order` up to `idx`. Not woken if
+/// the node is balanced already (then a request that cannot compact itself wakes
+/// kcompactd), or kswapd has failed too often.
+pub fn wakeup_kswapd<L: NodeLocks + ?Sized>(l: &L, gfp: Gfp, order: u32, idx: ZoneType) {
+    let node = l.node();
+    let mut d = node.daemons();
+    d.kswapd_highest_zoneidx = Some(d.kswapd_highest_zoneidx.map_or(idx, |cur| cur.max(idx)));
+    d.kswapd_order = d.kswapd_order.max(order);
+    if d.kswapd_woken {
+        return;
+    }
+    if d.kswapd_failures >= MAX_RECLAIM_RETRIES
+        || (pgdat_balanced(node, order, idx) && !pgdat_watermark_boosted(node, idx))
+    {
+        if !gfp.contains(Gfp::DIRECT_RECLAIM) {
+            crate::compaction::wakeup_kcompactd(node, &mut d, order, idx);
+        }
+        return;
+    }
+    d.kswapd_woken = true;
+}
+
+/// kswapd's work for one wake-up: balance the node, then — if it is balanced or hopeless —
+/// clear the compaction skip hints a direct compaction asked to flush and hand the wanted
+/// order to kcompactd (`kswapd_try_to_sleep`). Runs on CPU `cpu`.
+pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) {
+    let node = l.node();
+    let (order, idx) = {
+        let mut d = node.daemons();
+        if !d.kswapd_woken {
+            return;
+        }
+        d.kswapd_woken = false;
+        let top = node.zones().last().map_or(ZoneType::Normal, |z| z.config().zone_type);
+        let idx = d.kswapd_highest_zoneidx.take().unwrap_or(top);
+        (std::mem::take(&mut d.kswapd_order), idx)
+    };
+    let reclaim_order = balance_pgdat(l, cpu, order, idx);
+    let hopeless = node.daemons().kswapd_failures >= MAX_RECLAIM_RETRIES;
+    if hopeless || pgdat_balanced(node, reclaim_order, idx) {
+        for z in 0..node.zones().len() {
+            let mut zone = lock_zone(l, z, cpu);
+            if zone.compact.blockskip_flush {
+                zone.reset_isolation_suitable();
+            }
+        }
+        crate::compaction::wakeup_kcompactd(node, &mut node.daemons(), order, idx);
+    }
+}
+
+/// `balance_pgdat()`: reclaim at rising priority until the node is balanced at `order`, or
+/// (boosted) until the boost is reclaimed. Returns the order balance was finally judged at.
+fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: ZoneType) -> u32 {
+    let node = l.node();
+    node.count(VmEvent::Pageoutrun, 1);
+    let in_scope: Vec<usize> = (0..node.zones().len())
+        .filter(|&z| node.zone(z).config().zone_type <= idx && node.zone(z).managed_pages() > 0)
+        .collect();
+    let mut zone_boosts = [0u64; MAX_NR_ZONES];
+    for &z in &in_scope {
+        zone_boosts[z] = node.zone(z).counters().watermark_boost();
+    }
+    let mut nr_boost: u64 = zone_boosts.iter().sum();
+    let boosted = nr_boost > 0;
+    let reclaim_idx = in_scope.last().copied().unwrap_or(0);
+    let mut sc = ScanControl::new(0, order, reclaim_idx, true);
+    for &z in &in_scope {
+        node.zone(z).flags().set_reclaim_active(true);
+    }
+    'restart: loop {
+        sc.priority = DEF_PRIORITY;
+        let start = sc.nr_reclaimed;
+        loop {
+            let balanced = pgdat_balanced(node, sc.order, idx);
+            if !balanced && nr_boost > 0 {
+                // A real shortage: reclaim normally.
+                nr_boost = 0;
+                continue 'restart;
+            }
+            if nr_boost == 0 && balanced {
+                break 'restart;
+            }
+            // Boosted reclaim stays light: no swap, no priority rise past 10.
+            sc.may_swap = nr_boost == 0;
+            let mut raise_priority = !(nr_boost > 0 && sc.priority <= DEF_PRIORITY - 2);
+            let before = sc.nr_reclaimed;
+            if kswapd_shrink_node(l, cpu, &mut sc, &in_scope) {
+                raise_priority = false;
+            }
+            let reclaimed = sc.nr_reclaimed - before;
+            nr_boost -= nr_boost.min(reclaimed);
+            if nr_boost > 0 && reclaimed == 0 {
+                break;
+            }
+            if raise_priority || reclaimed == 0 {
+                if sc.priority <= 1 {
+                    break;
+                }
+                sc.priority -= 1;
+            }
+        }
+        if sc.nr_reclaimed == start {
+            node.daemons().kswapd_failures += 1;
+        }
+        break;
+    }
+    if sc.nr_reclaimed > 0 {
+        node.daemons().kswapd_failures = 0;
+    }
+    for &z in &in_scope {
+        node.zone(z).flags().set_reclaim_active(false);
+    }
+    count_reclaim(node, &sc);
+    if boosted {
+        for &z in &in_scope {
+            let mut zone = lock_zone(l, z, cpu);
+            zone.pay_back_boost(zone_boosts[z]);
+        }
+        let mut d = node.daemons();
+        crate::compaction::wakeup_kcompactd(node, &mut d, node.pageblock_order(), idx);
+    }
+    sc.order
+}
+
+/// `kswapd_shrink_node()`: one pass at the current priority for the high watermarks of the
+/// zones in scope. Once it reclaimed `compact_gap(order)` pages, balance is judged at order
+/// 0: kcompactd is expected to make the high-order block. Returns whether it scanned enough
+/// (no need to raise the priority).
+fn kswapd_shrink_node<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    sc: &mut ScanControl,
+    zones: &[usize],
+) -> bool {
+    let node = l.node();
+    sc.nr_to_reclaim =
+        zones.iter().map(|&z| node.zone(z).wmark_pages(WatermarkLevel::High).max(SWAP_CLUSTER_MAX)).sum();
+    let before = sc.nr_reclaimed;
+    let scanned_before = sc.nr_scanned;
+    l.shrink_node(cpu, sc);
+    if sc.order > 0 && sc.nr_reclaimed - before >= compact_gap(sc.order) {
+        sc.order = 0;
+    }
+    sc.nr_scanned - scanned_before >= sc.nr_to_reclaim
+}

@@ -1,0 +1,121 @@
+//! Reclaim (`mm/vmscan.c`): take memory back from its users when free memory runs low —
+//! in the background by kswapd ([`kswapd`]), or by the allocating task itself when that is
+//! not enough ([`direct`]).
+//!
+//! What can be reclaimed is on the node's LRU lists ([`lru`]): anonymous memory (swapped
+//! out), page cache (dropped) and reclaimable slab (shrunk). [`shrink`] picks the victims.
+//! The user of a reclaimed page learns of it through [`Unmap`] (the kernel's
+//! `try_to_unmap` and the page cache's removal), and the page is freed through the one
+//! allocation path. A driver without LRU lists reclaims nothing (the library's memory
+//! belongs to its caller).
+
+pub mod direct;
+pub mod kswapd;
+pub mod lru;
+pub mod shrink;
+
+pub use direct::try_to_free_pages;
+pub use kswapd::{Daemons, KSWAPD_WAKE_DELAY_US};
+pub use lru::{LruKind, LruList, Lruvec};
+pub use shrink::ReclaimCost;
+
+/// `DEF_PRIORITY`: a reclaim pass scans `size >> priority` pages of each list.
+pub const DEF_PRIORITY: u32 = 12;
+/// `SWAP_CLUSTER_MAX`: the reclaim batch.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// `MAX_RECLAIM_RETRIES`: kswapd gives up on a node after this many passes that freed
+/// nothing (`kswapd_failures`).
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// The owner of reclaimable memory: forget a page that reclaim takes.
+pub trait Unmap {
+    /// Unmap the block of 2^`order` pages at `pfn` of kind `kind` (swap an anonymous page
+    /// out, drop a file page from the cache keeping a shadow for refault detection, free a
+    /// slab page's objects). Return false if it cannot go now (pinned, locked): it stays.
+    fn try_to_unmap(&self, pfn: u64, order: u32, kind: LruKind) -> bool;
+}
+
+/// What a reclaim pass did, by kind (the vmstat events it feeds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimStat {
+    /// `pgscan_anon`.
+    pub pgscan_anon: u64,
+    /// `pgscan_file`.
+    pub pgscan_file: u64,
+    /// `pgsteal_anon`.
+    pub pgsteal_anon: u64,
+    /// `pgsteal_file`.
+    pub pgsteal_file: u64,
+    /// `pswpout`: anonymous pages written to swap.
+    pub pswpout: u64,
+    /// `pgactivate`.
+    pub pgactivate: u64,
+    /// `pgdeactivate`.
+    pub pgdeactivate: u64,
+    /// `slabs_scanned`.
+    pub slabs_scanned: u64,
+}
+
+/// `struct scan_control`: one reclaim invocation's goal and progress.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    /// Pages to reclaim before a direct reclaimer may stop.
+    pub nr_to_reclaim: u64,
+    /// Current scan priority (12 = lightest).
+    pub priority: u32,
+    /// The order reclaim works for (kswapd drops it to 0 once it reclaimed enough).
+    pub order: u32,
+    /// The highest zone (node zone index) whose pages count.
+    pub reclaim_idx: usize,
+    /// Anonymous memory may be swapped out (boosted kswapd runs do not swap).
+    pub may_swap: bool,
+    /// kswapd (scans every list in proportion) rather than a direct reclaimer.
+    pub kswapd: bool,
+    /// Pages scanned so far.
+    pub nr_scanned: u64,
+    /// Pages reclaimed so far.
+    pub nr_reclaimed: u64,
+    /// Per-kind detail.
+    pub stat: ReclaimStat,
+}
+
+impl ScanControl {
+    /// A fresh scan at [`DEF_PRIORITY`].
+    pub fn new(nr_to_reclaim: u64, order: u32, reclaim_idx: usize, kswapd: bool) -> ScanControl {
+        ScanControl {
+            nr_to_reclaim,
+            priority: DEF_PRIORITY,
+            order,
+            reclaim_idx,
+            may_swap: true,
+            kswapd,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            stat: ReclaimStat::default(),
+        }
+    }
+}
+
+/// Count a finished reclaim invocation's events on the node.
+pub(crate) fn count_reclaim(node: &crate::node::NodeShared, sc: &ScanControl) {
+    use crate::stats::VmEvent as E;
+    let s = &sc.stat;
+    let (scan, steal) =
+        if sc.kswapd { (E::PgscanKswapd, E::PgstealKswapd) } else { (E::PgscanDirect, E::PgstealDirect) };
+    for (ev, n) in [
+        (scan, s.pgscan_anon + s.pgscan_file),
+        (steal, s.pgsteal_anon + s.pgsteal_file),
+        (E::PgscanAnon, s.pgscan_anon),
+        (E::PgscanFile, s.pgscan_file),
+        (E::PgstealAnon, s.pgsteal_anon),
+        (E::PgstealFile, s.pgsteal_file),
+        (E::Pswpout, s.pswpout),
+        (E::PgActivate, s.pgactivate),
+        (E::PgDeactivate, s.pgdeactivate),
+        (E::SlabsScanned, s.slabs_scanned),
+    ] {
+        if n > 0 {
+            node.count(ev, n);
+        }
+    }
+}
