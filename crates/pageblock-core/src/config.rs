@@ -377,6 +377,17 @@ pub struct Policy {
     /// holds more than three batches of pages keeps high-order frees cached
     /// (`PCPF_FREE_HIGH_BATCH`). Default 2 MiB, a common L2 slice per core.
     pub cpu_cache_bytes: u64,
+    /// The 2026 `defrag_mode` fix for non-reclaiming requests: a request that cannot
+    /// reclaim (GFP_ATOMIC, GFP_NOWAIT) may fall back into foreign pageblocks before it fails,
+    /// instead of failing with free memory in other migratetypes.
+    pub defrag_mode_atomic_fallback: bool,
+    /// The 2026 `defrag_mode` fix for non-movable requests: when a whole free pageblock is
+    /// what an unmovable or reclaimable request needs, direct compaction makes one
+    /// (compaction at pageblock order) instead of the request reclaiming without end.
+    pub defrag_mode_pageblock_compaction: bool,
+    /// The 2026 `defrag_mode` retry fix: the slow path's retry decisions for a request that
+    /// needs a whole pageblock judge progress at the pageblock order it was promoted to.
+    pub defrag_mode_promoted_retry: bool,
     /// `vm.extfrag_threshold` (0..=1000, default 500): direct compaction for a costly order
     /// is not tried when the zone's fragmentation index is at or below it (the failure is
     /// then a lack of memory, which reclaim must fix, not fragmentation).
@@ -402,6 +413,9 @@ impl Default for Policy {
             percpu_pagelist_high_fraction: 0,
             free_area_layout: FreeAreaLayout::Counts,
             cpu_cache_bytes: 2 << 20,
+            defrag_mode_atomic_fallback: false,
+            defrag_mode_pageblock_compaction: false,
+            defrag_mode_promoted_retry: false,
             extfrag_threshold: 500,
             compaction_proactiveness: 20,
         }

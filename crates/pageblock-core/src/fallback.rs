@@ -251,6 +251,31 @@ impl Zone {
         if change_ownership {
             self.count(VmEvent::ExtfragChangeOwnership, 1);
         }
+        let per_type = |mt: MigrateType, [u, m, r]: [VmEvent; 3]| match mt {
+            MigrateType::Unmovable => Some(u),
+            MigrateType::Movable => Some(m),
+            MigrateType::Reclaimable => Some(r),
+            _ => None,
+        };
+        // The defrag_mode series' counters: who took a block over (claimer), who took pages
+        // without owning the block (steal), whose block got foreign pages (pollute).
+        if change_ownership {
+            let ev = per_type(
+                start_mt,
+                [VmEvent::ClaimerUnmovable, VmEvent::ClaimerMovable, VmEvent::ClaimerReclaimable],
+            );
+            ev.into_iter().for_each(|e| self.count(e, 1));
+        } else {
+            let steal = per_type(
+                start_mt,
+                [VmEvent::StealUnmovable, VmEvent::StealMovable, VmEvent::StealReclaimable],
+            );
+            let pollute = per_type(
+                fmt,
+                [VmEvent::PolluteUnmovable, VmEvent::PolluteMovable, VmEvent::PolluteReclaimable],
+            );
+            steal.into_iter().chain(pollute).for_each(|e| self.count(e, 1));
+        }
         self.emit(|| TraceEvent::PageAllocExtfrag {
             pfn,
             alloc_order: order,

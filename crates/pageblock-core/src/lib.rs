@@ -36,6 +36,7 @@
 //! | `reserve/unreserve_highatomic_pageblock` | [`highatomic`] |
 //! | `compact_zone`, `try_to_compact_pages`, kcompactd | [`compaction`] |
 //! | `struct lruvec`, `shrink_node`, kswapd, `try_to_free_pages` | [`vmscan`] |
+//! | `vma_thp_gfp_mask`, `do_huge_pmd_anonymous_page` | [`thp`] |
 //! | `/proc/pagetypeinfo`, buddyinfo, zoneinfo, vmstat, extfrag | [`show`] |
 
 // One audited exception, the prefetch hint in `memmap::Memmap::prefetch`.
@@ -63,6 +64,7 @@ pub mod show;
 pub mod sim_node;
 pub mod slowpath;
 pub mod stats;
+pub mod thp;
 pub mod trace;
 pub mod types;
 pub mod verify;

@@ -23,6 +23,7 @@ use crate::node::NodeShared;
 use crate::page_alloc;
 use crate::pcp::PerCpuPages;
 use crate::stats::VmEvent;
+use crate::thp::{self, ThpDefrag, ThpFault};
 use crate::types::Pfn;
 use crate::verify::{PageCensus, VerifyError};
 use crate::vmscan::kswapd::kswapd_run;
@@ -121,6 +122,12 @@ impl Node {
             r.lru.borrow_mut().del(pfn.0);
         }
         Ok(())
+    }
+
+    /// A huge page fault on CPU `cpu` ([`thp::thp_fault`]) at the pageblock order.
+    pub fn thp_fault(&self, cpu: usize, defrag: ThpDefrag, madvised: bool) -> Result<ThpFault, AllocError> {
+        self.check_cpu(cpu);
+        thp::thp_fault(self, cpu, self.shared.pageblock_order(), defrag, madvised)
     }
 
     /// Make memory reclaimable: `unmap` is told of every page reclaim takes; pages join the

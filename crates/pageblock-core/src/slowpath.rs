@@ -35,9 +35,10 @@ use crate::watermark::WatermarkLevel;
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
 /// `MAX_COMPACT_RETRIES`.
 pub const MAX_COMPACT_RETRIES: u32 = 16;
-/// A bug guard: no request can need more passes than this (each bounded retry reason is far
-/// below it).
-const MAX_PASSES: u32 = 100_000;
+/// A bound on retry passes. Every retry reason but reclaim progress is bounded far below
+/// it; a request that keeps reclaiming without ever being served (the kernel would loop on)
+/// fails here instead.
+const MAX_PASSES: u32 = 1_000_000;
 
 /// The slow path's state across retries.
 struct SlowPath {
@@ -92,7 +93,7 @@ pub(crate) fn alloc_pages_slowpath<L: NodeLocks + ?Sized>(
             Step::Retry => {}
         }
     }
-    unreachable!("slow path for order {} gfp {:?} made no progress in {MAX_PASSES} passes", ac.order, ac.gfp);
+    nopage(l, cpu, ac, &st)
 }
 
 /// The outcome of a step.
@@ -137,7 +138,7 @@ fn retry_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &
         return Step::Got(pfn);
     }
     if !st.can_direct_reclaim {
-        return Step::NoPage;
+        return atomic_fallback(l, cpu, ac, st);
     }
     if let Some(pfn) = direct_reclaim(l, cpu, ac, st) {
         return Step::Got(pfn);
@@ -170,6 +171,37 @@ fn retry_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &
         return Step::Retry;
     }
     Step::NoPage
+}
+
+/// A request that cannot reclaim has nothing left to try. Under `defrag_mode` as merged it
+/// fails here with ALLOC_NOFRAGMENT still set, even when free memory sits in other
+/// migratetypes' pageblocks; the 2026 fix lets it fall back first.
+fn atomic_fallback<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &mut SlowPath) -> Step {
+    let policy = l.node().policy();
+    if policy.defrag_mode && policy.defrag_mode_atomic_fallback && st.flags.contains(AllocFlags::NOFRAGMENT) {
+        st.flags = st.flags & !AllocFlags::NOFRAGMENT;
+        l.node().count(VmEvent::NoFragmentRelaxed, 1);
+        if let Some(pfn) = get_page_from_freelist(l, cpu, ac, st.flags) {
+            return Step::Got(pfn);
+        }
+    }
+    Step::NoPage
+}
+
+/// The order a request must really be served at: under `defrag_mode`, a request that may
+/// not fragment and is not movable needs a whole free pageblock to claim (its own type's
+/// lists are empty, or it would not be here). With the 2026 fixes the slow path works for
+/// that order; as merged it works for the requested one.
+fn promoted_order(node: &crate::node::NodeShared, ac: &AllocContext, flags: AllocFlags, fix: bool) -> u32 {
+    if fix
+        && node.policy().defrag_mode
+        && flags.contains(AllocFlags::NOFRAGMENT)
+        && ac.migratetype != MigrateType::Movable
+    {
+        ac.order.max(node.pageblock_order())
+    } else {
+        ac.order
+    }
 }
 
 /// `nopage:` — `__GFP_NOFAIL` requests that may reclaim get one attempt with half the min
@@ -234,11 +266,22 @@ fn direct_compact<L: NodeLocks + ?Sized>(
     st: &mut SlowPath,
     priority: CompactPriority,
 ) -> Option<Pfn> {
-    if ac.order == 0 {
+    let node = l.node();
+    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
+    if order == 0 {
         return None;
     }
-    let node = l.node();
-    let (result, captured) = l.try_to_compact_pages(cpu, ac, st.flags, priority);
+    // Compaction for a promoted request makes a free pageblock; the request then claims it.
+    let target = AllocContext { order, ..*ac };
+    let (result, captured) = l.try_to_compact_pages(cpu, &target, st.flags, priority);
+    // A block captured for a promoted request is a whole pageblock: the request claims it
+    // and keeps what it asked for.
+    let captured = match captured {
+        Some(pfn) if order != ac.order => node
+            .zone_of(pfn.0)
+            .map(|z| lock_zone(l, z, cpu).claim_captured_block(pfn.0, order, ac.order, ac.migratetype)),
+        other => other,
+    };
     st.compact_result = result;
     if result == CompactResult::Skipped {
         return None;
@@ -266,8 +309,9 @@ fn should_reclaim_retry<L: NodeLocks + ?Sized>(
     st: &mut SlowPath,
 ) -> bool {
     let node = l.node();
+    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_promoted_retry);
     // Costly requests may progress without getting any closer: they always count a loop.
-    if st.did_some_progress > 0 && !st.costly_order {
+    if st.did_some_progress > 0 && order <= PAGE_ALLOC_COSTLY_ORDER {
         st.no_progress_loops = 0;
     } else {
         st.no_progress_loops += 1;
@@ -277,7 +321,8 @@ fn should_reclaim_retry<L: NodeLocks + ?Sized>(
             let zone = node.zone(z as usize);
             let available = l.zone_reclaimable_pages(z as usize) + zone.nr_free_pages();
             let min = zone.wmark_pages(WatermarkLevel::Min);
-            if zone.zone_watermark_ok_with(ac.watermark_request(st.flags), min, available) {
+            let req = crate::watermark::WatermarkRequest { order, ..ac.watermark_request(st.flags) };
+            if zone.zone_watermark_ok_with(req, min, available) {
                 return true;
             }
         }
@@ -289,20 +334,23 @@ fn should_reclaim_retry<L: NodeLocks + ?Sized>(
 /// `should_compact_retry()`: retry compaction while it keeps reporting success (bounded),
 /// then at a harder priority until the hardest allowed one.
 fn should_compact_retry<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext, st: &mut SlowPath) -> bool {
-    if ac.order == 0 {
+    let node = l.node();
+    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_promoted_retry);
+    if order == 0 {
         return false;
     }
     if st.compact_result == CompactResult::Skipped {
-        return l.compaction_zonelist_suitable(ac);
+        return l.compaction_zonelist_suitable(&AllocContext { order, ..*ac });
     }
+    let costly = order > PAGE_ALLOC_COSTLY_ORDER;
     if st.compact_result == CompactResult::Success {
-        let max_retries = if st.costly_order { MAX_COMPACT_RETRIES / 4 } else { MAX_COMPACT_RETRIES };
+        let max_retries = if costly { MAX_COMPACT_RETRIES / 4 } else { MAX_COMPACT_RETRIES };
         st.compaction_retries += 1;
         if st.compaction_retries <= max_retries {
             return true;
         }
     }
-    let min_priority = if st.costly_order { CompactPriority::SyncLight } else { CompactPriority::SyncFull };
+    let min_priority = if costly { CompactPriority::SyncLight } else { CompactPriority::SyncFull };
     match st.compact_priority.harder() {
         Some(p) if st.compact_priority > min_priority => {
             st.compact_priority = p;

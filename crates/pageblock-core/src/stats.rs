@@ -199,6 +199,27 @@ vm_events! {
     ExtfragFragmenting = "pgalloc_extfrag_fragmenting", kernel: false;
     /// Fallbacks after which the block belonged to the requester (`change_ownership=1`).
     ExtfragChangeOwnership = "pgalloc_extfrag_change_ownership", kernel: false;
+    /// Fallbacks in which an unmovable request took a foreign block over (`claimer`, the
+    /// per-migratetype counters of the defrag_mode series' bpftrace script).
+    ClaimerUnmovable = "claimer_unmovable", kernel: false;
+    /// Fallbacks in which a movable request took a foreign block over.
+    ClaimerMovable = "claimer_movable", kernel: false;
+    /// Fallbacks in which a reclaimable request took a foreign block over.
+    ClaimerReclaimable = "claimer_reclaimable", kernel: false;
+    /// Fallbacks in which an unmovable request took pages from a foreign block it did not
+    /// take over (`steal`).
+    StealUnmovable = "steal_unmovable", kernel: false;
+    /// Fallbacks in which a movable request took pages from a foreign block.
+    StealMovable = "steal_movable", kernel: false;
+    /// Fallbacks in which a reclaimable request took pages from a foreign block.
+    StealReclaimable = "steal_reclaimable", kernel: false;
+    /// Fallbacks that left foreign pages in an unmovable block (`pollute`, by the polluted
+    /// block's type).
+    PolluteUnmovable = "pollute_unmovable", kernel: false;
+    /// Fallbacks that left foreign pages in a movable block.
+    PolluteMovable = "pollute_movable", kernel: false;
+    /// Fallbacks that left foreign pages in a reclaimable block.
+    PolluteReclaimable = "pollute_reclaimable", kernel: false;
     /// Claims of whole free pageblocks (`try_to_claim_block`, `current_order >= pageblock_order`).
     ClaimWholeBlock = "rmqueue_claim_whole_block", kernel: false;
     /// Claims of a partly used pageblock that met the half-block rule.

@@ -50,4 +50,27 @@ impl Zone {
         self.capture = Some(Capture { page: Some(pfn), ..capc });
         true
     }
+
+    /// A block of `high` order captured for a request promoted from order `low`: the
+    /// pageblocks become the request's type (`mt`), the request keeps the first 2^`low`
+    /// pages and the rest is free on `mt`'s lists, as a whole-block claim would leave it.
+    pub(crate) fn claim_captured_block(
+        &mut self,
+        pfn: u64,
+        high: u32,
+        low: u32,
+        mt: MigrateType,
+    ) -> crate::Pfn {
+        let pb = self.pageblock_nr_pages();
+        let mut block = pfn & !(pb - 1);
+        while block < pfn + (1 << high) {
+            self.set_pageblock_migratetype(block, mt);
+            block += pb;
+        }
+        let added = self.expand(pfn, low, high, mt);
+        self.account_freepages(added as i64, mt);
+        let info = PageInfo { state: PageState::Allocated, order: low, tag: AllocTag::of(mt) };
+        self.shared.memmap.set_info(self.idx(pfn), info);
+        crate::Pfn(pfn)
+    }
 }
