@@ -67,6 +67,37 @@ pub struct TraceStatsArgs {
 pub enum LabCommand {
     /// Reproduce each seed patch's experiment, before next to after, in mmtests tables.
     Seeds(SeedsArgs),
+    /// Seed 004: huge page success and its reclaim and compaction costs under each policy,
+    /// run after run on the same node, in the seed's table.
+    Thp(ThpArgs),
+}
+
+/// `pageblock lab thp`.
+#[derive(Debug, Args)]
+pub struct ThpArgs {
+    /// The workload: kbuild-thp (a kernel build with bursts of huge page faults) or thpscale
+    /// (mmtests' shape).
+    #[arg(long, default_value = "kbuild-thp")]
+    pub workload: String,
+    /// Comma-separated policies, the first is the baseline. Default: every policy
+    /// (vanilla, defrag_mode, defrag_mode_2026, no_rmqueue_mode_memory).
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Vec<String>,
+    /// Consecutive runs on each node.
+    #[arg(long, default_value_t = 15)]
+    pub runs: usize,
+    /// A 512 MiB node and shorter builds (CI): the figures keep their meaning, not their size.
+    #[arg(long)]
+    pub quick: bool,
+    /// transparent_hugepage/defrag: always, defer, defer+madvise, madvise, never.
+    #[arg(long, default_value = "madvise")]
+    pub defrag: String,
+    /// Also write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Seed of the workload.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// `pageblock lab seeds`.
@@ -90,7 +121,7 @@ pub struct ReplayArgs {
     /// trace.txt.zst and before.*/after.* snapshots.
     pub trace: std::path::PathBuf,
     /// A policy to replay under (repeat for several): vanilla, defrag_mode,
-    /// no_rmqueue_mode_memory. Default: vanilla and defrag_mode.
+    /// defrag_mode_2026, no_rmqueue_mode_memory. Default: vanilla and defrag_mode.
     #[arg(long)]
     pub policy: Vec<String>,
     /// Also write the results as JSON to FILE.

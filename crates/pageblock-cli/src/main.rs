@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         cli::Command::Show(args) => cmd::show::run(args),
         cli::Command::Bench(cli::BenchCommand::Fastpath(args)) => cmd::bench::fastpath(args),
         cli::Command::Lab(cli::LabCommand::Seeds(args)) => cmd::lab::seeds(args),
+        cli::Command::Lab(cli::LabCommand::Thp(args)) => cmd::lab::thp(args),
         cli::Command::Replay(args) => cmd::replay::run(args),
         cli::Command::Record(args) => return cmd::record::main(args),
         cli::Command::Trace(cli::TraceCommand::Stats(args)) => cmd::trace::stats(args),

@@ -246,7 +246,10 @@ fn trace_writes_kernel_format_events_that_replay_the_counters() {
 
 /// Run `args --json FILE` and return stdout and the parsed file.
 fn stdout_and_json(args: &[&str]) -> (String, serde_json::Value) {
-    let path = std::env::temp_dir().join(format!("pageblock-{}-{}.json", args[0], std::process::id()));
+    // Tests run in parallel in one process: each call needs its own file.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("pageblock-{}-{}-{n}.json", args[0], std::process::id()));
     let text = stdout_of(&[args, &["--json", path.to_str().unwrap()][..]].concat());
     let json = std::fs::read_to_string(&path).expect("the JSON file was written");
     let _ = std::fs::remove_file(&path);
@@ -374,4 +377,42 @@ fn the_cpu_count_reaches_the_pagesets_and_the_result() {
     assert_eq!(pagesets("1"), [1, 1], "DMA and DMA32");
     assert_eq!(pagesets("8"), [8, 8]);
     assert_ne!(run("1", "buddyinfo"), run("8", "buddyinfo"));
+}
+
+/// `lab thp --quick` in CI (seed 004): the same seed gives the same figures, and the
+/// deterministic effects of defrag_mode hold — fewer THP fallbacks (at least halved), more
+/// swap-out, a success rate that holds where vanilla's decays.
+#[test]
+fn lab_thp_quick_reproduces_defrag_modes_effects() {
+    let args = ["lab", "thp", "--quick", "--runs", "4", "--policies", "vanilla,defrag_mode,defrag_mode_2026"];
+    let (text, v) = stdout_and_json(&args);
+    let (_, again) = stdout_and_json(&args);
+    assert_eq!(v, again, "a run is deterministic");
+    assert!(text.contains("Hugealloc Time mean"), "{text}");
+    assert!(
+        text.contains("    Swap out                          47959.53 (    +0.00%)  110084.33 (  +129.53%)")
+    );
+    let policies = v["policies"].as_array().expect("policies");
+    let names: Vec<&str> = policies.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["vanilla", "defrag_mode", "defrag_mode_2026"]);
+    let runs = |i: usize| policies[i]["runs"].as_array().expect("runs").clone();
+    let total = |i: usize, key: &str| -> u64 {
+        runs(i).iter().map(|r| r[key].as_u64().unwrap_or_else(|| panic!("{key} in {r}"))).sum()
+    };
+    for key in
+        ["thp_fault_alloc", "compact_migrate_scanned", "compact_free_scanned", "pswpout", "atomic_failures"]
+    {
+        assert_eq!(runs(0).len(), 4);
+        let _ = total(0, key);
+    }
+    let (vanilla, merged) = (total(0, "thp_fault_fallback"), total(1, "thp_fault_fallback"));
+    assert!(merged * 2 <= vanilla, "defrag_mode halves THP fallbacks: {vanilla} -> {merged}");
+    assert!(total(1, "pswpout") > total(0, "pswpout"), "and pays in swap-out");
+    let success = |i: usize, run: usize| {
+        let r = &runs(i)[run];
+        let (a, f) = (r["thp_fault_alloc"].as_f64().unwrap(), r["thp_fault_fallback"].as_f64().unwrap());
+        a / (a + f)
+    };
+    assert!(success(0, 3) < success(0, 0) - 0.2, "vanilla decays run after run");
+    assert!(success(1, 3) > 0.8 && success(1, 3) > success(1, 0) - 0.1, "defrag_mode holds");
 }

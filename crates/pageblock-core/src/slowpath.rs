@@ -105,7 +105,11 @@ enum Step {
 
 /// Step 2: async compaction before reclaim for costly or non-movable high-order requests.
 fn compact_first<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &mut SlowPath) -> Step {
-    let worth_it = st.costly_order || (ac.order > 0 && ac.migratetype != MigrateType::Movable);
+    // With the pageblock-compaction fix, a non-movable request that needs a whole free
+    // pageblock compacts for one before it reclaims.
+    let node = l.node();
+    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
+    let worth_it = order > PAGE_ALLOC_COSTLY_ORDER || (order > 0 && ac.migratetype != MigrateType::Movable);
     if !(st.can_direct_reclaim && st.can_compact && worth_it && !gfp_pfmemalloc_allowed(ac.gfp)) {
         return Step::Retry;
     }

@@ -11,6 +11,7 @@ pub mod replay;
 pub mod report;
 pub mod seeds;
 pub mod sim;
+pub mod thp;
 pub mod trace;
 pub mod trace_writer;
 pub mod workload;

@@ -1,9 +1,9 @@
-//! `pageblock lab seeds`.
+//! `pageblock lab seeds`, `pageblock lab thp`.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pageblock_lab::seeds::{self, SeedsConfig};
 
-use crate::cli::SeedsArgs;
+use crate::cli::{SeedsArgs, ThpArgs};
 
 /// Run every seed experiment and return the report text.
 pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
@@ -16,6 +16,51 @@ pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
     spinner.enable_steady_tick(std::time::Duration::from_millis(200));
     let report = seeds::run(&cfg, &mut |step| spinner.set_message(step.to_owned()));
     spinner.finish_and_clear();
+    if let Some(out) = json {
+        out.write_json(&report)?;
+    }
+    Ok(report.render())
+}
+
+/// Run the THP lab and return the report text.
+pub fn thp(args: &ThpArgs) -> Result<String, String> {
+    use pageblock_core::thp::ThpDefrag;
+    use pageblock_lab::replay;
+    use pageblock_lab::thp::{self, ThpLabConfig, ThpWorkloadKind};
+
+    let workload = ThpWorkloadKind::from_name(&args.workload)
+        .ok_or_else(|| format!("unknown workload `{}`; known: kbuild-thp, thpscale", args.workload))?;
+    let defrag = ThpDefrag::from_name(&args.defrag).ok_or_else(|| {
+        format!(
+            "unknown THP defrag setting `{}`; known: always, defer, defer+madvise, madvise, never",
+            args.defrag
+        )
+    })?;
+    let policies = if args.policies.is_empty() {
+        replay::policies()
+    } else {
+        args.policies.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<_>, _>>()?
+    };
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    let cfg =
+        ThpLabConfig { workload, policies, runs: args.runs, quick: args.quick, seed: args.seed, defrag };
+    let json = super::create_output(args.json.as_deref())?;
+    let total = (cfg.runs * cfg.policies.len()) as u64;
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let mut done = 0;
+    let report = thp::run(&cfg, &mut |name, _| {
+        done += 1;
+        bar.set_message(name.to_owned());
+        bar.set_position(done);
+    })
+    .map_err(|e| e.to_string());
+    bar.finish_and_clear();
+    let report = report?;
     if let Some(out) = json {
         out.write_json(&report)?;
     }

@@ -51,6 +51,17 @@ pub fn policies() -> Vec<NamedPolicy> {
             policy: Policy { defrag_mode: true, ..Policy::default() },
         },
         NamedPolicy {
+            name: "defrag_mode_2026",
+            about: "defrag_mode with the 2026 fixes: atomic requests may fall back, non-movable requests get pageblock compaction, retries follow the promoted order",
+            policy: Policy {
+                defrag_mode: true,
+                defrag_mode_atomic_fallback: true,
+                defrag_mode_pageblock_compaction: true,
+                defrag_mode_promoted_retry: true,
+                ..Policy::default()
+            },
+        },
+        NamedPolicy {
             name: "no_rmqueue_mode_memory",
             about: "seed 003 off: every block of a bulk refill restarts the fallback search (6.15)",
             policy: Policy { rmqueue_mode_memory: false, ..Policy::default() },

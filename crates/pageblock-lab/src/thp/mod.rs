@@ -1,0 +1,297 @@
+//! `pageblock lab thp`: seed 004's experiment — huge page success and its costs under
+//! `vanilla`, `defrag_mode` as merged and `defrag_mode_2026`, run after run on the same node.
+//!
+//! Each policy boots its own node (the same machine), attaches the memory's users ([`mm`]),
+//! and runs the workload `runs` times in a row without rebooting, so fragmentation builds up
+//! as it did over the seed's 15 consecutive kernel builds. Every figure is deterministic:
+//! counts of the simulator's vm events per run, and "time" in work units (pages scanned and
+//! moved, list probes and merges; see [`work_units`]).
+
+pub mod kbuild;
+pub mod mm;
+pub mod table;
+pub mod thpscale;
+
+use pageblock_core::thp::ThpDefrag;
+use pageblock_core::{ConfigError, Node, NodeConfig, VmEvent, ZoneType};
+use serde::Serialize;
+
+use crate::replay::NamedPolicy;
+use mm::Mm;
+
+/// A workload of the THP lab.
+pub trait ThpWorkload {
+    /// A run begins.
+    fn start_run(&mut self);
+    /// One operation; false once the run is over.
+    fn step(&mut self, mm: &Mm, node: &Node, stats: &mut RunStats) -> bool;
+}
+
+/// What a workload measures itself during a run.
+#[derive(Clone, Debug, Default)]
+pub struct RunStats {
+    /// Work units of each huge page fault.
+    pub hugealloc_work: Vec<u64>,
+    /// Atomic (non-reclaiming) requests made.
+    pub atomic_requests: u64,
+    /// Atomic requests that failed.
+    pub atomic_failures: u64,
+    /// Swap-ins that could not be served.
+    pub swapin_failures: u64,
+}
+
+/// The THP lab's workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThpWorkloadKind {
+    /// [`kbuild::KbuildThp`].
+    KbuildThp,
+    /// [`thpscale::Thpscale`].
+    Thpscale,
+}
+
+impl ThpWorkloadKind {
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThpWorkloadKind::KbuildThp => "kbuild-thp",
+            ThpWorkloadKind::Thpscale => "thpscale",
+        }
+    }
+
+    /// Parse a command-line name.
+    pub fn from_name(s: &str) -> Option<ThpWorkloadKind> {
+        [ThpWorkloadKind::KbuildThp, ThpWorkloadKind::Thpscale].into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ThpLabConfig {
+    /// The workload.
+    pub workload: ThpWorkloadKind,
+    /// The policies, one column each; the first is the baseline.
+    pub policies: Vec<NamedPolicy>,
+    /// Consecutive runs on each node.
+    pub runs: usize,
+    /// Small node (CI).
+    pub quick: bool,
+    /// Seed of the workload.
+    pub seed: u64,
+    /// `transparent_hugepage/defrag`.
+    pub defrag: ThpDefrag,
+}
+
+impl ThpLabConfig {
+    /// The machine: 2 GiB (512 MiB with `quick`), 4 CPUs, a PC's zones.
+    pub fn node(&self) -> NodeConfig {
+        let bytes = if self.quick { 512 << 20 } else { 2 << 30 };
+        NodeConfig::x86_64(bytes, 4)
+    }
+}
+
+/// The vm events a run reports, by their `/proc/vmstat` (or pageblock) names.
+pub const RUN_EVENTS: [VmEvent; 32] = [
+    VmEvent::ThpFaultAlloc,
+    VmEvent::ThpFaultFallback,
+    VmEvent::CompactStall,
+    VmEvent::CompactFail,
+    VmEvent::CompactSuccess,
+    VmEvent::CompactMigrateScanned,
+    VmEvent::CompactFreeScanned,
+    VmEvent::CompactDaemonWake,
+    VmEvent::CompactDaemonMigrateScanned,
+    VmEvent::CompactDaemonFreeScanned,
+    VmEvent::PgMigrateSuccess,
+    VmEvent::PgscanKswapd,
+    VmEvent::PgstealKswapd,
+    VmEvent::PgscanDirect,
+    VmEvent::PgstealDirect,
+    VmEvent::Pswpout,
+    VmEvent::Pswpin,
+    VmEvent::WorkingsetRefaultFile,
+    VmEvent::WorkingsetRefaultAnon,
+    VmEvent::Pageoutrun,
+    VmEvent::PgAllocFail,
+    VmEvent::PgAllocOom,
+    VmEvent::Extfrag,
+    VmEvent::ClaimerUnmovable,
+    VmEvent::ClaimerMovable,
+    VmEvent::ClaimerReclaimable,
+    VmEvent::StealUnmovable,
+    VmEvent::StealMovable,
+    VmEvent::StealReclaimable,
+    VmEvent::PolluteUnmovable,
+    VmEvent::PolluteMovable,
+    VmEvent::PolluteReclaimable,
+];
+
+/// One run's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunResult {
+    /// Operations the run took.
+    pub ops: u64,
+    /// `allocstall_*` summed over zones.
+    pub allocstall: u64,
+    /// Each [`RUN_EVENTS`] counter's increase over the run, by name.
+    #[serde(flatten)]
+    pub events: std::collections::BTreeMap<&'static str, u64>,
+    /// Huge page faults.
+    pub hugealloc_faults: u64,
+    /// Mean work units per huge page fault.
+    pub hugealloc_work_mean: f64,
+    /// Their standard deviation.
+    pub hugealloc_work_stddev: f64,
+    /// Atomic requests made.
+    pub atomic_requests: u64,
+    /// Atomic requests that failed.
+    pub atomic_failures: u64,
+}
+
+impl RunResult {
+    /// A counter's increase by name (0 if not reported).
+    pub fn get(&self, name: &str) -> u64 {
+        self.events.get(name).copied().unwrap_or(0)
+    }
+
+    /// THP success in percent: faults served with a huge page.
+    pub fn thp_success(&self) -> f64 {
+        let alloc = self.get("thp_fault_alloc") as f64;
+        let total = alloc + self.get("thp_fault_fallback") as f64;
+        if total == 0.0 {
+            0.0
+        } else {
+            100.0 * alloc / total
+        }
+    }
+}
+
+/// A policy's runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyRuns {
+    /// The policy's name.
+    pub name: &'static str,
+    /// Run after run.
+    pub runs: Vec<RunResult>,
+}
+
+/// The whole experiment.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThpReport {
+    /// The workload's name.
+    pub workload: &'static str,
+    /// Node memory in MiB.
+    pub node_mib: u64,
+    /// `transparent_hugepage/defrag`.
+    pub defrag: &'static str,
+    /// One entry per policy.
+    pub policies: Vec<PolicyRuns>,
+}
+
+/// The deterministic "time" of the allocator: every unit of work it counts — free-list
+/// probes, merge steps, block moves, pageblock scans, pfns the compaction scanners visited,
+/// pages moved, pages direct reclaim scanned.
+pub fn work_units(node: &Node) -> u64 {
+    let s = node.shared();
+    [
+        VmEvent::WorkFreelistProbe,
+        VmEvent::WorkMergeStep,
+        VmEvent::WorkBlockMove,
+        VmEvent::WorkPagesScanned,
+        VmEvent::CompactMigrateScanned,
+        VmEvent::CompactFreeScanned,
+        VmEvent::PgMigrateSuccess,
+        VmEvent::PgMigrateFail,
+        VmEvent::PgscanDirect,
+    ]
+    .into_iter()
+    .map(|e| s.event(e))
+    .sum()
+}
+
+fn snapshot(node: &Node) -> (Vec<u64>, u64) {
+    let s = node.shared();
+    let allocstall = ZoneType::ALL.into_iter().map(|t| s.counters().allocstall(t)).sum();
+    (RUN_EVENTS.iter().map(|&e| s.event(e)).collect(), allocstall)
+}
+
+fn mean_stddev(v: &[u64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<u64>() as f64 / n;
+    let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// A bound on a run's length: no workload needs more operations per managed page.
+const MAX_OPS_PER_PAGE: u64 = 64;
+
+/// Run one policy: boot, then `runs` runs in a row. `progress(run)` after each.
+pub fn run_policy(
+    cfg: &ThpLabConfig,
+    policy: &NamedPolicy,
+    progress: &mut dyn FnMut(usize),
+) -> Result<PolicyRuns, ConfigError> {
+    let mut node = Node::new(cfg.node(), policy.policy.clone())?;
+    let mm = Mm::attach(&mut node);
+    let managed = node.shared().managed_pages();
+    let hpage = node.shared().pageblock_order();
+    let mut wl: Box<dyn ThpWorkload> = match cfg.workload {
+        ThpWorkloadKind::KbuildThp => {
+            Box::new(kbuild::KbuildThp::new(&mm, managed, hpage, cfg.defrag, cfg.quick, cfg.seed))
+        }
+        ThpWorkloadKind::Thpscale => {
+            Box::new(thpscale::Thpscale::new(&mm, managed, hpage, cfg.defrag, cfg.seed))
+        }
+    };
+    let mut now = node.now_us();
+    let mut runs = Vec::with_capacity(cfg.runs);
+    for r in 0..cfg.runs {
+        let (before, stall0) = snapshot(&node);
+        let mut stats = RunStats::default();
+        wl.start_run();
+        let mut ops = 0;
+        while ops < MAX_OPS_PER_PAGE * managed {
+            now += crate::sim::OP_INTERVAL_US;
+            node.advance_to(now);
+            if !wl.step(&mm, &node, &mut stats) {
+                break;
+            }
+            ops += 1;
+        }
+        let (after, stall1) = snapshot(&node);
+        let events =
+            RUN_EVENTS.iter().zip(after.iter().zip(&before)).map(|(e, (a, b))| (e.name(), a - b)).collect();
+        let (mean, stddev) = mean_stddev(&stats.hugealloc_work);
+        runs.push(RunResult {
+            ops,
+            allocstall: stall1 - stall0,
+            events,
+            hugealloc_faults: stats.hugealloc_work.len() as u64,
+            hugealloc_work_mean: mean,
+            hugealloc_work_stddev: stddev,
+            atomic_requests: stats.atomic_requests,
+            atomic_failures: stats.atomic_failures,
+        });
+        progress(r + 1);
+    }
+    if let Err(e) = node.verify() {
+        panic!("policy {} left a broken node after {} runs: {e}", policy.name, cfg.runs);
+    }
+    Ok(PolicyRuns { name: policy.name, runs })
+}
+
+/// Run every policy.
+pub fn run(cfg: &ThpLabConfig, progress: &mut dyn FnMut(&str, usize)) -> Result<ThpReport, ConfigError> {
+    let mut policies = Vec::new();
+    for p in &cfg.policies {
+        policies.push(run_policy(cfg, p, &mut |r| progress(p.name, r))?);
+    }
+    Ok(ThpReport {
+        workload: cfg.workload.name(),
+        node_mib: cfg.node().zones.iter().map(|z| z.managed_pages).sum::<u64>() >> 8,
+        defrag: cfg.defrag.name(),
+        policies,
+    })
+}

@@ -1,0 +1,219 @@
+//! The THP lab's report in seed 004's layout:
+//!
+//! ```text
+//!                                                      before                   after
+//!     Hugealloc Time mean               52739.45 (    +0.00%)   28904.00 (   -45.19%)
+//! ```
+//!
+//! Four spaces, the row name left-aligned in 30 columns, then per policy the mean over runs
+//! (`%12.2f` for the first, `%11.2f` after a column) and its change from the first policy
+//! (` (%+9.2f%)`, plain `new/base - 1`: a minus means fewer, whatever is better). A zero
+//! baseline with a non-zero value prints `+100.00%` (mmtests' convention). Then the per-run
+//! THP success, run after run.
+
+use std::fmt::Write as _;
+
+use super::{PolicyRuns, RunResult, ThpReport};
+
+/// A row: its name and how to get the figure from a run.
+struct Row {
+    name: &'static str,
+    value: fn(&RunResult) -> f64,
+}
+
+fn ev(r: &RunResult, name: &str) -> f64 {
+    r.get(name) as f64
+}
+
+/// The seed's rows that the simulator models, in the seed's order, then its own.
+const ROWS: &[Row] = &[
+    Row { name: "Hugealloc Time mean", value: |r| r.hugealloc_work_mean },
+    Row { name: "Hugealloc Time stddev", value: |r| r.hugealloc_work_stddev },
+    Row { name: "THP fault alloc", value: |r| ev(r, "thp_fault_alloc") },
+    Row { name: "THP fault fallback", value: |r| ev(r, "thp_fault_fallback") },
+    Row { name: "Direct compact fail", value: |r| ev(r, "compact_fail") },
+    Row { name: "Direct compact success", value: |r| ev(r, "compact_success") },
+    Row {
+        name: "Direct compact success rate %",
+        value: |r| {
+            let (s, f) = (ev(r, "compact_success"), ev(r, "compact_fail"));
+            if s + f == 0.0 {
+                0.0
+            } else {
+                100.0 * s / (s + f)
+            }
+        },
+    },
+    Row { name: "Compact daemon scanned migrate", value: |r| ev(r, "compact_daemon_migrate_scanned") },
+    Row { name: "Compact daemon scanned free", value: |r| ev(r, "compact_daemon_free_scanned") },
+    Row {
+        name: "Compact direct scanned migrate",
+        value: |r| ev(r, "compact_migrate_scanned") - ev(r, "compact_daemon_migrate_scanned"),
+    },
+    Row {
+        name: "Compact direct scanned free",
+        value: |r| ev(r, "compact_free_scanned") - ev(r, "compact_daemon_free_scanned"),
+    },
+    Row { name: "Compact total migrate scanned", value: |r| ev(r, "compact_migrate_scanned") },
+    Row { name: "Compact total free scanned", value: |r| ev(r, "compact_free_scanned") },
+    Row { name: "Alloc stall", value: |r| r.allocstall as f64 },
+    Row { name: "Pages kswapd scanned", value: |r| ev(r, "pgscan_kswapd") },
+    Row { name: "Pages kswapd reclaimed", value: |r| ev(r, "pgsteal_kswapd") },
+    Row { name: "Pages direct scanned", value: |r| ev(r, "pgscan_direct") },
+    Row { name: "Pages direct reclaimed", value: |r| ev(r, "pgsteal_direct") },
+    Row { name: "Pages total scanned", value: |r| ev(r, "pgscan_kswapd") + ev(r, "pgscan_direct") },
+    Row { name: "Pages total reclaimed", value: |r| ev(r, "pgsteal_kswapd") + ev(r, "pgsteal_direct") },
+    Row { name: "Swap out", value: |r| ev(r, "pswpout") },
+    Row { name: "Swap in", value: |r| ev(r, "pswpin") },
+    Row { name: "File refaults", value: |r| ev(r, "workingset_refault_file") },
+    Row { name: "Atomic failures", value: |r| r.atomic_failures as f64 },
+    Row { name: "Fallbacks (extfrag)", value: |r| ev(r, "pgalloc_extfrag") },
+    Row { name: "Claimer unmovable", value: |r| ev(r, "claimer_unmovable") },
+    Row { name: "Claimer reclaimable", value: |r| ev(r, "claimer_reclaimable") },
+    Row { name: "Steal unmovable", value: |r| ev(r, "steal_unmovable") },
+    Row { name: "Steal reclaimable", value: |r| ev(r, "steal_reclaimable") },
+    Row { name: "Pollute movable", value: |r| ev(r, "pollute_movable") },
+];
+
+/// Seed 004's own figures (before, after, its printed change in %), for the rows it has.
+pub const SEED_FIGURES: &[(&str, f64, f64, f64)] = &[
+    ("Hugealloc Time mean", 52739.45, 28904.00, -45.19),
+    ("Hugealloc Time stddev", 56541.26, 33464.37, -40.81),
+    ("THP fault alloc", 46727.07, 63223.67, 35.30),
+    ("THP fault fallback", 21910.60, 5412.47, -75.29),
+    ("Direct compact fail", 195.80, 59.07, -69.48),
+    ("Direct compact success", 7.93, 2.80, -57.46),
+    ("Direct compact success rate %", 3.51, 3.99, 10.49),
+    ("Compact daemon scanned migrate", 3369601.27, 2267500.33, -32.71),
+    ("Compact daemon scanned free", 5075474.47, 2339773.00, -53.90),
+    ("Compact direct scanned migrate", 161787.27, 47659.93, -70.54),
+    ("Compact direct scanned free", 163467.53, 40729.67, -75.08),
+    ("Compact total migrate scanned", 3531388.53, 2315160.27, -34.44),
+    ("Compact total free scanned", 5238942.00, 2380502.67, -54.56),
+    ("Alloc stall", 2371.07, 638.87, -73.02),
+    ("Pages kswapd scanned", 2160926.73, 4002186.33, 85.21),
+    ("Pages kswapd reclaimed", 533191.07, 718577.80, 34.77),
+    ("Pages direct scanned", 400450.33, 355172.73, -11.31),
+    ("Pages direct reclaimed", 94441.73, 31162.80, -67.00),
+    ("Pages total scanned", 2561377.07, 4357359.07, 70.12),
+    ("Pages total reclaimed", 627632.80, 749740.60, 19.46),
+    ("Swap out", 47959.53, 110084.33, 129.53),
+    ("Swap in", 7276.00, 24457.00, 236.10),
+    ("File refaults", 138043.00, 188226.93, 36.35),
+];
+
+/// `new/base - 1` in percent, with mmtests' zero conventions.
+fn change(base: f64, new: f64) -> f64 {
+    if base == new {
+        0.0
+    } else if base == 0.0 {
+        100.0
+    } else {
+        (new / base - 1.0) * 100.0
+    }
+}
+
+fn mean(runs: &[RunResult], f: fn(&RunResult) -> f64) -> f64 {
+    if runs.is_empty() {
+        return 0.0;
+    }
+    runs.iter().map(f).sum::<f64>() / runs.len() as f64
+}
+
+/// One line in the seed's layout.
+fn line(out: &mut String, name: &str, values: &[f64]) {
+    let base = values.first().copied().unwrap_or(0.0);
+    let pcts: Vec<f64> = values.iter().map(|&v| change(base, v)).collect();
+    line_with(out, name, values, &pcts);
+}
+
+/// A line with given changes (the seed's own, which it computed from unrounded data).
+fn line_with(out: &mut String, name: &str, values: &[f64], pcts: &[f64]) {
+    let _ = write!(out, "    {name:<30}");
+    for (i, (&v, &pct)) in values.iter().zip(pcts).enumerate() {
+        if i == 0 {
+            let _ = write!(out, "{v:12.2} ({pct:+9.2}%)");
+        } else {
+            let _ = write!(out, "{v:11.2} ({pct:+9.2}%)");
+        }
+    }
+    out.push('\n');
+}
+
+fn header(out: &mut String, labels: &[&str]) {
+    let _ = write!(out, "{:34}", "");
+    for (i, l) in labels.iter().enumerate() {
+        let width = if i == 0 { 25 } else { 24 };
+        let _ = write!(out, "{l:>width$}");
+    }
+    out.push('\n');
+}
+
+impl ThpReport {
+    /// The report text: the means table, the seed's figures, the per-run success.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let runs = self.policies.first().map_or(0, |p| p.runs.len());
+        let _ = writeln!(
+            out,
+            "{} on a {} MiB node, THP defrag={}, comparing policies over {runs} consecutive runs (means per run; time in work units):\n",
+            self.workload, self.node_mib, self.defrag
+        );
+        let names: Vec<&str> = self.policies.iter().map(|p| p.name).collect();
+        header(&mut out, &names);
+        for row in ROWS {
+            let values: Vec<f64> = self.policies.iter().map(|p| mean(&p.runs, row.value)).collect();
+            line(&mut out, row.name, &values);
+        }
+        let _ = writeln!(
+            out,
+            "\nNot modelled: Kbuild Real, User and System time (the simulator has no CPU model)."
+        );
+        let _ = writeln!(out, "\nSeed 004's own figures (kbuild + THP bursts, 15 runs, real kernel):\n");
+        header(&mut out, &["before", "after"]);
+        for &(name, before, after, pct) in SEED_FIGURES {
+            line_with(&mut out, name, &[before, after], &[0.0, pct]);
+        }
+        let _ = writeln!(out, "\nTHP success per run, % of huge page faults served with a huge page:\n");
+        let _ = write!(out, "    {:<6}", "run");
+        for p in &self.policies {
+            let _ = write!(out, "{:>18}", p.name);
+        }
+        out.push('\n');
+        for r in 0..runs {
+            let _ = write!(out, "    {:<6}", r + 1);
+            for p in &self.policies {
+                let _ = write!(out, "{:>18.2}", p.runs.get(r).map_or(0.0, RunResult::thp_success));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The policy called `name`.
+    pub fn policy(&self, name: &str) -> Option<&PolicyRuns> {
+        self.policies.iter().find(|p| p.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layout of the seed's own lines, byte for byte.
+    #[test]
+    fn lines_match_the_seeds_layout() {
+        let mut out = String::new();
+        line(&mut out, "Hugealloc Time mean", &[52739.45, 28904.00]);
+        line(&mut out, "Compact daemon scanned migrate", &[3369601.27, 2267500.33]);
+        for &(name, before, after, pct) in SEED_FIGURES {
+            line_with(&mut out, name, &[before, after], &[0.0, pct]);
+        }
+        header(&mut out, &["before", "after"]);
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/seeds/004_1e4828a76d81b762.txt");
+        let seed = std::fs::read_to_string(path).expect("the seed beside the repository");
+        for l in out.lines() {
+            assert!(seed.contains(&format!("{l}\n")), "not in the seed: {l:?}");
+        }
+    }
+}
