@@ -202,6 +202,28 @@ fn compact_memory_gathers_free_memory_into_whole_blocks() {
     check(&node, &owners);
 }
 
+/// Regression: while a batch migrated, the run counted no pages left to move, so the free
+/// scanner stopped at the first pageblock without a free page and the run ended
+/// `Contended` with most of the zone unscanned.
+#[test]
+fn compact_memory_runs_until_the_scanners_meet() {
+    let (node, owners) = node_with_owners(32, 2);
+    let mut held = Vec::new();
+    while let Some(p) = alloc(&node, &owners, 0, 0, Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0)) {
+        held.push(p);
+    }
+    for p in held.into_iter().step_by(2) {
+        owners.borrow_mut().blocks.remove(&p);
+        node.free_pages(0, Pfn(p), 0).unwrap();
+    }
+    node.drain_all_pages();
+    let results = node.compact_memory(0);
+    assert_eq!(results, [pageblock_core::compaction::CompactResult::Complete]);
+    let managed = node.shared().managed_pages();
+    assert!(node.shared().event(VmEvent::PgMigrateSuccess) > managed / 8);
+    check(&node, &owners);
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Alloc { cpu: usize, order: u32, gfp: usize },

@@ -206,3 +206,115 @@ fn a_watermark_boost_is_paid_back_by_kswapd() {
     assert!(node.shared().event(VmEvent::PgstealKswapd) > 0);
     node.verify().unwrap();
 }
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Fault { kind: u8, order: u32 },
+        Kernel { order: u32, atomic: bool },
+        Free { nth: usize },
+        Touch { nth: usize },
+        Thp,
+        CompactMemory,
+        FreeHalf,
+        Tick { us: u64 },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            10 => (0..3u8, 0..4u32).prop_map(|(kind, order)| Op::Fault { kind, order }),
+            3 => (0..4u32, any::<bool>()).prop_map(|(order, atomic)| Op::Kernel { order, atomic }),
+            9 => any::<usize>().prop_map(|nth| Op::Free { nth }),
+            1 => Just(Op::CompactMemory),
+            1 => Just(Op::FreeHalf),
+            2 => any::<usize>().prop_map(|nth| Op::Touch { nth }),
+            1 => Just(Op::Thp),
+            2 => (1..5000u64).prop_map(|us| Op::Tick { us }),
+        ]
+    }
+
+    fn policy(which: u8) -> Policy {
+        let base = Policy { min_free_kbytes: Some(512), ..Policy::default() };
+        match which {
+            0 => base,
+            1 => Policy { defrag_mode: true, ..base },
+            _ => Policy {
+                defrag_mode: true,
+                defrag_mode_atomic_fallback: true,
+                defrag_mode_pageblock_compaction: true,
+                defrag_mode_promoted_retry: true,
+                ..base
+            },
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Reclaim, kswapd, kcompactd and direct compaction interleaved with everything else,
+        /// under each policy: `verify()` and the owner's table after every operation.
+        #[test]
+        fn reclaim_and_compaction_keep_every_page_accounted(
+            which in 0..3u8,
+            ops in proptest::collection::vec(op(), 1..3000),
+        ) {
+            let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };
+            let mut node = Node::new(NodeConfig::single(zone), policy(which)).unwrap();
+            let owner = Owner(Rc::default());
+            node.set_unmap(Box::new(owner.clone()));
+            node.set_mover(Box::new(owner.clone()));
+            let mut now = 0;
+            for op in ops {
+                match op {
+                    Op::Fault { kind, order } => {
+                        let kind = [LruKind::Anon, LruKind::File, LruKind::Slab][kind as usize];
+                        let gfp = if kind == LruKind::Slab { Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE.0) } else { Gfp::HIGHUSER_MOVABLE };
+                        fault(&node, &owner, Some(kind), order, gfp);
+                    }
+                    Op::Kernel { order, atomic } => {
+                        fault(&node, &owner, None, order, if atomic { Gfp::ATOMIC } else { Gfp::KERNEL });
+                    }
+                    Op::Free { nth } | Op::Touch { nth } if !owner.0.borrow().pages.is_empty() => {
+                        let (pfn, (order, _)) = {
+                            let t = owner.0.borrow();
+                            let (&p, &v) = t.pages.iter().nth(nth % t.pages.len()).unwrap();
+                            (p, v)
+                        };
+                        if matches!(op, Op::Free { .. }) {
+                            owner.0.borrow_mut().pages.remove(&pfn);
+                            node.free_pages(1, Pfn(pfn), order).expect("owned block frees");
+                        } else {
+                            node.mark_page_accessed(Pfn(pfn));
+                        }
+                    }
+                    Op::Free { .. } | Op::Touch { .. } => {}
+                    Op::Thp => {
+                        if let Ok(f) = node.thp_fault(0, pageblock_core::thp::ThpDefrag::Always, true) {
+                            owner.0.borrow_mut().pages.insert(f.pfn.0, (f.order, Some(LruKind::Anon)));
+                            node.lru_add(f.pfn, f.order, LruKind::Anon);
+                        }
+                    }
+                    Op::FreeHalf => {
+                        let half: Vec<(u64, u32)> =
+                            owner.0.borrow().pages.iter().step_by(2).map(|(&p, &(o, _))| (p, o)).collect();
+                        for (pfn, order) in half {
+                            owner.0.borrow_mut().pages.remove(&pfn);
+                            node.free_pages(0, Pfn(pfn), order).expect("owned block frees");
+                        }
+                    }
+                    Op::CompactMemory => {
+                        node.compact_memory(0);
+                    }
+                    Op::Tick { us } => {
+                        now += us;
+                        node.advance_to(now);
+                    }
+                }
+                check(&node, &owner);
+            }
+        }
+    }
+}

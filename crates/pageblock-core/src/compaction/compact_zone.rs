@@ -264,16 +264,18 @@ fn migrate_pages<L: NodeLocks + ?Sized>(
     let node = l.node();
     let zone = node.zone(cc.zone);
     let mut result = Ok(());
+    // The free scanner works until it has as many pages as are still waiting to move.
     let batch = std::mem::take(&mut cc.migratepages);
-    cc.nr_migratepages = 0;
     for (i, &(src, info)) in batch.iter().enumerate() {
         let Some(dst) = compaction_alloc(l, cc, info) else {
             for &(p, inf) in &batch[i..] {
                 putback(zone, p, inf);
             }
+            cc.nr_migratepages = 0;
             return Err(MigrateError::NoMemory);
         };
         let pages = 1u64 << info.order;
+        cc.nr_migratepages -= pages;
         if mover.migrate(Pfn(src), Pfn(dst), info.order) {
             node.count(VmEvent::PgMigrateSuccess, pages);
             putback(zone, src, info);
