@@ -183,11 +183,6 @@ impl Node {
         })
     }
 
-    /// The node's LRU lists (borrowed: do not hold across an allocation).
-    pub fn lru(&self) -> Option<Ref<'_, Lruvec>> {
-        self.reclaim.as_ref().map(|r| r.lru.borrow())
-    }
-
     fn check_cpu(&self, cpu: usize) {
         assert!(cpu < self.shared.nr_cpus(), "CPU {cpu} of a {}-CPU node", self.shared.nr_cpus());
     }

@@ -223,16 +223,21 @@ impl KbuildThp {
             return;
         }
         for _ in 0..self.managed / STORM_DIVISOR {
-            let order =
-                [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3][self.rng.below(20) as usize];
-            stats.atomic_requests += 1;
-            match node.alloc_pages(cpu, order, GFP_NET) {
-                Ok(pfn) => {
-                    let life = self.rng.range(100, 2000);
-                    self.short(pfn, order, life);
-                }
-                Err(_) => stats.atomic_failures += 1,
+            self.atomic(node, cpu, stats, (100, 2000));
+        }
+    }
+
+    /// One network buffer (`GFP_ATOMIC`, orders 0-3 in the trace's proportions), freed after a
+    /// lifetime drawn from `life` operations; a failure is counted.
+    fn atomic(&mut self, node: &Node, cpu: usize, stats: &mut RunStats, life: (u64, u64)) {
+        let order = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3][self.rng.below(20) as usize];
+        stats.atomic_requests += 1;
+        match node.alloc_pages(cpu, order, GFP_NET) {
+            Ok(pfn) => {
+                let life = self.rng.range(life.0, life.1);
+                self.short(pfn, order, life);
             }
+            Err(_) => stats.atomic_failures += 1,
         }
     }
 }
@@ -311,18 +316,7 @@ impl ThpWorkload for KbuildThp {
                     mm.touch_slab(node, self.slab[k]);
                 }
             }
-            Op::Atomic => {
-                let order =
-                    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3][self.rng.below(20) as usize];
-                stats.atomic_requests += 1;
-                match node.alloc_pages(cpu, order, GFP_NET) {
-                    Ok(pfn) => {
-                        let life = self.rng.range(10, 500);
-                        self.short(pfn, order, life);
-                    }
-                    Err(_) => stats.atomic_failures += 1,
-                }
-            }
+            Op::Atomic => self.atomic(node, cpu, stats, (10, 500)),
             Op::Touch => {
                 let job = &self.jobs[j];
                 if !job.anon.is_empty() {

@@ -272,14 +272,4 @@ impl Mm {
             node.mark_page_accessed(Pfn(pfn));
         }
     }
-
-    /// Whether file page `id` is in the page cache.
-    pub fn file_cached(&self, id: u32) -> bool {
-        matches!(self.records().files[id as usize], FilePage::Cached { .. })
-    }
-
-    /// Allocated blocks the records hold.
-    pub fn nr_blocks(&self) -> usize {
-        self.records().holders.len()
-    }
 }

@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use super::{PolicyRuns, RunResult, ThpReport};
+use super::{RunResult, ThpReport};
 
 /// A row: its name and how to get the figure from a run.
 struct Row {
@@ -67,6 +67,7 @@ const ROWS: &[Row] = &[
     Row { name: "Swap in", value: |r| ev(r, "pswpin") },
     Row { name: "File refaults", value: |r| ev(r, "workingset_refault_file") },
     Row { name: "Atomic failures", value: |r| r.atomic_failures as f64 },
+    Row { name: "OOM (request failed)", value: |r| ev(r, "pgalloc_oom") },
     Row { name: "Fallbacks (extfrag)", value: |r| ev(r, "pgalloc_extfrag") },
     Row { name: "Claimer unmovable", value: |r| ev(r, "claimer_unmovable") },
     Row { name: "Claimer reclaimable", value: |r| ev(r, "claimer_reclaimable") },
@@ -175,24 +176,20 @@ impl ThpReport {
             line_with(&mut out, name, &[before, after], &[0.0, pct]);
         }
         let _ = writeln!(out, "\nTHP success per run, % of huge page faults served with a huge page:\n");
+        let widths: Vec<usize> = self.policies.iter().map(|p| (p.name.len() + 2).max(18)).collect();
         let _ = write!(out, "    {:<6}", "run");
-        for p in &self.policies {
-            let _ = write!(out, "{:>18}", p.name);
+        for (p, &w) in self.policies.iter().zip(&widths) {
+            let _ = write!(out, "{:>w$}", p.name);
         }
         out.push('\n');
         for r in 0..runs {
             let _ = write!(out, "    {:<6}", r + 1);
-            for p in &self.policies {
-                let _ = write!(out, "{:>18.2}", p.runs.get(r).map_or(0.0, RunResult::thp_success));
+            for (p, &w) in self.policies.iter().zip(&widths) {
+                let _ = write!(out, "{:>w$.2}", p.runs.get(r).map_or(0.0, RunResult::thp_success));
             }
             out.push('\n');
         }
         out
-    }
-
-    /// The policy called `name`.
-    pub fn policy(&self, name: &str) -> Option<&PolicyRuns> {
-        self.policies.iter().find(|p| p.name == name)
     }
 }
 
