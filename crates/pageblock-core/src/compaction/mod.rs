@@ -2,12 +2,12 @@
 //! the bottom of a zone into free pages at its top.
 //!
 //! Two scanners walk a zone pageblock by pageblock toward each other: the **migrate scanner**
-//! ([`migrate`]) from the low end, isolating movable allocated pages; the **free scanner**
-//! ([`isolate`]) from the high end, isolating free pages to move them into. Each page is then
+//! (`migrate.rs`) from the low end, isolating movable allocated pages; the **free scanner**
+//! (`isolate.rs`) from the high end, isolating free pages to move them into. Each page is then
 //! moved by a [`Mover`] and its old copy freed, so free blocks merge at the low end. A run
 //! ends when the scanners meet, or earlier when a free block of the wanted order exists
-//! ([`compact_zone`]). What makes it worth trying, and when to stop trying, is decided by
-//! the fragmentation index ([`suitable`]) and by deferral after failures ([`defer`]).
+//! (`compact_zone.rs`). What makes it worth trying, and when to stop trying, is decided by
+//! the fragmentation index ([`suitable`]) and by deferral after failures (`defer.rs`).
 //!
 //! Not modelled: the fast searches (`fast_find_migrateblock`, `fast_isolate_freepages`),
 //! the free scanner's async stride, the LRU-isolation throttle, lock contention and signals
