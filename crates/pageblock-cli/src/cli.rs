@@ -36,6 +36,27 @@ pub enum Command {
     /// Real kernel page-allocator traces.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// This machine's memory, pageblock by pageblock (read-only; root for kpageflags and
+    /// pagetypeinfo): free, huge-page-backed, movable, unmovable and mixed blocks per zone.
+    Inspect(InspectArgs),
+}
+
+/// `pageblock inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Where to read zoneinfo, buddyinfo, pagetypeinfo, iomem, vmstat and kpageflags from: /proc, or
+    /// a snapshot of those files (kpageflags may be kpageflags.zst).
+    #[arg(long, value_name = "DIR", default_value = "/proc")]
+    pub proc: std::path::PathBuf,
+    /// Also write the results as JSON to FILE (with --watch: every sample).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Inspect again every SECONDS, one line per sample (a time series).
+    #[arg(long, value_name = "SECONDS")]
+    pub watch: Option<f64>,
+    /// With --watch: stop after N samples (default: until interrupted).
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
 }
 
 /// `pageblock trace ...`.

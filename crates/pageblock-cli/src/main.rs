@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         cli::Command::Replay(args) => cmd::replay::run(args),
         cli::Command::Record(args) => return cmd::record::main(args),
         cli::Command::Trace(cli::TraceCommand::Stats(args)) => cmd::trace::stats(args),
+        cli::Command::Inspect(args) => cmd::inspect::run(args),
     };
     match result {
         Ok(text) => {

@@ -1,0 +1,65 @@
+//! `pageblock inspect`: the live machine's pageblocks (or a snapshot's).
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use pageblock_lab::inspect::{self, Inspection};
+use serde::Serialize;
+
+use crate::cli::InspectArgs;
+
+/// Every sample of a `--watch` run.
+#[derive(Serialize)]
+struct Samples<'a> {
+    samples: &'a [Inspection],
+}
+
+/// Inspect once (the summary is returned) or, with `--watch`, print a line per sample.
+pub fn run(args: &InspectArgs) -> Result<String, String> {
+    let json = super::create_output(args.json.as_deref())?;
+    let once = || inspect::inspect(&args.proc).map_err(|e| e.to_string());
+    let Some(every) = args.watch else {
+        let report = once()?;
+        if let Some(out) = json {
+            out.write_json(&report)?;
+        }
+        return Ok(report.render());
+    };
+    if !(every.is_finite() && every > 0.0) {
+        return Err(format!("--watch {every}: the interval must be a positive number of seconds"));
+    }
+    let mut samples = Vec::new();
+    let start = std::time::Instant::now();
+    let mut stdout = std::io::stdout().lock();
+    loop {
+        let report = once()?;
+        let t = start.elapsed().as_secs_f64();
+        let mut line = format!("{t:9.3}s");
+        for z in &report.zones {
+            match &z.content {
+                Some(c) => line.push_str(&format!(
+                    "  {}:{} free {} thp {} mixed {} of {}",
+                    z.node, z.zone, c.free_pageblocks, c.thp_pageblocks, c.mixed_pageblocks, c.pageblocks
+                )),
+                None => line.push_str(&format!(
+                    "  {}:{} free {} (buddyinfo)",
+                    z.node,
+                    z.zone,
+                    z.buddyinfo_free_pageblocks.map_or("?".into(), |n| n.to_string())
+                )),
+            }
+        }
+        if writeln!(stdout, "{line}").is_err() {
+            break;
+        }
+        samples.push(report);
+        if args.count.is_some_and(|n| samples.len() as u64 >= n) {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs_f64(every));
+    }
+    if let Some(out) = json {
+        out.write_json(&Samples { samples: &samples })?;
+    }
+    Ok(String::new())
+}

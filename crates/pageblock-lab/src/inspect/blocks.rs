@@ -1,0 +1,211 @@
+//! Pageblocks by content: from the flags of every page of a zone, what each pageblock holds —
+//! and so which blocks are whole and free, backed by one huge page, or *mixed* (movable and
+//! unmovable pages in one block: compaction cannot empty it), the figure `/proc/pagetypeinfo`
+//! cannot give.
+
+use serde::Serialize;
+
+use super::kpageflags::{classify, is_thp, PageClass};
+
+/// What a pageblock holds, as one state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    /// Every page free.
+    Free,
+    /// One transparent huge page covers it.
+    Thp,
+    /// Movable and free pages only: compaction could empty it.
+    Movable,
+    /// Unmovable and free pages only.
+    Unmovable,
+    /// Movable and unmovable pages together.
+    Mixed,
+    /// hugetlbfs pages.
+    Hugetlb,
+    /// No memory in use and not wholly free: holes, or the part of a block outside the zone.
+    Hole,
+}
+
+/// Page counts by class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PageTally {
+    /// Pages in free buddy blocks.
+    pub free: u64,
+    /// Movable pages.
+    pub movable: u64,
+    /// Slab pages.
+    pub slab: u64,
+    /// Page tables.
+    pub page_table: u64,
+    /// Reserved pages.
+    pub reserved: u64,
+    /// hugetlbfs pages.
+    pub hugetlb: u64,
+    /// Other kernel pages (no flag).
+    pub kernel: u64,
+    /// Holes.
+    pub hole: u64,
+    /// Pages of transparent huge pages (also counted as movable).
+    pub thp: u64,
+}
+
+impl PageTally {
+    /// Count one page.
+    #[inline]
+    pub fn add(&mut self, flags: u64) {
+        let slot = match classify(flags) {
+            PageClass::Free => &mut self.free,
+            PageClass::Movable => &mut self.movable,
+            PageClass::Slab => &mut self.slab,
+            PageClass::PageTable => &mut self.page_table,
+            PageClass::Reserved => &mut self.reserved,
+            PageClass::Hugetlb => &mut self.hugetlb,
+            PageClass::Kernel => &mut self.kernel,
+            PageClass::Hole => &mut self.hole,
+        };
+        *slot += 1;
+        self.thp += u64::from(is_thp(flags));
+    }
+
+    /// Pages compaction cannot move.
+    pub fn unmovable(&self) -> u64 {
+        self.slab + self.page_table + self.reserved + self.kernel
+    }
+
+    /// Add another tally.
+    pub fn merge(&mut self, o: &PageTally) {
+        self.free += o.free;
+        self.movable += o.movable;
+        self.slab += o.slab;
+        self.page_table += o.page_table;
+        self.reserved += o.reserved;
+        self.hugetlb += o.hugetlb;
+        self.kernel += o.kernel;
+        self.hole += o.hole;
+        self.thp += o.thp;
+    }
+
+    /// The block state of a pageblock of `pages` pages with this tally.
+    pub fn kind(&self, pages: u64) -> BlockKind {
+        let unmovable = self.unmovable();
+        if self.hole == pages {
+            BlockKind::Hole
+        } else if self.free == pages {
+            BlockKind::Free
+        } else if self.thp == pages {
+            BlockKind::Thp
+        } else if self.hugetlb > 0 {
+            BlockKind::Hugetlb
+        } else if self.movable > 0 && unmovable > 0 {
+            BlockKind::Mixed
+        } else if unmovable > 0 {
+            BlockKind::Unmovable
+        } else if self.movable > 0 {
+            BlockKind::Movable
+        } else {
+            // Free pages and holes: memory, but never a whole free pageblock.
+            BlockKind::Hole
+        }
+    }
+}
+
+/// One zone's pageblocks, from the flags of its pfns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ZoneBlocks {
+    /// Pageblocks (those that overlap the zone's span).
+    pub pageblocks: u64,
+    /// Blocks with every page free.
+    pub free_pageblocks: u64,
+    /// Blocks covered by one transparent huge page.
+    pub thp_pageblocks: u64,
+    /// Blocks holding movable and unmovable pages.
+    pub mixed_pageblocks: u64,
+    /// Mixed blocks whose unmovable pages include slab or page tables (a lower bound: a
+    /// flagless kernel page may also be a free page cached on a CPU's list).
+    pub mixed_slab_pageblocks: u64,
+    /// Blocks with only movable (and free) pages.
+    pub movable_pageblocks: u64,
+    /// Blocks with only unmovable (and free) pages.
+    pub unmovable_pageblocks: u64,
+    /// Blocks with hugetlbfs pages.
+    pub hugetlb_pageblocks: u64,
+    /// Blocks without memory.
+    pub hole_pageblocks: u64,
+    /// Pages by class.
+    pub pages: PageTally,
+    /// Each block's state, lowest pfn first.
+    #[serde(skip)]
+    pub kinds: Vec<BlockKind>,
+}
+
+impl ZoneBlocks {
+    /// Tally `flags`, the words of pfns `start..start + flags.len()`, by pageblocks of
+    /// 2^`pageblock_order` pages (aligned blocks; the zone's first and last may be partial,
+    /// their missing pages count as holes).
+    pub fn tally(start: u64, flags: &[u64], pageblock_order: u32) -> ZoneBlocks {
+        let pb = 1u64 << pageblock_order;
+        let end = start + flags.len() as u64;
+        let mut z = ZoneBlocks::default();
+        let mut block = start & !(pb - 1);
+        while block < end {
+            let lo = block.max(start);
+            let hi = (block + pb).min(end);
+            let mut t = PageTally { hole: pb - (hi - lo), ..PageTally::default() };
+            for &f in &flags[(lo - start) as usize..(hi - start) as usize] {
+                t.add(f);
+            }
+            let kind = t.kind(pb);
+            let counter = match kind {
+                BlockKind::Free => &mut z.free_pageblocks,
+                BlockKind::Thp => &mut z.thp_pageblocks,
+                BlockKind::Mixed => &mut z.mixed_pageblocks,
+                BlockKind::Movable => &mut z.movable_pageblocks,
+                BlockKind::Unmovable => &mut z.unmovable_pageblocks,
+                BlockKind::Hugetlb => &mut z.hugetlb_pageblocks,
+                BlockKind::Hole => &mut z.hole_pageblocks,
+            };
+            *counter += 1;
+            if kind == BlockKind::Mixed && t.slab + t.page_table > 0 {
+                z.mixed_slab_pageblocks += 1;
+            }
+            z.pageblocks += 1;
+            t.hole -= pb - (hi - lo);
+            z.pages.merge(&t);
+            z.kinds.push(kind);
+            block += pb;
+        }
+        z
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FREE: u64 = 1 << 10;
+    const LRU: u64 = 1 << 5;
+    const SLAB: u64 = 1 << 7;
+    const THP: u64 = (1 << 22) | LRU;
+
+    #[test]
+    fn blocks_are_classified_by_what_they_hold() {
+        // Order-2 "pageblocks" of 4 pages, the zone starting mid-block at pfn 2.
+        let flags = [
+            FREE, FREE, // block 0 (pfns 0-1 outside the zone): never a whole free block
+            FREE, FREE, FREE, FREE, // block 1: free
+            LRU, FREE, LRU, LRU, // block 2: movable
+            SLAB, LRU, FREE, FREE, // block 3: mixed
+            THP, THP, THP, THP, // block 4: THP
+            SLAB, 0, FREE, FREE, // block 5: unmovable
+        ];
+        let z = ZoneBlocks::tally(2, &flags, 2);
+        use BlockKind::*;
+        assert_eq!(z.kinds, [Hole, Free, Movable, Mixed, Thp, Unmovable]);
+        assert_eq!(z.pageblocks, 6);
+        assert_eq!((z.free_pageblocks, z.mixed_pageblocks, z.thp_pageblocks), (1, 1, 1));
+        assert_eq!(z.pages.free, 10);
+        assert_eq!(z.pages.hole, 0, "pfns outside the zone are not the zone's holes");
+        assert_eq!(z.pages.unmovable(), 3);
+    }
+}

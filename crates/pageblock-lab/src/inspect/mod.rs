@@ -1,0 +1,439 @@
+//! `pageblock inspect`: the running kernel's memory, pageblock by pageblock, read-only.
+//!
+//! Sources, all under one directory (`/proc`, or a snapshot of it): `zoneinfo` (required:
+//! the zones, their spans and free pages), `buddyinfo`, `pagetypeinfo` (root: the pageblock
+//! order and the blocks per migratetype), `iomem` (root: where RAM is, so that holes inside a
+//! zone's span are not taken for kernel pages) and `kpageflags` (root: one flags word per pfn;
+//! a snapshot may hold `kpageflags.zst`), and `vmstat` for the huge page and compaction
+//! counters. With kpageflags every pageblock is classified
+//! by what it holds ([`blocks`]); without it, whole free pageblocks come from buddyinfo and
+//! the rest is reported as unreadable, with the reason.
+
+pub mod blocks;
+pub mod kpageflags;
+
+use std::fs::File;
+use std::io::Read as _;
+use std::os::unix::fs::FileExt as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::pagetypeinfo::PageTypeInfo;
+use pageblock_formats::vmstat::VmStat;
+use pageblock_formats::zoneinfo::ZoneInfo;
+use serde::Serialize;
+
+pub use blocks::{BlockKind, PageTally, ZoneBlocks};
+
+/// `pageblock_order` when `pagetypeinfo` cannot be read (x86-64's `HPAGE_PMD_ORDER`).
+pub const DEFAULT_PAGEBLOCK_ORDER: u32 = 9;
+
+/// The `vmstat` counters the report carries.
+pub const VMSTAT_ITEMS: [&str; 12] = [
+    "thp_fault_alloc",
+    "thp_fault_fallback",
+    "compact_stall",
+    "compact_fail",
+    "compact_success",
+    "compact_migrate_scanned",
+    "compact_free_scanned",
+    "compact_daemon_wake",
+    "pgmigrate_success",
+    "allocstall_normal",
+    "pgscan_kswapd",
+    "pswpout",
+];
+
+/// pfns read from kpageflags per `pread` (8 MiB of flags).
+const CHUNK_PFNS: u64 = 1 << 20;
+
+/// One zone, as inspected.
+#[derive(Clone, Debug, Serialize)]
+pub struct ZoneReport {
+    /// NUMA node.
+    pub node: u32,
+    /// Zone name.
+    pub zone: String,
+    /// First pfn.
+    pub start_pfn: u64,
+    /// Spanned pages.
+    pub spanned: u64,
+    /// Managed pages.
+    pub managed: u64,
+    /// `NR_FREE_PAGES` from zoneinfo (per-CPU cached pages are not in it).
+    pub nr_free_pages: u64,
+    /// Whole free pageblocks by buddyinfo: free blocks of at least pageblock order, in
+    /// pageblocks.
+    pub buddyinfo_free_pageblocks: Option<u64>,
+    /// Pageblocks per migratetype, from pagetypeinfo (root).
+    pub blocks_by_migratetype: Option<Vec<(String, u64)>>,
+    /// The pageblocks by content, from kpageflags (root).
+    #[serde(flatten)]
+    pub content: Option<ZoneBlocks>,
+}
+
+/// A whole inspection.
+#[derive(Clone, Debug, Serialize)]
+pub struct Inspection {
+    /// `pageblock_order` used.
+    pub pageblock_order: u32,
+    /// Populated zones.
+    pub zones: Vec<ZoneReport>,
+    /// Huge page and compaction counters from `vmstat` (since boot).
+    pub vmstat: Vec<(String, u64)>,
+    /// Sources that could not be read, and why.
+    pub unreadable: Vec<(String, String)>,
+    /// Seconds the inspection took.
+    pub seconds: f64,
+}
+
+/// Why an inspection failed outright.
+#[derive(Debug)]
+pub struct InspectError(pub String);
+
+impl std::fmt::Display for InspectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InspectError {}
+
+fn read_text(dir: &Path, name: &str) -> Result<String, String> {
+    std::fs::read_to_string(dir.join(name)).map_err(|e| e.to_string())
+}
+
+/// The flags of pfns `start..start + len`, from a live `kpageflags` (`pread`) or a snapshot.
+enum Flags {
+    Live(File),
+    Snapshot(Vec<u64>),
+}
+
+impl Flags {
+    fn open(dir: &Path) -> Result<Flags, String> {
+        let live = dir.join("kpageflags");
+        match File::open(&live) {
+            Ok(f) => return Ok(Flags::Live(f)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
+            Err(_) => {}
+        }
+        let zst = dir.join("kpageflags.zst");
+        let mut bytes = Vec::new();
+        let file = File::open(&zst).map_err(|_| "no kpageflags here".to_owned())?;
+        zstd::stream::read::Decoder::new(file)
+            .and_then(|mut d| d.read_to_end(&mut bytes))
+            .map_err(|e| format!("{}: {e}", zst.display()))?;
+        Ok(Flags::Snapshot(
+            bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect(),
+        ))
+    }
+
+    /// Fill `out` with the words of pfns from `start`; pfns past the end read as holes.
+    fn read(&self, start: u64, out: &mut [u64]) -> Result<(), String> {
+        const HOLE: u64 = 1 << kpageflags::KPF_NOPAGE;
+        match self {
+            Flags::Snapshot(v) => {
+                for (i, w) in out.iter_mut().enumerate() {
+                    *w = v.get(start as usize + i).copied().unwrap_or(HOLE);
+                }
+            }
+            Flags::Live(f) => {
+                let mut bytes = vec![0u8; out.len() * 8];
+                let mut got = 0;
+                while got < bytes.len() {
+                    match f.read_at(&mut bytes[got..], start * 8 + got as u64) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+                for (i, w) in out.iter_mut().enumerate() {
+                    let b = &bytes[i * 8..i * 8 + 8];
+                    *w = if i * 8 < got { u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) } else { HOLE };
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The pfn ranges of `System RAM` in `iomem` (root: others see zero addresses, and `None`
+/// comes back). Pfns outside them are holes, whatever kpageflags says of them (the kernel
+/// reports a flagless page for holes inside a memory section).
+fn system_ram(dir: &Path) -> Result<Vec<(u64, u64)>, String> {
+    let text = read_text(dir, "iomem")?;
+    let mut ranges = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with(' ')) {
+        let Some((span, what)) = line.split_once(" : ") else {
+            continue;
+        };
+        if what.trim() != "System RAM" {
+            continue;
+        }
+        let parse =
+            |h: &str| u64::from_str_radix(h.trim(), 16).map_err(|e| format!("iomem line `{line}`: {e}"));
+        let (a, b) = span.split_once('-').ok_or_else(|| format!("iomem line `{line}`: no range"))?;
+        let (a, b) = (parse(a)?, parse(b)?);
+        if b > a {
+            ranges.push((a.div_ceil(4096), (b + 1) / 4096));
+        }
+    }
+    if ranges.is_empty() {
+        return Err("no System RAM ranges with addresses (root can see them)".into());
+    }
+    Ok(ranges)
+}
+
+/// Mark the words of pfns `start..` that lie outside every RAM range as holes.
+fn mark_holes(ram: &[(u64, u64)], start: u64, words: &mut [u64]) {
+    const HOLE: u64 = 1 << kpageflags::KPF_NOPAGE;
+    let end = start + words.len() as u64;
+    let mut pfn = start;
+    for &(a, b) in ram.iter().filter(|&&(a, b)| b > start && a < end) {
+        for w in &mut words[(pfn - start) as usize..(a.max(pfn) - start) as usize] {
+            *w = HOLE;
+        }
+        pfn = pfn.max(b.min(end));
+    }
+    for w in &mut words[(pfn - start) as usize..] {
+        *w = HOLE;
+    }
+}
+
+/// Classify every pageblock of the zone `[start, start + spanned)`.
+fn zone_content(
+    flags: &Flags,
+    ram: Option<&[(u64, u64)]>,
+    start: u64,
+    spanned: u64,
+    order: u32,
+) -> Result<ZoneBlocks, String> {
+    // Read whole pageblocks per chunk so that no block is split across two tallies.
+    let pb = 1u64 << order;
+    let first = start & !(pb - 1);
+    let end = start + spanned;
+    let mut total = ZoneBlocks::default();
+    let mut buf = vec![0u64; CHUNK_PFNS.max(pb) as usize];
+    let mut chunk = first;
+    while chunk < end {
+        let lo = chunk.max(start);
+        let hi = (chunk + CHUNK_PFNS.max(pb)).min(end);
+        let words = &mut buf[..(hi - lo) as usize];
+        flags.read(lo, words)?;
+        if let Some(ram) = ram {
+            mark_holes(ram, lo, words);
+        }
+        let part = ZoneBlocks::tally(lo, words, order);
+        merge(&mut total, part);
+        chunk += CHUNK_PFNS.max(pb);
+    }
+    Ok(total)
+}
+
+fn merge(total: &mut ZoneBlocks, part: ZoneBlocks) {
+    total.pageblocks += part.pageblocks;
+    total.free_pageblocks += part.free_pageblocks;
+    total.thp_pageblocks += part.thp_pageblocks;
+    total.mixed_pageblocks += part.mixed_pageblocks;
+    total.mixed_slab_pageblocks += part.mixed_slab_pageblocks;
+    total.movable_pageblocks += part.movable_pageblocks;
+    total.unmovable_pageblocks += part.unmovable_pageblocks;
+    total.hugetlb_pageblocks += part.hugetlb_pageblocks;
+    total.hole_pageblocks += part.hole_pageblocks;
+    total.pages.merge(&part.pages);
+    total.kinds.extend(part.kinds);
+}
+
+/// Inspect the kernel whose `/proc` (or a snapshot of it) is `dir`.
+pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
+    let t0 = Instant::now();
+    let mut unreadable = Vec::new();
+    let zoneinfo = read_text(dir, "zoneinfo")
+        .map_err(|e| InspectError(format!("{}: {e}", dir.join("zoneinfo").display())))?;
+    let zoneinfo = ZoneInfo::parse(&zoneinfo)
+        .map_err(|e| InspectError(format!("{}: {e}", dir.join("zoneinfo").display())))?;
+    let mut note = |name: &str, why: String| unreadable.push((dir.join(name).display().to_string(), why));
+    let pagetypeinfo = match read_text(dir, "pagetypeinfo")
+        .and_then(|t| PageTypeInfo::parse(&t).map_err(|e| e.to_string()))
+    {
+        Ok(p) => Some(p),
+        Err(e) => {
+            note("pagetypeinfo", e);
+            None
+        }
+    };
+    let buddyinfo =
+        match read_text(dir, "buddyinfo").and_then(|t| BuddyInfo::parse(&t).map_err(|e| e.to_string())) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                note("buddyinfo", e);
+                None
+            }
+        };
+    let flags = match Flags::open(dir) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            note("kpageflags", e);
+            None
+        }
+    };
+    let ram = match &flags {
+        Some(_) => match system_ram(dir) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                note("iomem", e);
+                None
+            }
+        },
+        None => None,
+    };
+    let order = pagetypeinfo
+        .as_ref()
+        .and_then(|p| p.nodes.first())
+        .map_or(DEFAULT_PAGEBLOCK_ORDER, |n| n.pageblock_order);
+    let mut zones = Vec::new();
+    for z in &zoneinfo.zones {
+        let Some(pop) = &z.populated else {
+            continue;
+        };
+        if z.spanned == 0 {
+            continue;
+        }
+        if let Some(Flags::Snapshot(v)) = &flags {
+            if (v.len() as u64) < pop.start_pfn + z.spanned {
+                let why = format!(
+                    "the snapshot ends at pfn {:#x}: zone {} reads as holes past it",
+                    v.len(),
+                    z.zone
+                );
+                note("kpageflags.zst", why);
+            }
+        }
+        let content = match &flags {
+            Some(f) => match zone_content(f, ram.as_deref(), pop.start_pfn, z.spanned, order) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    note("kpageflags", e);
+                    None
+                }
+            },
+            None => None,
+        };
+        zones.push(ZoneReport {
+            node: z.node,
+            zone: z.zone.clone(),
+            start_pfn: pop.start_pfn,
+            spanned: z.spanned,
+            managed: z.managed,
+            nr_free_pages: z.pages_free,
+            buddyinfo_free_pageblocks: buddyinfo
+                .as_ref()
+                .and_then(|b| buddy_free_pageblocks(b, z.node, &z.zone, order)),
+            blocks_by_migratetype: pagetypeinfo.as_ref().and_then(|p| blocks_of(p, z.node, &z.zone)),
+            content,
+        });
+    }
+    let vmstat = match read_text(dir, "vmstat").and_then(|t| VmStat::parse(&t).map_err(|e| e.to_string())) {
+        Ok(v) => VMSTAT_ITEMS.iter().filter_map(|&k| v.get(k).map(|n| (k.to_owned(), n))).collect(),
+        Err(e) => {
+            unreadable.push((dir.join("vmstat").display().to_string(), e));
+            Vec::new()
+        }
+    };
+    Ok(Inspection { pageblock_order: order, zones, vmstat, unreadable, seconds: t0.elapsed().as_secs_f64() })
+}
+
+/// Free blocks of at least pageblock order, counted in pageblocks.
+fn buddy_free_pageblocks(b: &BuddyInfo, node: u32, zone: &str, order: u32) -> Option<u64> {
+    let row = b.zones.iter().find(|r| r.node == node && r.zone == zone)?;
+    Some(
+        row.nr_free
+            .iter()
+            .enumerate()
+            .filter(|&(o, _)| o as u32 >= order)
+            .map(|(o, &n)| n << (o as u32 - order))
+            .sum(),
+    )
+}
+
+fn blocks_of(p: &PageTypeInfo, node: u32, zone: &str) -> Option<Vec<(String, u64)>> {
+    let n = p.nodes.iter().find(|n| n.blocks.rows.iter().any(|r| r.node == node))?;
+    let row = n.blocks.rows.iter().find(|r| r.node == node && r.zone == zone)?;
+    Some(n.blocks.migratetypes.iter().cloned().zip(row.counts.iter().copied()).collect())
+}
+
+/// Where inspect reads by default.
+pub fn default_proc() -> PathBuf {
+    PathBuf::from("/proc")
+}
+
+impl Inspection {
+    /// The text summary.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let pb_mib = (1u64 << self.pageblock_order) * 4 / 1024;
+        let _ = writeln!(
+            out,
+            "pageblocks of order {} ({} MiB), read in {:.3} s",
+            self.pageblock_order,
+            pb_mib.max(1),
+            self.seconds
+        );
+        for z in &self.zones {
+            let _ = writeln!(
+                out,
+                "\nNode {}, zone {:>8}: pfns {:#x}..{:#x}, {} managed pages, {} free",
+                z.node,
+                z.zone,
+                z.start_pfn,
+                z.start_pfn + z.spanned,
+                z.managed,
+                z.nr_free_pages
+            );
+            if let Some(c) = &z.content {
+                let pct =
+                    |n: u64| if c.pageblocks == 0 { 0.0 } else { 100.0 * n as f64 / c.pageblocks as f64 };
+                let _ = writeln!(out, "  pageblocks   {:>9}", c.pageblocks);
+                for (name, n) in [
+                    ("free", c.free_pageblocks),
+                    ("thp", c.thp_pageblocks),
+                    ("movable", c.movable_pageblocks),
+                    ("unmovable", c.unmovable_pageblocks),
+                    ("mixed", c.mixed_pageblocks),
+                    ("  by slab", c.mixed_slab_pageblocks),
+                    ("hugetlb", c.hugetlb_pageblocks),
+                    ("hole", c.hole_pageblocks),
+                ] {
+                    let _ = writeln!(out, "    {name:<10} {n:>9}  {:>5.1}%", pct(n));
+                }
+                let p = &c.pages;
+                let _ = writeln!(
+                    out,
+                    "  pages: free {}, movable {} (thp {}), slab {}, page tables {}, reserved {}, other kernel {}, hugetlb {}",
+                    p.free, p.movable, p.thp, p.slab, p.page_table, p.reserved, p.kernel, p.hugetlb
+                );
+            }
+            if let Some(n) = z.buddyinfo_free_pageblocks {
+                let _ = writeln!(out, "  buddyinfo: {n} free pageblocks");
+            }
+            if let Some(b) = &z.blocks_by_migratetype {
+                let list: Vec<String> = b.iter().map(|(t, n)| format!("{t} {n}")).collect();
+                let _ = writeln!(out, "  pagetypeinfo blocks: {}", list.join(", "));
+            }
+        }
+        if !self.vmstat.is_empty() {
+            let list: Vec<String> = self.vmstat.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let _ = writeln!(out, "\nvmstat: {}", list.join(", "));
+        }
+        for (path, why) in &self.unreadable {
+            let _ = writeln!(out, "\nnot read: {path}: {why}");
+        }
+        if self.unreadable.iter().any(|(p, _)| p.ends_with("kpageflags")) {
+            let _ = writeln!(out, "(the per-pageblock picture needs /proc/kpageflags: run as root)");
+        }
+        out
+    }
+}
