@@ -39,6 +39,23 @@ pub enum Command {
     /// This machine's memory, pageblock by pageblock (read-only; root for kpageflags and
     /// pagetypeinfo): free, huge-page-backed, movable, unmovable and mixed blocks per zone.
     Inspect(InspectArgs),
+    /// Serve this machine's fragmentation as Prometheus metrics on /metrics (each scrape
+    /// inspects /proc afresh).
+    Exporter(ExporterArgs),
+}
+
+/// `pageblock exporter`.
+#[derive(Debug, Args)]
+pub struct ExporterArgs {
+    /// Address to listen on (port 0: any free port, printed on stderr).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9749")]
+    pub listen: String,
+    /// Where to read /proc's files from (a snapshot directory works too).
+    #[arg(long, value_name = "DIR", default_value = "/proc")]
+    pub proc: std::path::PathBuf,
+    /// Print one scrape on stdout and exit (no server).
+    #[arg(long)]
+    pub once: bool,
 }
 
 /// `pageblock inspect`.

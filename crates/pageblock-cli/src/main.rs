@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         cli::Command::Record(args) => return cmd::record::main(args),
         cli::Command::Trace(cli::TraceCommand::Stats(args)) => cmd::trace::stats(args),
         cli::Command::Inspect(args) => cmd::inspect::run(args),
+        cli::Command::Exporter(args) => cmd::exporter::run(args),
     };
     match result {
         Ok(text) => {

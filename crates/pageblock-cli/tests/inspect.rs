@@ -107,3 +107,72 @@ fn the_live_machine_as_root() {
         assert!((a - b).abs() <= 8 + b / 20, "{}: {a} by content, {b} by buddyinfo", z["zone"]);
     }
 }
+
+/// The exporter's text parses with Prometheus' own parser and passes `promtool check metrics`'
+/// lint rules (tools/expfmt-check: prometheus/common/expfmt and client_golang's promlint).
+#[test]
+fn exporter_output_passes_prometheus_parser_and_lint() {
+    let out =
+        pageblock().args(["exporter", "--once", "--proc", snapshot().to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = out.stdout;
+    if Command::new("go").arg("version").output().is_err() {
+        assert!(std::env::var_os("PAGEBLOCK_REQUIRE_GO").is_none(), "PAGEBLOCK_REQUIRE_GO set but no go");
+        eprintln!("SKIPPED: go is not installed");
+        return;
+    }
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/expfmt-check");
+    let mut child = Command::new("go")
+        .args(["run", "."])
+        .current_dir(tool)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("go run");
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let res = child.wait_with_output().unwrap();
+    assert!(res.status.success(), "expfmt: {}", String::from_utf8_lossy(&res.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    assert_eq!(v["problems"].as_array().unwrap().len(), 0, "promlint: {}", v["problems"]);
+    let families = v["families"].as_array().unwrap();
+    let family = |name: &str| families.iter().find(|f| f["name"] == name).unwrap_or_else(|| panic!("{name}"));
+    // Three populated zones: seven content states each, 11 orders each, 5 migratetypes x 11.
+    assert_eq!(family("pageblock_pageblocks_by_content")["samples"], 21);
+    assert_eq!(family("pageblock_buddy_free_blocks")["samples"], 33);
+    assert_eq!(family("pageblock_buddy_free_blocks_by_migratetype")["samples"], 165);
+    assert_eq!(family("pageblock_vmstat_thp_fault_alloc_total")["type"], "COUNTER");
+    assert_eq!(family("pageblock_unusable_index")["type"], "GAUGE");
+    let body = String::from_utf8(text).unwrap();
+    assert!(body.contains("pageblock_free_pageblocks{node=\"0\",zone=\"DMA32\"} 1499\n"), "{body}");
+}
+
+/// The server answers /metrics with the exposition content type, anything else with 404.
+#[test]
+fn exporter_serves_metrics_over_http() {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let mut child = pageblock()
+        .args(["exporter", "--listen", "127.0.0.1:0", "--proc", snapshot().to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().trim_start_matches("listening on http://").trim_end_matches("/metrics").to_owned();
+    let get = |path: &str| {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap_or_else(|e| panic!("{addr}: {e}"));
+        write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).unwrap();
+        resp
+    };
+    let metrics = get("/metrics");
+    let missing = get("/");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(metrics.starts_with("HTTP/1.1 200") || metrics.starts_with("HTTP/1.0 200"), "{metrics}");
+    assert!(metrics.contains("text/plain; version=0.0.4"), "{metrics}");
+    assert!(metrics.contains("# TYPE pageblock_free_pageblocks gauge"));
+    assert!(missing.contains(" 404 "), "{missing}");
+}

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod exporter;
 pub mod inspect;
 pub mod lab;
 pub mod record;

@@ -11,6 +11,7 @@
 
 pub mod blocks;
 pub mod kpageflags;
+pub mod metrics;
 
 use std::fs::File;
 use std::io::Read as _;
@@ -45,6 +46,22 @@ pub const VMSTAT_ITEMS: [&str; 12] = [
     "pswpout",
 ];
 
+/// The exporter's metric name of each [`VMSTAT_ITEMS`] counter.
+pub const VMSTAT_METRICS: [(&str, &str); 12] = [
+    ("thp_fault_alloc", "pageblock_vmstat_thp_fault_alloc_total"),
+    ("thp_fault_fallback", "pageblock_vmstat_thp_fault_fallback_total"),
+    ("compact_stall", "pageblock_vmstat_compact_stall_total"),
+    ("compact_fail", "pageblock_vmstat_compact_fail_total"),
+    ("compact_success", "pageblock_vmstat_compact_success_total"),
+    ("compact_migrate_scanned", "pageblock_vmstat_compact_migrate_scanned_total"),
+    ("compact_free_scanned", "pageblock_vmstat_compact_free_scanned_total"),
+    ("compact_daemon_wake", "pageblock_vmstat_compact_daemon_wake_total"),
+    ("pgmigrate_success", "pageblock_vmstat_pgmigrate_success_total"),
+    ("allocstall_normal", "pageblock_vmstat_allocstall_normal_total"),
+    ("pgscan_kswapd", "pageblock_vmstat_pgscan_kswapd_total"),
+    ("pswpout", "pageblock_vmstat_pswpout_total"),
+];
+
 /// pfns read from kpageflags per `pread` (8 MiB of flags).
 const CHUNK_PFNS: u64 = 1 << 20;
 
@@ -63,6 +80,11 @@ pub struct ZoneReport {
     pub managed: u64,
     /// `NR_FREE_PAGES` from zoneinfo (per-CPU cached pages are not in it).
     pub nr_free_pages: u64,
+    /// Free blocks per order, from buddyinfo.
+    pub buddy_free: Option<Vec<u64>>,
+    /// Free blocks per order per migratetype, from pagetypeinfo (root; the kernel stops
+    /// counting a list at 100000).
+    pub free_by_migratetype: Option<Vec<(String, Vec<u64>)>>,
     /// Whole free pageblocks by buddyinfo: free blocks of at least pageblock order, in
     /// pageblocks.
     pub buddyinfo_free_pageblocks: Option<u64>,
@@ -328,6 +350,10 @@ pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
             spanned: z.spanned,
             managed: z.managed,
             nr_free_pages: z.pages_free,
+            buddy_free: buddyinfo.as_ref().and_then(|b| {
+                b.zones.iter().find(|r| r.node == z.node && r.zone == z.zone).map(|r| r.nr_free.clone())
+            }),
+            free_by_migratetype: pagetypeinfo.as_ref().map(|p| free_rows(p, z.node, &z.zone)),
             buddyinfo_free_pageblocks: buddyinfo
                 .as_ref()
                 .and_then(|b| buddy_free_pageblocks(b, z.node, &z.zone, order)),
@@ -356,6 +382,15 @@ fn buddy_free_pageblocks(b: &BuddyInfo, node: u32, zone: &str, order: u32) -> Op
             .map(|(o, &n)| n << (o as u32 - order))
             .sum(),
     )
+}
+
+fn free_rows(p: &PageTypeInfo, node: u32, zone: &str) -> Vec<(String, Vec<u64>)> {
+    p.nodes
+        .iter()
+        .flat_map(|n| &n.free)
+        .filter(|r| r.node == node && r.zone == zone)
+        .map(|r| (r.migratetype.clone(), r.counts.iter().map(|c| c.count).collect()))
+        .collect()
 }
 
 fn blocks_of(p: &PageTypeInfo, node: u32, zone: &str) -> Option<Vec<(String, u64)>> {

@@ -1,0 +1,220 @@
+//! An [`Inspection`] in the Prometheus text exposition format (version 0.0.4): HELP and TYPE
+//! before each family, `pageblock_` prefix, bytes for memory, ratios for indices, `_total` for
+//! counters, labels `node`, `zone`, `order`, `migratetype`, `state`.
+
+use std::fmt::Write as _;
+
+use pageblock_core::compaction::suitable::{fragmentation_index_of, ContigPageInfo};
+
+use super::{Inspection, ZoneReport};
+
+/// Bytes per page (x86-64).
+pub const PAGE_SIZE: u64 = 4096;
+
+/// A family being written: its samples follow the header.
+struct Family<'a> {
+    out: &'a mut String,
+    name: &'static str,
+}
+
+impl<'a> Family<'a> {
+    fn new(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        Family { out, name }
+    }
+
+    fn sample(&mut self, labels: &[(&str, &str)], value: f64) {
+        let _ = write!(self.out, "{}", self.name);
+        if !labels.is_empty() {
+            let body: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
+            let _ = write!(self.out, "{{{}}}", body.join(","));
+        }
+        let _ = writeln!(self.out, " {value}");
+    }
+}
+
+/// Label values escape `\`, `"` and newlines.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// The zone's free memory by order, as `fill_contig_page_info` sees it.
+fn contig(free: &[u64], order: u32) -> ContigPageInfo {
+    let mut info = ContigPageInfo::default();
+    for (o, &n) in free.iter().enumerate() {
+        info.free_blocks_total += n;
+        info.free_pages += n << o;
+        if o as u32 >= order {
+            info.free_blocks_suitable += n << (o as u32 - order);
+        }
+    }
+    info
+}
+
+/// `unusable_free_index()` as a ratio: the share of free memory in blocks smaller than `order`.
+pub fn unusable_index(free: &[u64], order: u32) -> f64 {
+    let info = contig(free, order);
+    if info.free_pages == 0 {
+        return 1.0;
+    }
+    ((info.free_pages - (info.free_blocks_suitable << order)) * 1000 / info.free_pages) as f64 / 1000.0
+}
+
+/// `fragmentation_index()` as a ratio (-1: a block of `order` is free).
+pub fn fragmentation_index(free: &[u64], order: u32) -> f64 {
+    fragmentation_index_of(order, contig(free, order)) as f64 / 1000.0
+}
+
+fn zl(z: &ZoneReport) -> [(&'static str, String); 2] {
+    [("node", z.node.to_string()), ("zone", z.zone.clone())]
+}
+
+impl Inspection {
+    /// The exposition text.
+    pub fn prometheus(&self) -> String {
+        let mut out = String::new();
+        let zones = &self.zones;
+        let with = |z: &ZoneReport, extra: &[(&'static str, String)]| -> Vec<(&'static str, String)> {
+            zl(z).into_iter().chain(extra.iter().cloned()).collect()
+        };
+        let emit = |f: &mut Family, labels: Vec<(&'static str, String)>, v: f64| {
+            let l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            f.sample(&l, v);
+        };
+
+        let mut f = Family::new(
+            &mut out,
+            "pageblock_zone_managed_bytes",
+            "gauge",
+            "Memory the zone's buddy allocator manages.",
+        );
+        for z in zones {
+            emit(&mut f, with(z, &[]), (z.managed * PAGE_SIZE) as f64);
+        }
+        let mut f = Family::new(
+            &mut out,
+            "pageblock_zone_free_bytes",
+            "gauge",
+            "Free memory in the zone (NR_FREE_PAGES; per-CPU cached pages excluded).",
+        );
+        for z in zones {
+            emit(&mut f, with(z, &[]), (z.nr_free_pages * PAGE_SIZE) as f64);
+        }
+        let mut f = Family::new(
+            &mut out,
+            "pageblock_buddy_free_blocks",
+            "gauge",
+            "Free blocks per order, all migratetypes (/proc/buddyinfo).",
+        );
+        for z in zones {
+            for (o, &n) in z.buddy_free.iter().flatten().enumerate() {
+                emit(&mut f, with(z, &[("order", o.to_string())]), n as f64);
+            }
+        }
+        let mut f = Family::new(&mut out, "pageblock_buddy_free_blocks_by_migratetype", "gauge", "Free blocks per order and migratetype (/proc/pagetypeinfo; the kernel stops counting a list at 100000).");
+        for z in zones {
+            for (mt, counts) in z.free_by_migratetype.iter().flatten() {
+                for (o, &n) in counts.iter().enumerate() {
+                    emit(&mut f, with(z, &[("order", o.to_string()), ("migratetype", mt.clone())]), n as f64);
+                }
+            }
+        }
+        let mut f = Family::new(
+            &mut out,
+            "pageblock_pageblocks",
+            "gauge",
+            "Pageblocks per migratetype (/proc/pagetypeinfo).",
+        );
+        for z in zones {
+            for (mt, n) in z.blocks_by_migratetype.iter().flatten() {
+                emit(&mut f, with(z, &[("migratetype", mt.clone())]), *n as f64);
+            }
+        }
+        let mut f = Family::new(&mut out, "pageblock_pageblocks_by_content", "gauge", "Pageblocks by what they hold (/proc/kpageflags): free, thp, movable, unmovable, mixed, hugetlb, hole.");
+        for z in zones {
+            if let Some(c) = &z.content {
+                for (state, n) in [
+                    ("free", c.free_pageblocks),
+                    ("thp", c.thp_pageblocks),
+                    ("movable", c.movable_pageblocks),
+                    ("unmovable", c.unmovable_pageblocks),
+                    ("mixed", c.mixed_pageblocks),
+                    ("hugetlb", c.hugetlb_pageblocks),
+                    ("hole", c.hole_pageblocks),
+                ] {
+                    emit(&mut f, with(z, &[("state", state.to_owned())]), n as f64);
+                }
+            }
+        }
+        let mut f = Family::new(&mut out, "pageblock_mixed_slab_pageblocks", "gauge", "Mixed pageblocks whose unmovable pages include slab or page tables (a lower bound on mixed blocks).");
+        for z in zones {
+            if let Some(c) = &z.content {
+                emit(&mut f, with(z, &[]), c.mixed_slab_pageblocks as f64);
+            }
+        }
+        let mut f = Family::new(
+            &mut out,
+            "pageblock_free_pageblocks",
+            "gauge",
+            "Whole free pageblocks (by content when kpageflags is readable, else from buddyinfo).",
+        );
+        for z in zones {
+            let n = z.content.as_ref().map(|c| c.free_pageblocks).or(z.buddyinfo_free_pageblocks);
+            if let Some(n) = n {
+                emit(&mut f, with(z, &[]), n as f64);
+            }
+        }
+        let mut f = Family::new(&mut out, "pageblock_unusable_index", "gauge", "Share of free memory in blocks too small for the order (0..1; the debugfs unusable_index / 1000).");
+        for z in zones {
+            if let Some(free) = &z.buddy_free {
+                for o in 0..free.len() as u32 {
+                    emit(&mut f, with(z, &[("order", o.to_string())]), unusable_index(free, o));
+                }
+            }
+        }
+        let mut f = Family::new(&mut out, "pageblock_fragmentation_index", "gauge", "Extfrag index per order (the debugfs extfrag_index / 1000): near 0 a failure would be lack of memory, near 1 fragmentation; -1 a block is free.");
+        for z in zones {
+            if let Some(free) = &z.buddy_free {
+                for o in 0..free.len() as u32 {
+                    emit(&mut f, with(z, &[("order", o.to_string())]), fragmentation_index(free, o));
+                }
+            }
+        }
+        for (item, n) in &self.vmstat {
+            let name: &'static str = super::VMSTAT_METRICS
+                .iter()
+                .find(|(i, _)| i == item)
+                .map_or("pageblock_vmstat_unknown_total", |(_, m)| m);
+            let help = format!("/proc/vmstat {item} since boot.");
+            let mut f = Family::new(&mut out, name, "counter", &help);
+            f.sample(&[], *n as f64);
+        }
+        let mut f = Family::new(
+            &mut out,
+            "pageblock_inspect_duration_seconds",
+            "gauge",
+            "Time the inspection behind this scrape took.",
+        );
+        f.sample(&[], self.seconds);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_follow_the_kernels_formulas() {
+        // 512 single free pages: nothing usable at order 9; pure fragmentation.
+        let scattered = [512, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(unusable_index(&scattered, 9), 1.0);
+        assert_eq!(unusable_index(&scattered, 0), 0.0);
+        assert!((fragmentation_index(&scattered, 9) - 0.997).abs() < 1e-9);
+        let one_block = [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0];
+        assert_eq!(fragmentation_index(&one_block, 9), -1.0);
+        assert_eq!(unusable_index(&[0; 11], 3), 1.0, "no free memory: nothing usable");
+        assert_eq!(escape("a\"b\\c"), "a\\\"b\\\\c");
+    }
+}
