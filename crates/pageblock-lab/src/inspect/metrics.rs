@@ -70,133 +70,139 @@ fn zl(z: &ZoneReport) -> [(&'static str, String); 2] {
     [("node", z.node.to_string()), ("zone", z.zone.clone())]
 }
 
+/// One sample of a zone, with extra labels.
+fn emit(f: &mut Family, z: &ZoneReport, extra: &[(&'static str, String)], v: f64) {
+    let labels: Vec<(&'static str, String)> = zl(z).into_iter().chain(extra.iter().cloned()).collect();
+    let l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    f.sample(&l, v);
+}
+
+/// Memory and free-list families.
+fn free_memory(out: &mut String, zones: &[ZoneReport]) {
+    let mut f = Family::new(
+        out,
+        "pageblock_zone_managed_bytes",
+        "gauge",
+        "Memory the zone's buddy allocator manages.",
+    );
+    for z in zones {
+        emit(&mut f, z, &[], (z.managed * PAGE_SIZE) as f64);
+    }
+    let help = "Free memory in the zone (NR_FREE_PAGES; per-CPU cached pages excluded).";
+    let mut f = Family::new(out, "pageblock_zone_free_bytes", "gauge", help);
+    for z in zones {
+        emit(&mut f, z, &[], (z.nr_free_pages * PAGE_SIZE) as f64);
+    }
+    let help = "Free blocks per order, all migratetypes (/proc/buddyinfo).";
+    let mut f = Family::new(out, "pageblock_buddy_free_blocks", "gauge", help);
+    for z in zones {
+        for (o, &n) in z.buddy_free.iter().flatten().enumerate() {
+            emit(&mut f, z, &[("order", o.to_string())], n as f64);
+        }
+    }
+    let help = "Free blocks per order and migratetype (/proc/pagetypeinfo; the kernel stops counting a list at 100000).";
+    let mut f = Family::new(out, "pageblock_buddy_free_blocks_by_migratetype", "gauge", help);
+    for z in zones {
+        for (mt, counts) in z.free_by_migratetype.iter().flatten() {
+            for (o, &n) in counts.iter().enumerate() {
+                emit(&mut f, z, &[("order", o.to_string()), ("migratetype", mt.clone())], n as f64);
+            }
+        }
+    }
+}
+
+/// Pageblock families: by migratetype, by content, free and mixed.
+fn pageblocks(out: &mut String, zones: &[ZoneReport]) {
+    let mut f =
+        Family::new(out, "pageblock_pageblocks", "gauge", "Pageblocks per migratetype (/proc/pagetypeinfo).");
+    for z in zones {
+        for (mt, n) in z.blocks_by_migratetype.iter().flatten() {
+            emit(&mut f, z, &[("migratetype", mt.clone())], *n as f64);
+        }
+    }
+    let help = "Pageblocks by what they hold (/proc/kpageflags): free, thp, movable, unmovable, mixed, hugetlb, hole.";
+    let mut f = Family::new(out, "pageblock_pageblocks_by_content", "gauge", help);
+    for z in zones {
+        if let Some(c) = &z.content {
+            for (state, n) in [
+                ("free", c.free_pageblocks),
+                ("thp", c.thp_pageblocks),
+                ("movable", c.movable_pageblocks),
+                ("unmovable", c.unmovable_pageblocks),
+                ("mixed", c.mixed_pageblocks),
+                ("hugetlb", c.hugetlb_pageblocks),
+                ("hole", c.hole_pageblocks),
+            ] {
+                emit(&mut f, z, &[("state", state.to_owned())], n as f64);
+            }
+        }
+    }
+    let help =
+        "Mixed pageblocks whose unmovable pages include slab or page tables (a lower bound on mixed blocks).";
+    let mut f = Family::new(out, "pageblock_mixed_slab_pageblocks", "gauge", help);
+    for z in zones {
+        if let Some(c) = &z.content {
+            emit(&mut f, z, &[], c.mixed_slab_pageblocks as f64);
+        }
+    }
+    let help = "Whole free pageblocks (by content when kpageflags is readable, else from buddyinfo).";
+    let mut f = Family::new(out, "pageblock_free_pageblocks", "gauge", help);
+    for z in zones {
+        if let Some(n) = z.content.as_ref().map(|c| c.free_pageblocks).or(z.buddyinfo_free_pageblocks) {
+            emit(&mut f, z, &[], n as f64);
+        }
+    }
+}
+
+/// An index of a zone's free blocks per order at an order.
+type Index = fn(&[u64], u32) -> f64;
+
+/// The unusable and fragmentation indices per order.
+fn indices(out: &mut String, zones: &[ZoneReport]) {
+    let kinds: [(&'static str, &str, Index); 2] = [
+        (
+            "pageblock_unusable_index",
+            "Share of free memory in blocks too small for the order (0..1; the debugfs unusable_index / 1000).",
+            unusable_index,
+        ),
+        (
+            "pageblock_fragmentation_index",
+            "Extfrag index per order (the debugfs extfrag_index / 1000): near 0 a failure would be lack of memory, near 1 fragmentation; -1 a block is free.",
+            fragmentation_index,
+        ),
+    ];
+    for (name, help, index) in kinds {
+        let mut f = Family::new(out, name, "gauge", help);
+        for z in zones {
+            for o in 0..z.buddy_free.as_ref().map_or(0, |v| v.len() as u32) {
+                emit(
+                    &mut f,
+                    z,
+                    &[("order", o.to_string())],
+                    index(z.buddy_free.as_deref().unwrap_or(&[]), o),
+                );
+            }
+        }
+    }
+}
+
 impl Inspection {
     /// The exposition text.
     pub fn prometheus(&self) -> String {
         let mut out = String::new();
-        let zones = &self.zones;
-        let with = |z: &ZoneReport, extra: &[(&'static str, String)]| -> Vec<(&'static str, String)> {
-            zl(z).into_iter().chain(extra.iter().cloned()).collect()
-        };
-        let emit = |f: &mut Family, labels: Vec<(&'static str, String)>, v: f64| {
-            let l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            f.sample(&l, v);
-        };
-
-        let mut f = Family::new(
-            &mut out,
-            "pageblock_zone_managed_bytes",
-            "gauge",
-            "Memory the zone's buddy allocator manages.",
-        );
-        for z in zones {
-            emit(&mut f, with(z, &[]), (z.managed * PAGE_SIZE) as f64);
-        }
-        let mut f = Family::new(
-            &mut out,
-            "pageblock_zone_free_bytes",
-            "gauge",
-            "Free memory in the zone (NR_FREE_PAGES; per-CPU cached pages excluded).",
-        );
-        for z in zones {
-            emit(&mut f, with(z, &[]), (z.nr_free_pages * PAGE_SIZE) as f64);
-        }
-        let mut f = Family::new(
-            &mut out,
-            "pageblock_buddy_free_blocks",
-            "gauge",
-            "Free blocks per order, all migratetypes (/proc/buddyinfo).",
-        );
-        for z in zones {
-            for (o, &n) in z.buddy_free.iter().flatten().enumerate() {
-                emit(&mut f, with(z, &[("order", o.to_string())]), n as f64);
-            }
-        }
-        let mut f = Family::new(&mut out, "pageblock_buddy_free_blocks_by_migratetype", "gauge", "Free blocks per order and migratetype (/proc/pagetypeinfo; the kernel stops counting a list at 100000).");
-        for z in zones {
-            for (mt, counts) in z.free_by_migratetype.iter().flatten() {
-                for (o, &n) in counts.iter().enumerate() {
-                    emit(&mut f, with(z, &[("order", o.to_string()), ("migratetype", mt.clone())]), n as f64);
-                }
-            }
-        }
-        let mut f = Family::new(
-            &mut out,
-            "pageblock_pageblocks",
-            "gauge",
-            "Pageblocks per migratetype (/proc/pagetypeinfo).",
-        );
-        for z in zones {
-            for (mt, n) in z.blocks_by_migratetype.iter().flatten() {
-                emit(&mut f, with(z, &[("migratetype", mt.clone())]), *n as f64);
-            }
-        }
-        let mut f = Family::new(&mut out, "pageblock_pageblocks_by_content", "gauge", "Pageblocks by what they hold (/proc/kpageflags): free, thp, movable, unmovable, mixed, hugetlb, hole.");
-        for z in zones {
-            if let Some(c) = &z.content {
-                for (state, n) in [
-                    ("free", c.free_pageblocks),
-                    ("thp", c.thp_pageblocks),
-                    ("movable", c.movable_pageblocks),
-                    ("unmovable", c.unmovable_pageblocks),
-                    ("mixed", c.mixed_pageblocks),
-                    ("hugetlb", c.hugetlb_pageblocks),
-                    ("hole", c.hole_pageblocks),
-                ] {
-                    emit(&mut f, with(z, &[("state", state.to_owned())]), n as f64);
-                }
-            }
-        }
-        let mut f = Family::new(&mut out, "pageblock_mixed_slab_pageblocks", "gauge", "Mixed pageblocks whose unmovable pages include slab or page tables (a lower bound on mixed blocks).");
-        for z in zones {
-            if let Some(c) = &z.content {
-                emit(&mut f, with(z, &[]), c.mixed_slab_pageblocks as f64);
-            }
-        }
-        let mut f = Family::new(
-            &mut out,
-            "pageblock_free_pageblocks",
-            "gauge",
-            "Whole free pageblocks (by content when kpageflags is readable, else from buddyinfo).",
-        );
-        for z in zones {
-            let n = z.content.as_ref().map(|c| c.free_pageblocks).or(z.buddyinfo_free_pageblocks);
-            if let Some(n) = n {
-                emit(&mut f, with(z, &[]), n as f64);
-            }
-        }
-        let mut f = Family::new(&mut out, "pageblock_unusable_index", "gauge", "Share of free memory in blocks too small for the order (0..1; the debugfs unusable_index / 1000).");
-        for z in zones {
-            if let Some(free) = &z.buddy_free {
-                for o in 0..free.len() as u32 {
-                    emit(&mut f, with(z, &[("order", o.to_string())]), unusable_index(free, o));
-                }
-            }
-        }
-        let mut f = Family::new(&mut out, "pageblock_fragmentation_index", "gauge", "Extfrag index per order (the debugfs extfrag_index / 1000): near 0 a failure would be lack of memory, near 1 fragmentation; -1 a block is free.");
-        for z in zones {
-            if let Some(free) = &z.buddy_free {
-                for o in 0..free.len() as u32 {
-                    emit(&mut f, with(z, &[("order", o.to_string())]), fragmentation_index(free, o));
-                }
-            }
-        }
+        free_memory(&mut out, &self.zones);
+        pageblocks(&mut out, &self.zones);
+        indices(&mut out, &self.zones);
         for (item, n) in &self.vmstat {
             let name: &'static str = super::VMSTAT_METRICS
                 .iter()
                 .find(|(i, _)| i == item)
                 .map_or("pageblock_vmstat_unknown_total", |(_, m)| m);
             let help = format!("/proc/vmstat {item} since boot.");
-            let mut f = Family::new(&mut out, name, "counter", &help);
-            f.sample(&[], *n as f64);
+            Family::new(&mut out, name, "counter", &help).sample(&[], *n as f64);
         }
-        let mut f = Family::new(
-            &mut out,
-            "pageblock_inspect_duration_seconds",
-            "gauge",
-            "Time the inspection behind this scrape took.",
-        );
-        f.sample(&[], self.seconds);
+        let help = "Time the inspection behind this scrape took.";
+        Family::new(&mut out, "pageblock_inspect_duration_seconds", "gauge", help).sample(&[], self.seconds);
         out
     }
 }
