@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(z.kinds, [Hole, Free, Movable, Mixed, Thp, Unmovable]);
         assert_eq!(z.pageblocks, 6);
         assert_eq!((z.free_pageblocks, z.mixed_pageblocks, z.thp_pageblocks), (1, 1, 1));
-        assert_eq!(z.pages.free, 10);
+        assert_eq!(z.pages.free, 11);
         assert_eq!(z.pages.hole, 0, "pfns outside the zone are not the zone's holes");
         assert_eq!(z.pages.unmovable(), 3);
     }
