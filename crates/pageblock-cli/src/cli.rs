@@ -74,6 +74,9 @@ pub struct InspectArgs {
     /// With --watch: stop after N samples (default: until interrupted).
     #[arg(long, value_name = "N")]
     pub count: Option<u64>,
+    /// Also write a self-contained HTML page (pageblock maps; with --watch, their history).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// `pageblock trace ...`.
@@ -133,6 +136,10 @@ pub struct ThpArgs {
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
+    /// Also write a self-contained HTML page: THP success, free pageblocks and unusable
+    /// index per run, and each policy's final pageblock map, side by side.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     /// Seed of the workload.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod fastpath;
+pub mod html;
 pub mod inspect;
 pub mod machine;
 pub mod prng;

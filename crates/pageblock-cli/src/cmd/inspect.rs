@@ -17,11 +17,15 @@ struct Samples<'a> {
 /// Inspect once (the summary is returned) or, with `--watch`, print a line per sample.
 pub fn run(args: &InspectArgs) -> Result<String, String> {
     let json = super::create_output(args.json.as_deref())?;
+    let html = super::create_output(args.html.as_deref())?;
     let once = || inspect::inspect(&args.proc).map_err(|e| e.to_string());
     let Some(every) = args.watch else {
         let report = once()?;
         if let Some(out) = json {
             out.write_json(&report)?;
+        }
+        if let Some(out) = html {
+            out.write_text(&report.html(&[]))?;
         }
         return Ok(report.render());
     };
@@ -60,6 +64,9 @@ pub fn run(args: &InspectArgs) -> Result<String, String> {
     }
     if let Some(out) = json {
         out.write_json(&Samples { samples: &samples })?;
+    }
+    if let (Some(out), Some(last)) = (html, samples.last()) {
+        out.write_text(&last.html(&samples))?;
     }
     Ok(String::new())
 }

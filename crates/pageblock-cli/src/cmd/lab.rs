@@ -47,6 +47,7 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     let cfg =
         ThpLabConfig { workload, policies, runs: args.runs, quick: args.quick, seed: args.seed, defrag };
     let json = super::create_output(args.json.as_deref())?;
+    let html = super::create_output(args.html.as_deref())?;
     let total = (cfg.runs * cfg.policies.len()) as u64;
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({eta})") {
@@ -63,6 +64,9 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     let report = report?;
     if let Some(out) = json {
         out.write_json(&report)?;
+    }
+    if let Some(out) = html {
+        out.write_text(&report.html())?;
     }
     Ok(report.render())
 }

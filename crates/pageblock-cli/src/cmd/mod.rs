@@ -35,14 +35,17 @@ impl OutputFile {
     }
 
     /// Write `value` as pretty JSON and make sure it reached the file.
-    pub fn write_json(mut self, value: &impl serde::Serialize) -> Result<(), String> {
+    pub fn write_json(self, value: &impl serde::Serialize) -> Result<(), String> {
+        let json =
+            serde_json::to_string_pretty(value).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        self.write_text(&(json + "\n"))
+    }
+
+    /// Write `text` and make sure it reached the file.
+    pub fn write_text(mut self, text: &str) -> Result<(), String> {
         use std::io::Write as _;
         let err = |e: &dyn std::fmt::Display| format!("{}: {e}", self.path.display());
-        let json = serde_json::to_string_pretty(value).map_err(|e| err(&e))?;
-        self.file
-            .write_all(json.as_bytes())
-            .and_then(|()| self.file.write_all(b"\n"))
-            .map_err(|e| err(&e))?;
+        self.file.write_all(text.as_bytes()).map_err(|e| err(&e))?;
         self.file.sync_all().map_err(|e| err(&e))
     }
 }

@@ -12,6 +12,7 @@
 pub mod blocks;
 pub mod kpageflags;
 pub mod metrics;
+pub mod simulated;
 
 use std::fs::File;
 use std::io::Read as _;
@@ -397,6 +398,52 @@ fn blocks_of(p: &PageTypeInfo, node: u32, zone: &str) -> Option<Vec<(String, u64
     let n = p.nodes.iter().find(|n| n.blocks.rows.iter().any(|r| r.node == node))?;
     let row = n.blocks.rows.iter().find(|r| r.node == node && r.zone == zone)?;
     Some(n.blocks.migratetypes.iter().cloned().zip(row.counts.iter().copied()).collect())
+}
+
+impl Inspection {
+    /// The HTML report: each zone's pageblock map, the summary.
+    pub fn html(&self, history: &[Inspection]) -> String {
+        let mut page = crate::html::Page::new("pageblock inspect: this machine's pageblocks");
+        let maps: Vec<(String, &[BlockKind])> = self
+            .zones
+            .iter()
+            .filter_map(|z| {
+                z.content.as_ref().map(|c| (format!("Node {}, zone {}", z.node, z.zone), c.kinds.as_slice()))
+            })
+            .collect();
+        if maps.is_empty() {
+            page.para("No pageblock map: /proc/kpageflags could not be read (run as root).");
+        } else {
+            page.heading(&format!(
+                "Pageblock map (order {}, one cell per pageblock, lowest pfn top left)",
+                self.pageblock_order
+            ));
+            page.maps(&maps);
+        }
+        if history.len() > 1 {
+            page.heading("Over time");
+            for (title, pick) in [
+                ("Whole free pageblocks", (|c: &ZoneBlocks| c.free_pageblocks) as fn(&ZoneBlocks) -> u64),
+                ("Mixed pageblocks", |c: &ZoneBlocks| c.mixed_pageblocks),
+            ] {
+                let series: Vec<(String, Vec<f64>)> = self
+                    .zones
+                    .iter()
+                    .enumerate()
+                    .map(|(i, z)| {
+                        let v = history.iter().map(|h| {
+                            h.zones.get(i).and_then(|z| z.content.as_ref()).map_or(0.0, |c| pick(c) as f64)
+                        });
+                        (z.zone.clone(), v.collect())
+                    })
+                    .collect();
+                page.chart(title, "sample", "pageblocks", &series);
+            }
+        }
+        page.heading("Summary");
+        page.pre(&self.render());
+        page.render()
+    }
 }
 
 /// Where inspect reads by default.

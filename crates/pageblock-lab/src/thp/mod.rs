@@ -145,6 +145,10 @@ pub struct RunResult {
     pub atomic_requests: u64,
     /// Atomic requests that failed.
     pub atomic_failures: u64,
+    /// Whole free pageblocks at the end of the run (`NR_FREE_PAGES_BLOCKS`, in pageblocks).
+    pub free_pageblocks_end: u64,
+    /// The node's unusable free index at the pageblock order at the end of the run (0..1).
+    pub unusable_index_end: f64,
 }
 
 impl RunResult {
@@ -172,6 +176,9 @@ pub struct PolicyRuns {
     pub name: &'static str,
     /// Run after run.
     pub runs: Vec<RunResult>,
+    /// Each zone's pageblock map after the last run.
+    #[serde(skip)]
+    pub final_map: Vec<(String, Vec<crate::inspect::BlockKind>)>,
 }
 
 /// The whole experiment.
@@ -206,6 +213,26 @@ pub fn work_units(node: &Node) -> u64 {
     .into_iter()
     .map(|e| s.event(e))
     .sum()
+}
+
+/// Whole free pageblocks on the node.
+fn free_pageblocks(node: &Node) -> u64 {
+    let s = node.shared();
+    let blocks: u64 =
+        s.zones().iter().map(|z| z.counters().zone_stat(pageblock_core::ZoneStat::NrFreePagesBlocks)).sum();
+    blocks >> s.pageblock_order()
+}
+
+/// The unusable free index at the pageblock order over the node's free blocks.
+fn unusable_index_end(node: &Node) -> f64 {
+    let s = node.shared();
+    let mut free = vec![0u64; s.max_order() as usize + 1];
+    for z in s.zones() {
+        for (o, n) in free.iter_mut().enumerate() {
+            *n += z.free_areas().nr_free(o as u32);
+        }
+    }
+    crate::inspect::metrics::unusable_index(&free, s.pageblock_order())
 }
 
 fn snapshot(node: &Node) -> (Vec<u64>, u64) {
@@ -273,13 +300,15 @@ pub fn run_policy(
             hugealloc_work_stddev: stddev,
             atomic_requests: stats.atomic_requests,
             atomic_failures: stats.atomic_failures,
+            free_pageblocks_end: free_pageblocks(&node),
+            unusable_index_end: unusable_index_end(&node),
         });
         progress(r + 1);
     }
     if let Err(e) = node.verify() {
         panic!("policy {} left a broken node after {} runs: {e}", policy.name, cfg.runs);
     }
-    Ok(PolicyRuns { name: policy.name, runs })
+    Ok(PolicyRuns { name: policy.name, runs, final_map: crate::inspect::simulated::node_block_kinds(&node) })
 }
 
 /// Run every policy.

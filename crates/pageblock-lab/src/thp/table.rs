@@ -193,6 +193,74 @@ impl ThpReport {
     }
 }
 
+impl ThpReport {
+    /// The HTML report: the policies side by side — THP success, whole free pageblocks and
+    /// the unusable index run after run, each policy's final pageblock map, the table.
+    pub fn html(&self) -> String {
+        let mut page = crate::html::Page::new(&format!(
+            "pageblock lab thp: {} ({} MiB node)",
+            self.workload, self.node_mib
+        ));
+        page.para(&format!(
+            "THP defrag={}; {} policies, {} consecutive runs each on the same node. Time is in work units.",
+            self.defrag,
+            self.policies.len(),
+            self.policies.first().map_or(0, |p| p.runs.len())
+        ));
+        let series = |f: fn(&RunResult) -> f64| -> Vec<(String, Vec<f64>)> {
+            self.policies.iter().map(|p| (p.name.to_owned(), p.runs.iter().map(f).collect())).collect()
+        };
+        page.heading("Per run");
+        page.chart(
+            "THP success (thp_fault_alloc / all huge page faults)",
+            "run",
+            "% of faults",
+            &series(RunResult::thp_success),
+        );
+        page.chart(
+            "Whole free pageblocks at the end of the run",
+            "run",
+            "pageblocks",
+            &series(|r| r.free_pageblocks_end as f64),
+        );
+        page.chart(
+            "Unusable free index at the pageblock order, end of run",
+            "run",
+            "ratio (0..1)",
+            &series(|r| r.unusable_index_end),
+        );
+        page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get("pswpout") as f64));
+        page.heading("Pageblock maps after the last run, side by side");
+        let maps: Vec<(String, &[crate::inspect::BlockKind])> = self
+            .policies
+            .iter()
+            .flat_map(|p| {
+                p.final_map
+                    .iter()
+                    .filter(|(_, k)| k.len() > 8)
+                    .map(move |(z, k)| (format!("{} — {z}", p.name), k.as_slice()))
+            })
+            .collect();
+        page.maps(&maps);
+        page.heading("Means per run (the seed's rows)");
+        let header: Vec<String> = std::iter::once("row".to_owned())
+            .chain(self.policies.iter().map(|p| p.name.to_owned()))
+            .collect();
+        let rows: Vec<Vec<String>> = ROWS
+            .iter()
+            .map(|row| {
+                std::iter::once(row.name.to_owned())
+                    .chain(self.policies.iter().map(|p| format!("{:.2}", mean(&p.runs, row.value))))
+                    .collect()
+            })
+            .collect();
+        page.table(&header, &rows);
+        page.heading("The report as printed");
+        page.pre(&self.render());
+        page.render()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
