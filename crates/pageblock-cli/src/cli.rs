@@ -77,6 +77,9 @@ pub struct InspectArgs {
     /// Also write a self-contained HTML page (pageblock maps; with --watch, their history).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    /// Also print each zone's pageblock map (colour when stdout is a terminal).
+    #[arg(long)]
+    pub map: bool,
 }
 
 /// `pageblock trace ...`.
@@ -175,6 +178,10 @@ pub struct ReplayArgs {
     /// Count malformed lines and go on instead of stopping at the first.
     #[arg(long)]
     pub skip_bad: bool,
+    /// Also write a self-contained HTML page: free pageblocks and huge share over the
+    /// replay and each policy's final pageblock map, side by side.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// `pageblock bench ...`.
@@ -222,6 +229,9 @@ pub struct ShowArgs {
     /// Add page_owner's "Number of mixed blocks" table to /proc/pagetypeinfo.
     #[arg(long)]
     pub page_owner: bool,
+    /// Also write a self-contained HTML page: the pageblock map and the report.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     /// The simulated zone, its workload and policy.
     #[command(flatten)]
     pub run: RunArgs,
@@ -244,6 +254,8 @@ pub enum Report {
     ExtfragIndex,
     /// Every counter, kernel and pageblock-specific, as `name value` lines
     Counters,
+    /// The pageblock map: one character per pageblock by what it holds (colour on a terminal)
+    Map,
 }
 
 /// `--pagetypeinfo-mode`.

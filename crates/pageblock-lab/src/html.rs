@@ -93,6 +93,23 @@ impl Page {
         self.body.push_str("</ul>\n");
     }
 
+    /// Each policy's final maps side by side, zones of more than a few pageblocks only
+    /// (DMA's 8 blocks say nothing), labelled "policy — zone".
+    pub fn policy_maps<'a>(
+        &mut self,
+        policies: impl Iterator<Item = (&'a str, &'a [(String, Vec<BlockKind>)])>,
+    ) {
+        let maps: Vec<(String, &[BlockKind])> = policies
+            .flat_map(|(name, zones)| {
+                zones
+                    .iter()
+                    .filter(|(_, k)| k.len() > 8)
+                    .map(move |(z, k)| (format!("{name} — {z}"), k.as_slice()))
+            })
+            .collect();
+        self.maps(&maps);
+    }
+
     /// A line chart: one series per label, x from 1, y in `unit`.
     pub fn chart(&mut self, title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<f64>)]) {
         self.body.push_str(&chart_svg(title, x_label, y_label, series));
@@ -125,7 +142,7 @@ fn map_svg(kinds: &[BlockKind]) -> String {
     let rows = kinds.len().div_ceil(MAP_COLUMNS).max(1);
     let (w, h) = (MAP_COLUMNS * CELL, rows * CELL);
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"map\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"pageblock map, {} pageblocks\">",
+        "<svg class=\"map\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"pageblock map, {} pageblocks\">",
         kinds.len()
     );
     for (i, &k) in kinds.iter().enumerate() {
@@ -154,7 +171,7 @@ fn chart_svg(title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<f
     let x = |i: usize| left + (w - left - right) * i as f64 / (n - 1) as f64;
     let y = |v: f64| top + (h - top - bottom) * (1.0 - (v - min) / span);
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{}\">",
+        "<svg class=\"chart\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{}\">",
         esc(title)
     );
     let _ = write!(s, "<text x=\"{left}\" y=\"18\" font-weight=\"bold\">{}</text>", esc(title));
@@ -215,6 +232,41 @@ fn chart_svg(title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<f
     s
 }
 
+/// A pageblock map for a terminal: one character per pageblock, [`MAP_COLUMNS`] per line.
+/// With `colour`, a full block in each state's colour (24-bit ANSI); without, a letter per
+/// state (`.` free, `T` THP, `m` movable, `U` unmovable, `X` mixed, `H` hugetlb, ` ` hole).
+pub fn terminal_map(label: &str, kinds: &[BlockKind], colour: bool) -> String {
+    let mut out = format!("{label}\n");
+    for row in kinds.chunks(MAP_COLUMNS) {
+        for &k in row {
+            let (letter, hex) = match k {
+                BlockKind::Free => ('.', "dcedc8"),
+                BlockKind::Thp => ('T', "2e7d32"),
+                BlockKind::Movable => ('m', "64b5f6"),
+                BlockKind::Unmovable => ('U', "e57373"),
+                BlockKind::Mixed => ('X', "ffb300"),
+                BlockKind::Hugetlb => ('H', "7e57c2"),
+                BlockKind::Hole => (' ', "eeeeee"),
+            };
+            if colour {
+                let v = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0);
+                let _ = write!(out, "\x1b[38;2;{};{};{}m\u{2588}", v(0), v(2), v(4));
+            } else {
+                out.push(letter);
+            }
+        }
+        if colour {
+            out.push_str("\x1b[0m");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The legend of [`terminal_map`]'s letters.
+pub const TERMINAL_LEGEND: &str =
+    ". whole free   T THP   m movable only   U unmovable only   X mixed   H hugetlb   (blank) no memory\n";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,5 +282,14 @@ mod tests {
         assert!(html.contains("<title>t &lt;&amp;&gt;</title>"));
         assert_eq!(html.matches("<polyline").count(), 2);
         assert!(!html.contains("<script"), "no script, no network");
+    }
+
+    #[test]
+    fn the_terminal_map_has_a_character_per_pageblock() {
+        let kinds = [BlockKind::Free, BlockKind::Mixed, BlockKind::Thp];
+        assert_eq!(terminal_map("z", &kinds, false), "z\n.XT\n");
+        let coloured = terminal_map("z", &kinds, true);
+        assert_eq!(coloured.matches('\u{2588}').count(), 3);
+        assert!(coloured.contains("\x1b[38;2;255;179;0m"), "mixed in amber");
     }
 }

@@ -27,7 +27,18 @@ pub fn run(args: &InspectArgs) -> Result<String, String> {
         if let Some(out) = html {
             out.write_text(&report.html(&[]))?;
         }
-        return Ok(report.render());
+        let mut text = report.render();
+        if args.map {
+            let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
+            for z in &report.zones {
+                if let Some(c) = &z.content {
+                    let label = format!("\nNode {}, zone {}", z.node, z.zone);
+                    text.push_str(&pageblock_lab::html::terminal_map(&label, &c.kinds, colour));
+                }
+            }
+            text.push_str(pageblock_lab::html::TERMINAL_LEGEND);
+        }
+        return Ok(text);
     };
     if !(every.is_finite() && every > 0.0) {
         return Err(format!("--watch {every}: the interval must be a positive number of seconds"));

@@ -18,6 +18,7 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
     };
     let policies = names.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<NamedPolicy>, _>>()?;
     let json = super::create_output(args.json.as_deref())?;
+    let html = super::create_output(args.html.as_deref())?;
     // Bytes while reading (the file's size is known once it is open), records while replaying.
     let (mut reading, mut replaying): (Option<ProgressBar>, Option<ProgressBar>) = (None, None);
     let report = replay::run(&args.trace, &policies, args.skip_bad, &mut |stage| match stage {
@@ -42,6 +43,9 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
     let report = report?;
     if let Some(out) = json {
         out.write_json(&report)?;
+    }
+    if let Some(out) = html {
+        out.write_text(&report.html())?;
     }
     Ok(report.render())
 }

@@ -21,10 +21,12 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
             "--free-area-layout plain keeps no per-migratetype counts: use --pagetypeinfo-mode walk".into()
         );
     }
+    let html = super::create_output(args.html.as_deref())?;
     let run = super::run_with_progress(&spec, "running", args.run.trace.as_deref())?;
     let node = &run.node;
     let shared = node.shared();
-    Ok(match args.report {
+    let maps = pageblock_lab::inspect::simulated::node_block_kinds(node);
+    let text = match args.report {
         Report::Pagetypeinfo => {
             let mut report = show::pagetypeinfo(node, mode);
             if args.page_owner {
@@ -38,5 +40,27 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
         Report::UnusableIndex => show::unusable_index(shared).render(),
         Report::ExtfragIndex => show::extfrag_index(shared).render(),
         Report::Counters => show::all_counters(shared).iter().map(|(n, v)| format!("{n} {v}\n")).collect(),
-    })
+        Report::Map => {
+            let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
+            let mut out: String = maps
+                .iter()
+                .map(|(zone, kinds)| {
+                    pageblock_lab::html::terminal_map(&format!("zone {zone}"), kinds, colour)
+                })
+                .collect();
+            out.push_str(pageblock_lab::html::TERMINAL_LEGEND);
+            out
+        }
+    };
+    if let Some(out) = html {
+        let mut page = pageblock_lab::html::Page::new("pageblock show: the simulated node's pageblocks");
+        page.heading("Pageblock map (one cell per pageblock, lowest pfn top left)");
+        let views: Vec<(String, &[pageblock_lab::inspect::BlockKind])> =
+            maps.iter().map(|(z, k)| (format!("zone {z}"), k.as_slice())).collect();
+        page.maps(&views);
+        page.heading("The report");
+        page.pre(&text);
+        out.write_text(&page.render())?;
+    }
+    Ok(text)
 }

@@ -140,6 +140,21 @@ pub struct ZoneBlocks {
 }
 
 impl ZoneBlocks {
+    /// Add the tallies of a further stretch of the zone (its blocks follow this one's).
+    pub fn merge(&mut self, part: ZoneBlocks) {
+        self.pageblocks += part.pageblocks;
+        self.free_pageblocks += part.free_pageblocks;
+        self.thp_pageblocks += part.thp_pageblocks;
+        self.mixed_pageblocks += part.mixed_pageblocks;
+        self.mixed_slab_pageblocks += part.mixed_slab_pageblocks;
+        self.movable_pageblocks += part.movable_pageblocks;
+        self.unmovable_pageblocks += part.unmovable_pageblocks;
+        self.hugetlb_pageblocks += part.hugetlb_pageblocks;
+        self.hole_pageblocks += part.hole_pageblocks;
+        self.pages.merge(&part.pages);
+        self.kinds.extend(part.kinds);
+    }
+
     /// Tally `flags`, the words of pfns `start..start + flags.len()`, by pageblocks of
     /// 2^`pageblock_order` pages (aligned blocks; the zone's first and last may be partial,
     /// their missing pages count as holes).

@@ -249,24 +249,10 @@ fn zone_content(
             mark_holes(ram, lo, words);
         }
         let part = ZoneBlocks::tally(lo, words, order);
-        merge(&mut total, part);
+        total.merge(part);
         chunk += CHUNK_PFNS.max(pb);
     }
     Ok(total)
-}
-
-fn merge(total: &mut ZoneBlocks, part: ZoneBlocks) {
-    total.pageblocks += part.pageblocks;
-    total.free_pageblocks += part.free_pageblocks;
-    total.thp_pageblocks += part.thp_pageblocks;
-    total.mixed_pageblocks += part.mixed_pageblocks;
-    total.mixed_slab_pageblocks += part.mixed_slab_pageblocks;
-    total.movable_pageblocks += part.movable_pageblocks;
-    total.unmovable_pageblocks += part.unmovable_pageblocks;
-    total.hugetlb_pageblocks += part.hugetlb_pageblocks;
-    total.hole_pageblocks += part.hole_pageblocks;
-    total.pages.merge(&part.pages);
-    total.kinds.extend(part.kinds);
 }
 
 /// Inspect the kernel whose `/proc` (or a snapshot of it) is `dir`.

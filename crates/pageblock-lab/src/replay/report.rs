@@ -96,6 +96,15 @@ pub struct PolicyResult {
     pub events_per_second: f64,
     /// Seconds of the replay loop.
     pub seconds: f64,
+    /// Whole free pageblocks over the replay (for the HTML report).
+    #[serde(skip)]
+    pub free_pageblocks_series: Vec<f64>,
+    /// Huge share over the replay.
+    #[serde(skip)]
+    pub huge_share_series: Vec<f64>,
+    /// Each zone's pageblock map at the end.
+    #[serde(skip)]
+    pub final_map: Vec<(String, Vec<crate::inspect::BlockKind>)>,
 }
 
 impl PolicyResult {
@@ -137,6 +146,9 @@ impl PolicyResult {
             divergence: r.divergence,
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
+            free_pageblocks_series: r.series.samples.iter().map(|s| s.free_pageblocks as f64).collect(),
+            huge_share_series: r.series.samples.iter().map(|s| s.huge_share).collect(),
+            final_map: crate::inspect::simulated::node_block_kinds(&r.node),
         }
     }
 }
@@ -190,6 +202,33 @@ impl ReplayReport {
             fidelity,
             seconds,
         }
+    }
+
+    /// The HTML report: the policies side by side — free pageblocks and huge share over the
+    /// replay, each policy's final pageblock map, the text report.
+    pub fn html(&self) -> String {
+        let mut page = crate::html::Page::new(&format!("pageblock replay: {}", self.trace.file));
+        let series = |f: fn(&PolicyResult) -> &Vec<f64>| -> Vec<(String, Vec<f64>)> {
+            self.policies.iter().map(|p| (p.name.to_owned(), f(p).clone())).collect()
+        };
+        page.heading("Over the replay");
+        page.chart(
+            "Whole free pageblocks",
+            "sample (evenly spaced in the trace)",
+            "pageblocks",
+            &series(|p| &p.free_pageblocks_series),
+        );
+        page.chart(
+            "Huge share: free pages in whole free pageblocks / free pages",
+            "sample",
+            "share",
+            &series(|p| &p.huge_share_series),
+        );
+        page.heading("Pageblock maps at the end, side by side");
+        page.policy_maps(self.policies.iter().map(|p| (p.name, p.final_map.as_slice())));
+        page.heading("The report as printed");
+        page.pre(&self.render());
+        page.render()
     }
 
     /// The printed report.

@@ -231,17 +231,7 @@ impl ThpReport {
         );
         page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get("pswpout") as f64));
         page.heading("Pageblock maps after the last run, side by side");
-        let maps: Vec<(String, &[crate::inspect::BlockKind])> = self
-            .policies
-            .iter()
-            .flat_map(|p| {
-                p.final_map
-                    .iter()
-                    .filter(|(_, k)| k.len() > 8)
-                    .map(move |(z, k)| (format!("{} — {z}", p.name), k.as_slice()))
-            })
-            .collect();
-        page.maps(&maps);
+        page.policy_maps(self.policies.iter().map(|p| (p.name, p.final_map.as_slice())));
         page.heading("Means per run (the seed's rows)");
         let header: Vec<String> = std::iter::once("row".to_owned())
             .chain(self.policies.iter().map(|p| p.name.to_owned()))
