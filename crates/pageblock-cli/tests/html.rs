@@ -75,9 +75,10 @@ fn lab_thp_html_shows_the_policies_side_by_side() {
     ]);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("vanilla — DMA32") && html.contains("defrag_mode — DMA32"));
-    assert_eq!(cells(&html), 2 * 248, "two policies' 512 MiB maps");
+    // Two policies' final 512 MiB maps, and the map after each of two runs per policy.
+    assert_eq!(cells(&html), (2 + 2 * 2) * 248);
     if let Some(v) = browser(&page) {
-        assert_eq!(v["maps"], 2);
+        assert_eq!(v["maps"], 6);
         assert_eq!(v["charts"], 4);
         assert_eq!(v["series"], 8, "four charts, one line per policy");
     }

@@ -27,6 +27,12 @@ fn class_of(k: BlockKind) -> &'static str {
     KINDS.iter().find(|(kind, ..)| *kind == k).map_or("k-hole", |(_, c, ..)| c)
 }
 
+/// A labelled pageblock map.
+pub type LabelledMap<'a> = (String, &'a [BlockKind]);
+
+/// A row of small multiples: its label and its maps, in time order.
+pub type MapRow<'a> = (String, Vec<LabelledMap<'a>>);
+
 /// Escape text for HTML.
 pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -83,7 +89,7 @@ impl Page {
         self.body.push_str("<div class=\"maps\">\n");
         for (label, kinds) in maps {
             let _ = writeln!(self.body, "<figure><figcaption>{}</figcaption>", esc(label));
-            self.body.push_str(&map_svg(kinds));
+            self.body.push_str(&map_svg(kinds, CELL));
             self.body.push_str("</figure>\n");
         }
         self.body.push_str("</div>\n<ul class=\"legend\">");
@@ -91,6 +97,20 @@ impl Page {
             let _ = write!(self.body, "<li><span class=\"sw {class}\"></span>{}</li>", esc(text));
         }
         self.body.push_str("</ul>\n");
+    }
+
+    /// The evolution of maps as small multiples: one row per series (a policy, a zone), one
+    /// small map per point in time, left to right.
+    pub fn small_multiples(&mut self, rows: &[MapRow<'_>]) {
+        for (row, maps) in rows {
+            let _ = writeln!(self.body, "<h3>{}</h3><div class=\"maps small\">", esc(row));
+            for (label, kinds) in maps {
+                let _ = writeln!(self.body, "<figure><figcaption>{}</figcaption>", esc(label));
+                self.body.push_str(&map_svg(kinds, 2));
+                self.body.push_str("</figure>\n");
+            }
+            self.body.push_str("</div>\n");
+        }
     }
 
     /// Each policy's final maps side by side, zones of more than a few pageblocks only
@@ -121,7 +141,7 @@ impl Page {
             "body{font:14px/1.4 sans-serif;margin:24px;color:#222}h1{font-size:20px}h2{font-size:16px;margin-top:28px}\
              pre{font:12px monospace;background:#f7f7f7;padding:8px;overflow-x:auto}\
              table{border-collapse:collapse;font:12px monospace}th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}\
-             th:first-child{text-align:left}.maps{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}\
+             th:first-child{text-align:left}.maps{display:flex;flex-wrap:wrap;gap:24px}.maps.small{gap:12px}.small figcaption{font-weight:normal;font-size:11px}h3{font-size:14px;margin:12px 0 4px}figure{margin:0}\
              figcaption{font-weight:bold;margin-bottom:4px}.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:16px}\
              .sw{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle;border:1px solid #999}\
              rect.pb{stroke:none}rect.k-mixed{stroke:#6d4c00;stroke-width:1}",
@@ -137,10 +157,10 @@ impl Page {
     }
 }
 
-/// One map: `MAP_COLUMNS` cells per row, lowest pfn top left.
-fn map_svg(kinds: &[BlockKind]) -> String {
+/// One map: `MAP_COLUMNS` cells of `cell` pixels per row, lowest pfn top left.
+fn map_svg(kinds: &[BlockKind], cell: usize) -> String {
     let rows = kinds.len().div_ceil(MAP_COLUMNS).max(1);
-    let (w, h) = (MAP_COLUMNS * CELL, rows * CELL);
+    let (w, h) = (MAP_COLUMNS * cell, rows * cell);
     let mut s = format!(
         "<svg class=\"map\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"pageblock map, {} pageblocks\">",
         kinds.len()

@@ -425,6 +425,27 @@ impl Inspection {
                     .collect();
                 page.chart(title, "sample", "pageblocks", &series);
             }
+            page.heading("Maps over time (small multiples, the last 12 samples)");
+            let recent = &history[history.len().saturating_sub(12)..];
+            let first = history.len() - recent.len();
+            let rows: Vec<crate::html::MapRow<'_>> = self
+                .zones
+                .iter()
+                .enumerate()
+                .filter(|(_, z)| z.content.as_ref().is_some_and(|c| c.kinds.len() > 8))
+                .map(|(i, z)| {
+                    let maps = recent
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, h)| {
+                            let c = h.zones.get(i)?.content.as_ref()?;
+                            Some((format!("sample {}", first + k + 1), c.kinds.as_slice()))
+                        })
+                        .collect();
+                    (format!("Node {}, zone {}", z.node, z.zone), maps)
+                })
+                .collect();
+            page.small_multiples(&rows);
         }
         page.heading("Summary");
         page.pre(&self.render());

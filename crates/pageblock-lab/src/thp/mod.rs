@@ -149,6 +149,9 @@ pub struct RunResult {
     pub free_pageblocks_end: u64,
     /// The node's unusable free index at the pageblock order at the end of the run (0..1).
     pub unusable_index_end: f64,
+    /// The largest zone's pageblock map at the end of the run.
+    #[serde(skip)]
+    pub map: Vec<crate::inspect::BlockKind>,
 }
 
 impl RunResult {
@@ -301,6 +304,11 @@ pub fn run_policy(
             atomic_requests: stats.atomic_requests,
             atomic_failures: stats.atomic_failures,
             free_pageblocks_end: free_pageblocks(&node),
+            map: crate::inspect::simulated::node_block_kinds(&node)
+                .into_iter()
+                .map(|(_, k)| k)
+                .max_by_key(Vec::len)
+                .unwrap_or_default(),
             unusable_index_end: unusable_index_end(&node),
         });
         progress(r + 1);

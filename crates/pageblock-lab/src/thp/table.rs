@@ -232,6 +232,21 @@ impl ThpReport {
         page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get("pswpout") as f64));
         page.heading("Pageblock maps after the last run, side by side");
         page.policy_maps(self.policies.iter().map(|p| (p.name, p.final_map.as_slice())));
+        page.heading("The largest zone's pageblock map after each run (small multiples)");
+        let rows: Vec<crate::html::MapRow<'_>> = self
+            .policies
+            .iter()
+            .map(|p| {
+                let maps = p
+                    .runs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (format!("run {}", i + 1), r.map.as_slice()))
+                    .collect();
+                (p.name.to_owned(), maps)
+            })
+            .collect();
+        page.small_multiples(&rows);
         page.heading("Means per run (the seed's rows)");
         let header: Vec<String> = std::iter::once("row".to_owned())
             .chain(self.policies.iter().map(|p| p.name.to_owned()))
