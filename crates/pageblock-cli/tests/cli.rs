@@ -416,3 +416,21 @@ fn lab_thp_quick_reproduces_defrag_modes_effects() {
     assert!(success(0, 3) < success(0, 0) - 0.2, "vanilla decays run after run");
     assert!(success(1, 3) > 0.8 && success(1, 3) > success(1, 0) - 0.1, "defrag_mode holds");
 }
+
+/// pageblock's own policy (issue 11, first step) in `lab thp --quick`: defrag_mode's huge
+/// page gains without its swap bill — THP fallbacks at most half of vanilla's, swap-out no
+/// higher than vanilla's, compaction scanning no higher than defrag_mode's, no atomic failure.
+#[test]
+fn lab_thp_quick_pageblock_policy_keeps_the_gain_without_the_swap() {
+    let args = ["lab", "thp", "--quick", "--runs", "4", "--policies", "vanilla,defrag_mode,pageblock"];
+    let (_, v) = stdout_and_json(&args);
+    let policies = v["policies"].as_array().expect("policies");
+    let total = |i: usize, key: &str| -> u64 {
+        policies[i]["runs"].as_array().unwrap().iter().map(|r| r[key].as_u64().unwrap()).sum()
+    };
+    let scanned = |i: usize| total(i, "compact_migrate_scanned") + total(i, "compact_free_scanned");
+    assert!(total(2, "thp_fault_fallback") * 2 <= total(0, "thp_fault_fallback"));
+    assert!(total(2, "pswpout") <= total(0, "pswpout"), "{} > {}", total(2, "pswpout"), total(0, "pswpout"));
+    assert!(scanned(2) <= scanned(1), "{} > {}", scanned(2), scanned(1));
+    assert_eq!(total(2, "atomic_failures"), 0);
+}

@@ -388,6 +388,10 @@ pub struct Policy {
     /// The 2026 `defrag_mode` retry fix: the slow path's retry decisions for a request that
     /// needs a whole pageblock judge progress at the pageblock order it was promoted to.
     pub defrag_mode_promoted_retry: bool,
+    /// pageblock's own policy (not in any kernel): under `defrag_mode`, once free *pages* are
+    /// above the high watermark, kswapd's further work toward whole free pageblocks reclaims
+    /// page cache only — it never swaps anonymous memory out just to make blocks.
+    pub blocks_without_swap: bool,
     /// `vm.extfrag_threshold` (0..=1000, default 500): direct compaction for a costly order
     /// is not tried when the zone's fragmentation index is at or below it (the failure is
     /// then a lack of memory, which reclaim must fix, not fragmentation).
@@ -416,6 +420,7 @@ impl Default for Policy {
             defrag_mode_atomic_fallback: false,
             defrag_mode_pageblock_compaction: false,
             defrag_mode_promoted_retry: false,
+            blocks_without_swap: false,
             extfrag_threshold: 500,
             compaction_proactiveness: 20,
         }

@@ -70,6 +70,14 @@ pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
     !any
 }
 
+/// Some zone up to `idx` has its free pages (whole blocks or not) above the high watermark.
+fn free_pages_balanced(node: &NodeShared, idx: ZoneType) -> bool {
+    node.zones().iter().filter(|z| z.config().zone_type <= idx && z.managed_pages() > 0).any(|z| {
+        let req = WatermarkRequest { order: 0, flags: AllocFlags::WMARK_MIN, highest_zoneidx: idx };
+        z.zone_watermark_ok(req, z.wmark_pages(WatermarkLevel::High))
+    })
+}
+
 /// `pgdat_watermark_boosted()`.
 fn pgdat_watermark_boosted(node: &NodeShared, idx: ZoneType) -> bool {
     node.zones().iter().any(|z| z.config().zone_type <= idx && z.counters().watermark_boost() > 0)
@@ -157,8 +165,10 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
             if nr_boost == 0 && balanced {
                 break 'restart;
             }
-            // Boosted reclaim stays light: no swap, no priority rise past 10.
-            sc.may_swap = nr_boost == 0;
+            // Boosted reclaim stays light: no swap, no priority rise past 10. pageblock's
+            // policy does not swap for whole blocks once free pages are balanced.
+            sc.may_swap =
+                nr_boost == 0 && !(node.policy().blocks_without_swap && free_pages_balanced(node, idx));
             let mut raise_priority = !(nr_boost > 0 && sc.priority <= DEF_PRIORITY - 2);
             let before = sc.nr_reclaimed;
             if kswapd_shrink_node(l, cpu, &mut sc, &in_scope) {

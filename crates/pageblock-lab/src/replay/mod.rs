@@ -62,6 +62,18 @@ pub fn policies() -> Vec<NamedPolicy> {
             },
         },
         NamedPolicy {
+            name: "pageblock",
+            about: "pageblock's policy: defrag_mode_2026, and kswapd never swaps just to make whole free pageblocks",
+            policy: Policy {
+                defrag_mode: true,
+                defrag_mode_atomic_fallback: true,
+                defrag_mode_pageblock_compaction: true,
+                defrag_mode_promoted_retry: true,
+                blocks_without_swap: true,
+                ..Policy::default()
+            },
+        },
+        NamedPolicy {
             name: "no_rmqueue_mode_memory",
             about: "seed 003 off: every block of a bulk refill restarts the fallback search (6.15)",
             policy: Policy { rmqueue_mode_memory: false, ..Policy::default() },
