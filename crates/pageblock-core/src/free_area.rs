@@ -154,6 +154,11 @@ impl FreeAreas {
         self.nr_free_counter(order).get()
     }
 
+    /// `nr_free` of orders `0..=max_order` (buddyinfo's row, the extfrag formulas' input).
+    pub fn nr_free_per_order(&self, max_order: u32) -> Vec<u64> {
+        (0..=max_order).map(|o| self.nr_free(o)).collect()
+    }
+
     /// Free blocks of `order` on the `mt` list, if this layout counts them.
     #[inline]
     pub fn mt_nr_free(&self, order: u32, mt: MigrateType) -> Option<u64> {

@@ -69,7 +69,7 @@ pub fn buddyinfo(node: &NodeShared) -> BuddyInfo {
         .iter()
         .map(|z| {
             let cfg = z.config();
-            let nr_free = (0..=cfg.max_order).map(|o| z.free_areas().nr_free(o)).collect();
+            let nr_free = z.free_areas().nr_free_per_order(cfg.max_order);
             BuddyInfoZone { node: cfg.node, zone: cfg.zone_type.name().to_owned(), nr_free }
         })
         .collect();

@@ -162,7 +162,7 @@ impl Node {
         let Some(r) = &self.reclaim else {
             return;
         };
-        let lru_pages = self.lru_pages();
+        let lru_pages = r.lru.borrow().lru_pages();
         r.cost.borrow_mut().note_refault(kind, pages, lru_pages);
         let ev = if kind == LruKind::Anon {
             VmEvent::WorkingsetRefaultAnon
@@ -170,17 +170,6 @@ impl Node {
             VmEvent::WorkingsetRefaultFile
         };
         self.shared.count(ev, pages);
-    }
-
-    /// Pages on the LRU lists (slab excluded).
-    fn lru_pages(&self) -> u64 {
-        self.reclaim.as_ref().map_or(0, |r| {
-            let lru = r.lru.borrow();
-            [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile]
-                .into_iter()
-                .map(|l| lru.size(l))
-                .sum()
-        })
     }
 
     fn check_cpu(&self, cpu: usize) {

@@ -376,6 +376,7 @@ impl Zone {
         shared.set_pageset(PagesetLimits::compute(managed, wm.low, shared.config.nr_cpus, &policy));
         shared.set_lowmem_reserve(setup.lowmem_reserve);
         shared.set_watermarks(wm);
+        let compact = ZoneCompaction::new(shared.config.start_pfn, shared.config.end_pfn(), pbo);
         let mut zone = Zone {
             start_pfn: shared.config.start_pfn,
             end_pfn: shared.config.end_pfn(),
@@ -386,10 +387,9 @@ impl Zone {
             policy,
             trace: setup.trace,
             cpu: 0,
-            compact: ZoneCompaction::new(0, 0),
+            compact,
             capture: None,
         };
-        zone.compact = ZoneCompaction::new(zone.start_pfn, zone.last_pageblock_pfn());
         zone.init_cma_blocks();
         zone.free_all_pages_at_boot();
         zone

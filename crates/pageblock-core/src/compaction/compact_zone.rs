@@ -2,6 +2,7 @@
 //! with `compaction_alloc`/`compaction_free`) and its callers: direct compaction for a
 //! request (`try_to_compact_pages`) and whole-zone runs (`compact_node`).
 
+use super::migrate::idx;
 use super::suitable::{compaction_suit_allocation_order, SuitQuery};
 use super::{Capture, CompactPriority, CompactResult, MigrateMode, Mover};
 use crate::config::ZoneType;
@@ -294,7 +295,7 @@ fn migrate_pages<L: NodeLocks + ?Sized>(
 
 /// `putback_movable_pages()`: a block isolated for migration is its owner's again.
 fn putback(zone: &crate::zone::ZoneShared, pfn: u64, info: PageInfo) {
-    zone.memmap().set_info((pfn - zone.config().start_pfn) as u32, info);
+    zone.memmap().set_info(idx(zone, pfn), info);
 }
 
 /// `compaction_alloc()`: the smallest isolated free block that fits, split down to the
@@ -312,24 +313,23 @@ fn compaction_alloc<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl, src: 
     };
     let zone = l.node().zone(cc.zone);
     let mm = zone.memmap();
-    let start = zone.config().start_pfn;
     let pfn = cc.freepages[found].pop()?;
     // Split: the upper halves stay isolated for later destinations.
     let mut high = found as u32;
     while high > order {
         high -= 1;
         let half = pfn + (1 << high);
-        mm.set_head((half - start) as u32, PageState::Isolated, high);
+        mm.set_head(idx(zone, half), PageState::Isolated, high);
         cc.freepages[high as usize].push(half);
     }
     cc.nr_freepages -= 1 << order;
-    mm.set_info((pfn - start) as u32, PageInfo { state: PageState::Allocated, order, tag: src.tag });
+    mm.set_info(idx(zone, pfn), PageInfo { state: PageState::Allocated, order, tag: src.tag });
     Some(pfn)
 }
 
 /// `compaction_free()`: a destination that was not used goes back to the run's free pages.
 fn compaction_free(zone: &crate::zone::ZoneShared, cc: &mut CompactControl, pfn: u64, order: u32) {
-    zone.memmap().set_head((pfn - zone.config().start_pfn) as u32, PageState::Isolated, order);
+    zone.memmap().set_head(idx(zone, pfn), PageState::Isolated, order);
     cc.freepages[order as usize].push(pfn);
     cc.nr_freepages += 1 << order;
 }
@@ -343,7 +343,7 @@ fn release_freepages<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) {
     for order in 0..NR_ORDER_SLOTS {
         for pfn in std::mem::take(&mut cc.freepages[order]) {
             let info = PageInfo { state: PageState::Allocated, order: order as u32, ..PageInfo::TAIL };
-            zone.memmap().set_info((pfn - zone.config().start_pfn) as u32, info);
+            zone.memmap().set_info(idx(zone, pfn), info);
             let freed = free_pages(l, cc.cpu, Pfn(pfn), order as u32);
             debug_assert!(freed.is_ok(), "isolated free page {pfn:#x} could not be released: {freed:?}");
             highest = highest.max(Some(pfn));

@@ -38,9 +38,16 @@ pub struct ZoneCompaction {
     pub blockskip_flush: bool,
 }
 
+/// The first pfn of the last pageblock of a zone ending at `end_pfn`
+/// (`pageblock_start_pfn(zone_end_pfn - 1)`): where the free scanner starts.
+pub(crate) const fn last_pageblock_pfn(end_pfn: u64, pageblock_order: u32) -> u64 {
+    (end_pfn - 1) & !((1 << pageblock_order) - 1)
+}
+
 impl ZoneCompaction {
-    /// A zone nobody compacted yet.
-    pub fn new(start_pfn: u64, last_block_pfn: u64) -> ZoneCompaction {
+    /// A zone of pfns `[start_pfn, end_pfn)` nobody compacted yet.
+    pub fn new(start_pfn: u64, end_pfn: u64, pageblock_order: u32) -> ZoneCompaction {
+        let last_block_pfn = last_pageblock_pfn(end_pfn, pageblock_order);
         ZoneCompaction {
             cached_migrate_pfn: [start_pfn; 2],
             cached_free_pfn: last_block_pfn,
@@ -108,7 +115,7 @@ impl Zone {
 
     /// The first pfn of the zone's last pageblock (`pageblock_start_pfn(zone_end_pfn - 1)`).
     pub(crate) fn last_pageblock_pfn(&self) -> u64 {
-        (self.end_pfn() - 1) & !(self.pageblock_nr_pages() - 1)
+        last_pageblock_pfn(self.end_pfn(), self.pageblock_order())
     }
 
     /// `__reset_isolation_suitable()`: clear every pageblock's skip hint and restart both
@@ -132,7 +139,7 @@ mod tests {
 
     #[test]
     fn deferral_doubles_and_resets() {
-        let mut c = ZoneCompaction::new(0, 512);
+        let mut c = ZoneCompaction::new(0, 1024, 9);
         assert!(!c.compaction_deferred(9), "nothing failed yet");
         c.defer_compaction(9);
         // shift 1: skip 1 attempt, then try.

@@ -7,6 +7,8 @@
 //! near 0 the zone lacks memory (reclaim is the cure), near 1000 its free memory is in
 //! blocks too small (compaction is).
 
+use pageblock_formats::extfrag;
+
 use super::{compact_gap, CompactResult};
 use crate::config::ZoneType;
 use crate::gfp::AllocFlags;
@@ -17,59 +19,23 @@ use crate::types::PAGE_ALLOC_COSTLY_ORDER;
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
-/// `struct contig_page_info`: the zone's free memory by block size.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ContigPageInfo {
-    /// Free pages.
-    pub free_pages: u64,
-    /// Free blocks of any order.
-    pub free_blocks_total: u64,
-    /// Blocks of the wanted order that the free blocks could be split into.
-    pub free_blocks_suitable: u64,
-}
-
-/// `fill_contig_page_info()` over every list, HighAtomic, CMA and Isolate included.
-pub fn fill_contig_page_info(zone: &ZoneShared, order: u32) -> ContigPageInfo {
-    let mut info = ContigPageInfo::default();
-    for o in 0..=zone.config().max_order {
-        let blocks = zone.free_areas().nr_free(o);
-        info.free_blocks_total += blocks;
-        info.free_pages += blocks << o;
-        if o >= order {
-            info.free_blocks_suitable += blocks << (o - order);
-        }
-    }
-    info
-}
-
-/// `__fragmentation_index()`: -1000 if a block of `order` is free; otherwise 0..1000, low
-/// when the allocation fails for lack of memory, high when it fails for fragmentation.
-pub fn fragmentation_index_of(order: u32, info: ContigPageInfo) -> i64 {
-    if info.free_blocks_total == 0 {
-        return 0;
-    }
-    if info.free_blocks_suitable > 0 {
-        return -1000;
-    }
-    let requested = 1u64 << order;
-    1000 - ((1000 + info.free_pages * 1000 / requested) / info.free_blocks_total) as i64
-}
-
-/// `fragmentation_index(zone, order)`.
+/// `fragmentation_index(zone, order)` over every list, HighAtomic, CMA and Isolate
+/// included: -1000 if a block of `order` is free; otherwise below 1000, low when the
+/// allocation fails for lack of memory, high when it fails for fragmentation (the formulas
+/// are [`pageblock_formats::extfrag`]'s, shared with the debugfs reports).
 pub fn fragmentation_index(zone: &ZoneShared, order: u32) -> i64 {
-    if order > zone.config().max_order {
-        return 0;
-    }
-    fragmentation_index_of(order, fill_contig_page_info(zone, order))
+    i64::from(extfrag::fragmentation_index(
+        &zone.free_areas().nr_free_per_order(zone.config().max_order),
+        order,
+    ))
 }
 
 /// `extfrag_for_order()`: the percentage of free memory in blocks smaller than `order`.
 pub fn extfrag_for_order(zone: &ZoneShared, order: u32) -> u64 {
-    let info = fill_contig_page_info(zone, order);
-    if info.free_pages == 0 {
-        return 0;
-    }
-    info.free_pages.saturating_sub(info.free_blocks_suitable << order) * 100 / info.free_pages
+    u64::from(extfrag::extfrag_for_order(
+        &zone.free_areas().nr_free_per_order(zone.config().max_order),
+        order,
+    ))
 }
 
 /// `fragmentation_score_zone()`: [`extfrag_for_order`] at the huge page order
@@ -179,16 +145,17 @@ mod tests {
 
     #[test]
     fn fragmentation_index_matches_the_kernels_formula() {
+        use extfrag::{fragmentation_index_of, ContigPageInfo};
         // Nothing free: 0. A suitable block: -1000.
-        assert_eq!(fragmentation_index_of(9, ContigPageInfo::default()), 0);
+        assert_eq!(fragmentation_index_of(&ContigPageInfo::default(), 9, 11), 0);
         let ok = ContigPageInfo { free_pages: 512, free_blocks_total: 1, free_blocks_suitable: 1 };
-        assert_eq!(fragmentation_index_of(9, ok), -1000);
+        assert_eq!(fragmentation_index_of(&ok, 9, 11), -1000);
         // 512 single free pages for an order-9 request: pure fragmentation.
         let scattered = ContigPageInfo { free_pages: 512, free_blocks_total: 512, free_blocks_suitable: 0 };
-        assert_eq!(fragmentation_index_of(9, scattered), 1000 - (1000 + 1000) / 512);
+        assert_eq!(fragmentation_index_of(&scattered, 9, 11), 1000 - (1000 + 1000) / 512);
         // Less free memory than the request in total: the formula goes negative, and
         // compaction_suitable does not refuse on it (only 0..=threshold refuses).
         let short = ContigPageInfo { free_pages: 256, free_blocks_total: 1, free_blocks_suitable: 0 };
-        assert_eq!(fragmentation_index_of(9, short), 1000 - (1000 + 500));
+        assert_eq!(fragmentation_index_of(&short, 9, 11), 1000 - (1000 + 500));
     }
 }

@@ -22,6 +22,7 @@ use crate::node::NodeShared;
 use crate::page_alloc::lock_zone;
 use crate::stats::{VmEvent, ZoneStat};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::ZoneShared;
 
 /// Simulated time from a wake-up to the daemon's run: the scheduling latency and the time a
 /// kswapd running beside the allocators takes to get going. A modelling choice, not a kernel
@@ -48,34 +49,38 @@ pub struct Daemons {
     pub kcompactd_highest_zoneidx: Option<ZoneType>,
 }
 
+/// Does some zone up to `idx` with managed pages pass its high watermark at `order`,
+/// counting `free(zone)` as its free memory? `None` if there is no such zone.
+fn some_zone_above_high(
+    node: &NodeShared,
+    order: u32,
+    idx: ZoneType,
+    free: impl Fn(&ZoneShared) -> u64,
+) -> Option<bool> {
+    let mut zones =
+        node.zones().iter().filter(|z| z.config().zone_type <= idx && z.managed_pages() > 0).peekable();
+    zones.peek()?;
+    let req = WatermarkRequest { order, flags: AllocFlags::WMARK_MIN, highest_zoneidx: idx };
+    Some(zones.any(|z| z.zone_watermark_ok_with(req, z.wmark_pages(WatermarkLevel::High), free(z))))
+}
+
 /// `pgdat_balanced()`: some zone up to `idx` passes its high watermark at `order` (counting
 /// only whole free pageblocks under `defrag_mode`). A node without such zones is balanced.
 pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
-    let mut any = false;
-    for zone in node.zones() {
-        if zone.config().zone_type > idx || zone.managed_pages() == 0 {
-            continue;
-        }
-        any = true;
-        let free = if node.policy().defrag_mode {
-            zone.counters().zone_stat(ZoneStat::NrFreePagesBlocks)
+    let blocks = node.policy().defrag_mode;
+    some_zone_above_high(node, order, idx, |z| {
+        if blocks {
+            z.counters().zone_stat(ZoneStat::NrFreePagesBlocks)
         } else {
-            zone.nr_free_pages()
-        };
-        let req = WatermarkRequest { order, flags: AllocFlags::WMARK_MIN, highest_zoneidx: idx };
-        if zone.zone_watermark_ok_with(req, zone.wmark_pages(WatermarkLevel::High), free) {
-            return true;
+            z.nr_free_pages()
         }
-    }
-    !any
+    })
+    .unwrap_or(true)
 }
 
 /// Some zone up to `idx` has its free pages (whole blocks or not) above the high watermark.
 fn free_pages_balanced(node: &NodeShared, idx: ZoneType) -> bool {
-    node.zones().iter().filter(|z| z.config().zone_type <= idx && z.managed_pages() > 0).any(|z| {
-        let req = WatermarkRequest { order: 0, flags: AllocFlags::WMARK_MIN, highest_zoneidx: idx };
-        z.zone_watermark_ok(req, z.wmark_pages(WatermarkLevel::High))
-    })
+    some_zone_above_high(node, 0, idx, ZoneShared::nr_free_pages).unwrap_or(false)
 }
 
 /// `pgdat_watermark_boosted()`.

@@ -103,6 +103,14 @@ impl Lruvec {
         self.nr_pages[list as usize]
     }
 
+    /// Pages on the four LRU lists (slab, which shrinkers free, is not an LRU here).
+    pub fn lru_pages(&self) -> u64 {
+        [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile]
+            .into_iter()
+            .map(|l| self.size(l))
+            .sum()
+    }
+
     /// Pages on `list` that lie in zone `zone`.
     pub fn zone_size(&self, zone: usize, list: LruList) -> u64 {
         self.zone_pages[zone][list as usize]

@@ -192,11 +192,7 @@ fn shrink_inactive_list(
             sc.stat.pgsteal_file += reclaimed;
         }
     }
-    let lru_pages = [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile]
-        .into_iter()
-        .map(|l| lru.size(l))
-        .sum();
-    cost.note(kind, io, rotated, lru_pages);
+    cost.note(kind, io, rotated, lru.lru_pages());
 }
 
 /// `shrink_slab()`: shrinkers free `(freeable >> priority) * 4 / DEFAULT_SEEKS` objects;

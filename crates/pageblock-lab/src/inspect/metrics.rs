@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use pageblock_core::compaction::suitable::{fragmentation_index_of, ContigPageInfo};
+use pageblock_formats::extfrag;
 
 use super::{Inspection, ZoneReport};
 
@@ -39,31 +39,14 @@ fn escape(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
-/// The zone's free memory by order, as `fill_contig_page_info` sees it.
-fn contig(free: &[u64], order: u32) -> ContigPageInfo {
-    let mut info = ContigPageInfo::default();
-    for (o, &n) in free.iter().enumerate() {
-        info.free_blocks_total += n;
-        info.free_pages += n << o;
-        if o as u32 >= order {
-            info.free_blocks_suitable += n << (o as u32 - order);
-        }
-    }
-    info
-}
-
 /// `unusable_free_index()` as a ratio: the share of free memory in blocks smaller than `order`.
 pub fn unusable_index(free: &[u64], order: u32) -> f64 {
-    let info = contig(free, order);
-    if info.free_pages == 0 {
-        return 1.0;
-    }
-    ((info.free_pages - (info.free_blocks_suitable << order)) * 1000 / info.free_pages) as f64 / 1000.0
+    f64::from(extfrag::unusable_free_index(free, order)) / 1000.0
 }
 
 /// `fragmentation_index()` as a ratio (-1: a block of `order` is free).
 pub fn fragmentation_index(free: &[u64], order: u32) -> f64 {
-    fragmentation_index_of(order, contig(free, order)) as f64 / 1000.0
+    f64::from(extfrag::fragmentation_index(free, order)) / 1000.0
 }
 
 fn zl(z: &ZoneReport) -> [(&'static str, String); 2] {

@@ -153,7 +153,8 @@ impl Flags {
     }
 
     /// Fill `out` with the words of pfns from `start`; pfns past the end read as holes.
-    fn read(&self, start: u64, out: &mut [u64]) -> Result<(), String> {
+    /// `bytes` is the read buffer, kept by the caller across chunks.
+    fn read(&self, start: u64, out: &mut [u64], bytes: &mut Vec<u8>) -> Result<(), String> {
         const HOLE: u64 = 1 << kpageflags::KPF_NOPAGE;
         match self {
             Flags::Snapshot(v) => {
@@ -162,7 +163,7 @@ impl Flags {
                 }
             }
             Flags::Live(f) => {
-                let mut bytes = vec![0u8; out.len() * 8];
+                bytes.resize(out.len() * 8, 0);
                 let mut got = 0;
                 while got < bytes.len() {
                     match f.read_at(&mut bytes[got..], start * 8 + got as u64) {
@@ -239,12 +240,13 @@ fn zone_content(
     let end = start + spanned;
     let mut total = ZoneBlocks::default();
     let mut buf = vec![0u64; CHUNK_PFNS.max(pb) as usize];
+    let mut bytes = Vec::new();
     let mut chunk = first;
     while chunk < end {
         let lo = chunk.max(start);
         let hi = (chunk + CHUNK_PFNS.max(pb)).min(end);
         let words = &mut buf[..(hi - lo) as usize];
-        flags.read(lo, words)?;
+        flags.read(lo, words, &mut bytes)?;
         if let Some(ram) = ram {
             mark_holes(ram, lo, words);
         }

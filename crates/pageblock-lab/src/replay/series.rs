@@ -42,8 +42,7 @@ pub struct Summary {
 impl Series {
     /// Sample `node` now.
     pub fn sample(&mut self, node: &NodeShared) {
-        let blocks: u64 =
-            node.zones().iter().map(|z| z.counters().zone_stat(ZoneStat::NrFreePagesBlocks)).sum();
+        let blocks = free_pages_in_blocks(node);
         let free = node.nr_free_pages();
         self.samples.push(Sample {
             free_pageblocks: blocks >> node.pageblock_order(),
@@ -63,6 +62,16 @@ impl Series {
             end: v[v.len() - 1],
         }
     }
+}
+
+/// Free pages in whole free pageblocks, every zone (`NR_FREE_PAGES_BLOCKS`).
+fn free_pages_in_blocks(node: &NodeShared) -> u64 {
+    node.zones().iter().map(|z| z.counters().zone_stat(ZoneStat::NrFreePagesBlocks)).sum()
+}
+
+/// Whole free pageblocks on the node.
+pub fn free_pageblocks(node: &NodeShared) -> u64 {
+    free_pages_in_blocks(node) >> node.pageblock_order()
 }
 
 /// The unusable free index of `node`'s free lists at pageblock order, in thousandths.

@@ -218,26 +218,6 @@ pub fn work_units(node: &Node) -> u64 {
     .sum()
 }
 
-/// Whole free pageblocks on the node.
-fn free_pageblocks(node: &Node) -> u64 {
-    let s = node.shared();
-    let blocks: u64 =
-        s.zones().iter().map(|z| z.counters().zone_stat(pageblock_core::ZoneStat::NrFreePagesBlocks)).sum();
-    blocks >> s.pageblock_order()
-}
-
-/// The unusable free index at the pageblock order over the node's free blocks.
-fn unusable_index_end(node: &Node) -> f64 {
-    let s = node.shared();
-    let mut free = vec![0u64; s.max_order() as usize + 1];
-    for z in s.zones() {
-        for (o, n) in free.iter_mut().enumerate() {
-            *n += z.free_areas().nr_free(o as u32);
-        }
-    }
-    crate::inspect::metrics::unusable_index(&free, s.pageblock_order())
-}
-
 fn snapshot(node: &Node) -> (Vec<u64>, u64) {
     let s = node.shared();
     let allocstall = ZoneType::ALL.into_iter().map(|t| s.counters().allocstall(t)).sum();
@@ -303,13 +283,13 @@ pub fn run_policy(
             hugealloc_work_stddev: stddev,
             atomic_requests: stats.atomic_requests,
             atomic_failures: stats.atomic_failures,
-            free_pageblocks_end: free_pageblocks(&node),
+            free_pageblocks_end: crate::replay::series::free_pageblocks(node.shared()),
             map: crate::inspect::simulated::node_block_kinds(&node)
                 .into_iter()
                 .map(|(_, k)| k)
                 .max_by_key(Vec::len)
                 .unwrap_or_default(),
-            unusable_index_end: unusable_index_end(&node),
+            unusable_index_end: f64::from(crate::replay::series::unusable_index(node.shared())) / 1000.0,
         });
         progress(r + 1);
     }
