@@ -328,6 +328,8 @@ pub struct Zone {
     pub(crate) compact: ZoneCompaction,
     /// A direct compaction waiting for a freed block (`current->capture_control`).
     pub(crate) capture: Option<Capture>,
+    /// Ids handed to capture wishes so far.
+    pub(crate) capture_seq: u64,
 }
 
 impl std::fmt::Debug for Zone {
@@ -389,6 +391,7 @@ impl Zone {
             cpu: 0,
             compact,
             capture: None,
+            capture_seq: 0,
         };
         zone.init_cma_blocks();
         zone.free_all_pages_at_boot();

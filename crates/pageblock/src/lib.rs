@@ -20,7 +20,17 @@
 //! unsafe { page.as_ptr().write_bytes(0x5a, 4096) };
 //! a.free_pages(pfn, 0).unwrap();
 //! assert!(a.free_pages(pfn, 0).is_err(), "double free is refused");
+//!
+//! // Movable memory: compaction may move it (copying the bytes), never while pinned.
+//! let mut m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
+//! a.pin(&mut m).unwrap().bytes_mut().unwrap()[0] = 42;
+//! assert_eq!(a.pin(&mut m).unwrap().bytes().unwrap()[0], 42);
+//! a.free_movable(m).unwrap();
 //! ```
+//!
+//! An arena allocator runs kswapd and kcompactd as threads (`kswapd0`, `kcompactd0`); direct
+//! compaction and reclaim run on the allocating thread. Owners of reclaimable memory register
+//! a [`Shrinker`]. See `docs/ARCHITECTURE.md` for the design.
 //!
 //! The allocation and free paths are [`pageblock_core::page_alloc`]'s — the same code the
 //! lab's simulator runs ([`pageblock_core::Node`]); this crate supplies the locks
@@ -30,43 +40,45 @@
 //! is taken only to refill or drain a batch. Everything else takes the zone lock.
 //!
 //! Like the kernel, a failing request drains other CPUs' caches only after direct reclaim
-//! made progress — and reclaim is not modelled yet — so pages cached on another CPU stay
-//! there when memory runs out; [`Allocator::drain_all_pages`] gives them back.
+//! made progress, so pages cached on another CPU can stay there when memory runs out;
+//! [`Allocator::drain_all_pages`] gives them back.
 //!
 //! Tracing: install a sink on the node's hub (`shared().trace().set_sink(..)`); it sees every
 //! event, stamped with the CPU slot.
 
 pub mod arena;
 mod cpu;
+mod daemons;
+pub mod movable;
+mod pgdat;
+pub mod shrinker;
 mod sync;
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
+use pageblock_core::compaction::{compact_node, CompactResult};
 use pageblock_core::page_alloc;
-use pageblock_core::pcp::PerCpuPages;
 use pageblock_core::{show, NodeLocks, NodeShared, PageCensus, VerifyError, Zone};
 pub use pageblock_core::{AllocError, ConfigError, FreeError, Gfp, NodeConfig, Pfn, Policy, ZoneConfig};
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 
 use crate::arena::Arena;
-use crate::sync::{SpinGuard, SpinLock};
+use crate::daemons::DaemonThreads;
+pub use crate::movable::{Movable, MovableError, Pinned};
+pub use crate::pgdat::Pgdat;
+pub use crate::shrinker::{ShrinkControl, Shrinker, ShrinkerId};
 
 /// A page allocator over one node, usable from any thread.
 pub struct Allocator {
-    shared: Arc<NodeShared>,
-    zones: Box<[Mutex<Zone>]>,
-    /// At [`NodeShared::pcp_index`].
-    pcp: Box<[SpinLock<PerCpuPages>]>,
-    /// `nr_cpus - 1` when the slot count is a power of two (slot = ticket & mask).
-    cpu_mask: Option<usize>,
-    arena: Option<Arena>,
-    zone_lock_acquisitions: AtomicU64,
+    pgdat: Arc<Pgdat>,
+    /// kswapd and kcompactd, while they run.
+    daemons: Option<DaemonThreads>,
 }
 
 impl Allocator {
-    /// A metadata-only allocator (for simulation) over the node `config` describes.
+    /// A metadata-only allocator (for simulation) over the node `config` describes. No
+    /// daemon threads run until [`Allocator::start_daemons`].
     pub fn new(config: NodeConfig, policy: Policy) -> Result<Allocator, ConfigError> {
         Self::build(config, policy, None)
     }
@@ -76,15 +88,25 @@ impl Allocator {
         Self::new(NodeConfig::single(zone), policy)
     }
 
-    /// An allocator over `bytes` of real, mmap'd memory, with one CPU slot per online CPU.
+    /// An allocator over `bytes` of real, mmap'd memory, with one CPU slot per online CPU and
+    /// kswapd and kcompactd running.
     pub fn with_arena(bytes: u64, policy: Policy) -> Result<Allocator, ArenaError> {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         Self::with_arena_cpus(bytes, cpus, policy)
     }
 
-    /// An allocator over `bytes` of real, mmap'd memory with `nr_cpus` CPU slots: one
-    /// ZONE_NORMAL whose pfns are the arena's virtual page numbers.
+    /// An allocator over `bytes` of real, mmap'd memory with `nr_cpus` CPU slots (one
+    /// ZONE_NORMAL whose pfns are the arena's virtual page numbers), kswapd and kcompactd
+    /// running.
     pub fn with_arena_cpus(bytes: u64, nr_cpus: u32, policy: Policy) -> Result<Allocator, ArenaError> {
+        let mut a = Self::with_arena_quiet(bytes, nr_cpus, policy)?;
+        a.start_daemons().map_err(ArenaError::Map)?;
+        Ok(a)
+    }
+
+    /// [`Allocator::with_arena_cpus`] without the daemon threads (benchmarks and
+    /// deterministic tests; start them later with [`Allocator::start_daemons`]).
+    pub fn with_arena_quiet(bytes: u64, nr_cpus: u32, policy: Policy) -> Result<Allocator, ArenaError> {
         let arena = Arena::new(bytes).map_err(ArenaError::Map)?;
         let zone = ZoneConfig {
             nr_cpus,
@@ -94,38 +116,39 @@ impl Allocator {
     }
 
     fn build(config: NodeConfig, policy: Policy, arena: Option<Arena>) -> Result<Allocator, ConfigError> {
-        let (shared, zones) = NodeShared::boot(config, policy)?;
-        let nr_cpus = shared.nr_cpus();
-        let pcp = PerCpuPages::for_node(nr_cpus, &zones).map(SpinLock::new).collect();
-        Ok(Allocator {
-            shared: Arc::new(shared),
-            zones: zones.into_iter().map(Mutex::new).collect(),
-            pcp,
-            cpu_mask: nr_cpus.is_power_of_two().then_some(nr_cpus - 1),
-            arena,
-            zone_lock_acquisitions: AtomicU64::new(0),
-        })
+        Ok(Allocator { pgdat: Arc::new(Pgdat::boot(config, policy, arena)?), daemons: None })
+    }
+
+    /// Start kswapd and kcompactd (nothing if they run already).
+    pub fn start_daemons(&mut self) -> std::io::Result<()> {
+        if self.daemons.is_none() {
+            self.daemons = Some(DaemonThreads::start(&self.pgdat)?);
+        }
+        Ok(())
+    }
+
+    /// Stop kswapd and kcompactd and wait for them (their current pass finishes first).
+    /// Wake-ups are still recorded; [`Allocator::start_daemons`] picks them up.
+    pub fn stop_daemons(&mut self) {
+        if let Some(d) = self.daemons.take() {
+            d.stop(&self.pgdat);
+        }
+    }
+
+    /// Whether kswapd and kcompactd run.
+    pub fn daemons_running(&self) -> bool {
+        self.daemons.is_some()
     }
 
     /// How many times a zone lock has been taken (refills, drains, zone-path allocations and
     /// frees, walks, `with_zone`).
     pub fn zone_lock_acquisitions(&self) -> u64 {
-        self.zone_lock_acquisitions.load(Ordering::Relaxed)
-    }
-
-    /// The slot the calling thread uses (a mask, not a division, for power-of-two counts).
-    #[inline]
-    fn this_cpu(&self) -> usize {
-        let ticket = cpu::thread_ticket();
-        match self.cpu_mask {
-            Some(mask) => ticket & mask,
-            None => ticket % self.nr_cpus(),
-        }
+        self.pgdat.zone_lock_acquisitions()
     }
 
     /// Number of CPU slots.
     pub fn nr_cpus(&self) -> usize {
-        self.shared.nr_cpus()
+        self.pgdat.shared.nr_cpus()
     }
 
     /// Use CPU slot `cpu` explicitly (deterministic runs, pinned threads). Panics if `cpu` is
@@ -136,69 +159,125 @@ impl Allocator {
     }
 
     /// Allocate 2^`order` pages for a request with GFP mask `gfp`, on this thread's slot.
+    /// In an arena, a block of the pageblock order (2 MiB) is 2 MiB-aligned and advised for
+    /// transparent huge pages.
     #[inline]
     pub fn alloc_pages(&self, order: u32, gfp: Gfp) -> Result<Pfn, AllocError> {
-        page_alloc::alloc_pages(self, self.this_cpu(), order, gfp)
+        page_alloc::alloc_pages(&*self.pgdat, self.pgdat.this_cpu(), order, gfp)
     }
 
     /// Free a block returned by [`Allocator::alloc_pages`], on this thread's slot. Misuse is
     /// refused and changes nothing; of two racing frees of one block exactly one wins.
     #[inline]
     pub fn free_pages(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
-        page_alloc::free_pages(self, self.this_cpu(), pfn, order)
+        page_alloc::free_pages(&*self.pgdat, self.pgdat.this_cpu(), pfn, order)
+    }
+
+    /// Allocate 2^`order` movable pages as a handle that compaction may move while it is not
+    /// pinned (`gfp` must be a movable mask, e.g. [`Gfp::HIGHUSER_MOVABLE`]).
+    pub fn alloc_movable(&self, order: u32, gfp: Gfp) -> Result<Movable, AllocError> {
+        if !gfp.contains(Gfp::MOVABLE) {
+            return Err(AllocError::InvalidGfp(gfp));
+        }
+        let table = self.pgdat.movable.get_or_init(|| {
+            let node = &self.pgdat.shared;
+            let first = node.zones().first().map_or(0, |z| z.config().start_pfn);
+            let end = node.zones().last().map_or(0, |z| z.config().end_pfn());
+            movable::MovableTable::new(first, end - first)
+        });
+        let pfn = self.alloc_pages(order, gfp)?;
+        Ok(table.publish(pfn, order))
+    }
+
+    /// Pin `m` in place: its pages do not move until the pin is dropped.
+    pub fn pin<'a>(&'a self, m: &'a mut Movable) -> Result<Pinned<'a>, MovableError> {
+        let table = self.pgdat.movable.get().ok_or(MovableError::Foreign)?;
+        table.pin(&self.pgdat, m)
+    }
+
+    /// Free a movable allocation, on this thread's slot. On refusal (a handle of another
+    /// allocator) the handle comes back and nothing changed.
+    pub fn free_movable(&self, m: Movable) -> Result<(), (Movable, MovableError)> {
+        match self.pgdat.movable.get() {
+            Some(table) => table.free(&self.pgdat, self.pgdat.this_cpu(), m),
+            None => Err((m, MovableError::Foreign)),
+        }
+    }
+
+    /// Register the owner of reclaimable memory; reclaim asks it for pages from now on.
+    pub fn register_shrinker(&self, shrinker: Arc<dyn Shrinker>) -> ShrinkerId {
+        self.pgdat.shrinkers.register(shrinker)
+    }
+
+    /// Stop asking a shrinker (false if it was not registered).
+    pub fn unregister_shrinker(&self, id: ShrinkerId) -> bool {
+        self.pgdat.shrinkers.unregister(id)
+    }
+
+    /// `echo 1 > /proc/sys/vm/compact_memory`: compact every zone whole, synchronously, on
+    /// this thread. Returns each zone's result (empty while no movable handle is live).
+    pub fn compact_memory(&self) -> Vec<CompactResult> {
+        compact_node(&*self.pgdat, self.pgdat.this_cpu(), false)
     }
 
     /// `drain_pages(cpu)`: give CPU `cpu`'s cached pages of every zone back.
     pub fn drain_pages(&self, cpu: usize) {
-        for z in 0..self.zones.len() {
-            page_alloc::drain_pages_zone(self, cpu, z);
+        for z in 0..self.pgdat.nr_zones() {
+            page_alloc::drain_pages_zone(&*self.pgdat, cpu, z);
         }
     }
 
     /// `drain_all_pages()`: give every CPU's cached pages back to the zones.
     pub fn drain_all_pages(&self) {
-        page_alloc::drain_all_pages(self);
+        page_alloc::drain_all_pages(&*self.pgdat);
     }
 
     /// The vmstat worker's pass for CPU slot `cpu` (`decay_pcp_high`): the kernel runs it
     /// every second on every CPU; callers with long-lived allocators run it periodically.
     pub fn vmstat_update(&self, cpu: usize) -> bool {
-        page_alloc::vmstat_update(self, cpu)
+        page_alloc::vmstat_update(&*self.pgdat, cpu)
     }
 
     /// `/proc/pagetypeinfo` from the per-migratetype counts, as 6.18 prints it: never takes a
     /// zone lock. With the `Plain` free-area layout (no counts) it walks the lists instead.
     pub fn pagetypeinfo(&self) -> PageTypeInfo {
-        show::pagetypeinfo(self, show::PagetypeinfoMode::CountsCapped)
+        show::pagetypeinfo(&*self.pgdat, show::PagetypeinfoMode::CountsCapped)
     }
 
     /// `/proc/pagetypeinfo` the pre-seed-000 way: walk the free lists, taking the zone lock
     /// for one order at a time (as the kernel's `pagetypeinfo_showfree_print` does).
     pub fn pagetypeinfo_walk(&self) -> PageTypeInfo {
-        show::pagetypeinfo_walk(self)
+        show::pagetypeinfo_walk(&*self.pgdat)
     }
 
     /// The lock-free part of the node (counters, zones' pageblock bits and memmaps).
-    pub fn shared(&self) -> &Arc<NodeShared> {
-        &self.shared
+    pub fn shared(&self) -> &NodeShared {
+        &self.pgdat.shared
+    }
+
+    /// The node as the allocation path sees it (for code written against [`NodeLocks`]).
+    pub fn pgdat(&self) -> &Pgdat {
+        &self.pgdat
     }
 
     /// Run `f` on zone `zone` with its lock held. Blocks cached on per-CPU lists are
     /// allocated as far as the zone can tell; drain them first for an exact picture.
     pub fn with_zone<R>(&self, zone: usize, f: impl FnOnce(&mut Zone) -> R) -> R {
-        f(&mut self.lock_zone(zone))
+        f(&mut self.pgdat.lock_zone(zone))
     }
 
     /// Check every invariant of every zone and every CPU's lists, holding each lock in turn
-    /// (quiesce the allocator first: concurrent operations move pages between them).
+    /// (quiesce the allocator first — its callers and its daemons, see
+    /// [`Allocator::stop_daemons`]: concurrent operations move pages between them).
     pub fn verify(&self) -> Result<PageCensus, VerifyError> {
         let mut total = PageCensus::default();
-        for z in 0..self.zones.len() {
+        let node = &self.pgdat.shared;
+        for z in 0..self.pgdat.nr_zones() {
             let mut cached = 0;
             for cpu in 0..self.nr_cpus() {
-                cached += self.lock_pcp(cpu, z).verify(self.shared.zone(z))?;
+                cached += self.pgdat.lock_pcp(cpu, z).verify(node.zone(z))?;
             }
-            let census = self.lock_zone(z).verify()?;
+            let census = self.pgdat.lock_zone(z).verify()?;
             if census.pcp != cached {
                 return Err(VerifyError(format!(
                     "zone {z}: {} per-CPU pages in the memmap, {cached} on the lists",
@@ -212,37 +291,18 @@ impl Allocator {
 
     /// The address of page `pfn` (arena mode only).
     pub fn page_ptr(&self, pfn: Pfn) -> Option<NonNull<u8>> {
-        self.arena.as_ref()?.page_ptr(pfn.0)
+        self.pgdat.arena.as_ref()?.page_ptr(pfn.0)
     }
 
     /// The page containing `ptr` (arena mode only).
     pub fn pfn_of(&self, ptr: *const u8) -> Option<Pfn> {
-        self.arena.as_ref()?.pfn_of(ptr).map(Pfn)
+        self.pgdat.arena.as_ref()?.pfn_of(ptr).map(Pfn)
     }
 }
 
-impl NodeLocks for Allocator {
-    type ZoneGuard<'a> = MutexGuard<'a, Zone>;
-    type PcpGuard<'a> = SpinGuard<'a, PerCpuPages>;
-
-    #[inline]
-    fn node(&self) -> &NodeShared {
-        &self.shared
-    }
-
-    fn lock_zone(&self, zone: usize) -> MutexGuard<'_, Zone> {
-        self.zone_lock_acquisitions.fetch_add(1, Ordering::Relaxed);
-        // A panic under the zone lock is a broken invariant (a bug); poison adds nothing.
-        self.zones[zone].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    #[inline]
-    fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<SpinGuard<'_, PerCpuPages>> {
-        self.pcp[self.shared.pcp_index(cpu, zone)].try_lock()
-    }
-
-    fn lock_pcp(&self, cpu: usize, zone: usize) -> SpinGuard<'_, PerCpuPages> {
-        self.pcp[self.shared.pcp_index(cpu, zone)].lock()
+impl Drop for Allocator {
+    fn drop(&mut self) {
+        self.stop_daemons();
     }
 }
 
@@ -257,13 +317,13 @@ impl OnCpu<'_> {
     /// [`Allocator::alloc_pages`] on this slot.
     #[inline]
     pub fn alloc_pages(&self, order: u32, gfp: Gfp) -> Result<Pfn, AllocError> {
-        page_alloc::alloc_pages(self.alloc, self.cpu, order, gfp)
+        page_alloc::alloc_pages(&*self.alloc.pgdat, self.cpu, order, gfp)
     }
 
     /// [`Allocator::free_pages`] on this slot.
     #[inline]
     pub fn free_pages(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
-        page_alloc::free_pages(self.alloc, self.cpu, pfn, order)
+        page_alloc::free_pages(&*self.alloc.pgdat, self.cpu, pfn, order)
     }
 }
 

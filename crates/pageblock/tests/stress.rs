@@ -9,21 +9,13 @@ use std::sync::Arc;
 
 use pageblock::{Allocator, Gfp, Pfn, Policy};
 
+mod common;
+use common::Rng;
+
 const PAGE: usize = 4096;
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// xorshift64*: enough randomness for a stress test, seeded per thread.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
 }
 
 /// The word written at the start and end of every page of a block: owner and pfn.

@@ -1,6 +1,11 @@
 //! Capture (`struct capture_control`, `compaction_capture`): while direct compaction runs for
 //! a request, a block of the requested order that the same CPU frees into the zone goes
 //! straight to the request instead of onto a free list, where another CPU could take it.
+//!
+//! The kernel keeps the wish in the compacting task (`current->capture_control`); here it is
+//! published in the zone, one at a time: with real threads two direct compactions can run
+//! in one zone, and only the first publishes a wish. Each wish carries an id so that a run
+//! reads and takes only its own.
 
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::MigrateType;
@@ -9,6 +14,8 @@ use crate::zone::Zone;
 /// A direct compaction's wish, published in the zone for the run's duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Capture {
+    /// Which run published it (see [`Zone::publish_capture`]).
+    pub id: u64,
     /// The compacting CPU (`current`): only its frees are captured.
     pub cpu: u32,
     /// The request's order.
@@ -20,6 +27,37 @@ pub(crate) struct Capture {
 }
 
 impl Zone {
+    /// Publish a run's wish for a block of `order` freed on `cpu`; returns its id, or `None`
+    /// if another run's wish is published (this run then captures nothing).
+    pub(crate) fn publish_capture(
+        &mut self,
+        cpu: usize,
+        order: u32,
+        migratetype: MigrateType,
+    ) -> Option<u64> {
+        if self.capture.is_some() {
+            return None;
+        }
+        self.capture_seq += 1;
+        let id = self.capture_seq;
+        self.capture = Some(Capture { id, cpu: cpu as u32, order, migratetype, page: None });
+        Some(id)
+    }
+
+    /// The block captured for run `id`, if it has one.
+    pub(crate) fn captured_for(&self, id: Option<u64>) -> Option<u64> {
+        self.capture.filter(|c| Some(c.id) == id).and_then(|c| c.page)
+    }
+
+    /// Withdraw run `id`'s wish; returns the block it captured, if any.
+    pub(crate) fn take_capture(&mut self, id: Option<u64>) -> Option<u64> {
+        let page = self.captured_for(id);
+        if self.capture.is_some_and(|c| Some(c.id) == id) {
+            self.capture = None;
+        }
+        page
+    }
+
     /// `compaction_capture()`, called at every step of `__free_one_page`'s merge loop with
     /// the block being freed (`pfn`, `order`, on the `mt` list). True if the block was taken
     /// for the request: it is then allocated to it and not freed.
@@ -72,5 +110,30 @@ impl Zone {
         let info = PageInfo { state: PageState::Allocated, order: low, tag: AllocTag::of(mt) };
         self.shared.memmap.set_info(self.idx(pfn), info);
         crate::Pfn(pfn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Node, NodeLocks, Policy, ZoneConfig, ZoneType};
+
+    /// Regression: with one wish slot per zone, a second direct compaction in the same zone
+    /// (another thread) overwrote the first's wish, and the first then took the second's
+    /// captured block — of the wrong order.
+    #[test]
+    fn a_second_run_publishes_nothing_and_takes_only_its_own_capture() {
+        let node =
+            Node::single_zone(ZoneConfig::new(ZoneType::Normal, 0, 1 << 14), Policy::default()).unwrap();
+        let mut z = node.lock_zone(0);
+        let first = z.publish_capture(0, 3, MigrateType::Movable);
+        assert!(first.is_some());
+        assert_eq!(z.publish_capture(1, 5, MigrateType::Unmovable), None, "one wish at a time");
+        z.capture.as_mut().unwrap().page = Some(64);
+        assert_eq!(z.captured_for(None), None, "a run without a wish sees no capture");
+        assert_eq!(z.take_capture(None), None);
+        assert_eq!(z.captured_for(first), Some(64), "and does not withdraw another's");
+        assert_eq!(z.take_capture(first), Some(64));
+        assert!(z.capture.is_none());
     }
 }

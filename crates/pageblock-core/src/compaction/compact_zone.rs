@@ -4,7 +4,7 @@
 
 use super::migrate::idx;
 use super::suitable::{compaction_suit_allocation_order, SuitQuery};
-use super::{Capture, CompactPriority, CompactResult, MigrateMode, Mover};
+use super::{CompactPriority, CompactResult, MigrateMode, Mover};
 use crate::config::ZoneType;
 use crate::fallback::Fallback;
 use crate::gfp::{AllocFlags, Gfp};
@@ -45,6 +45,8 @@ pub(crate) struct CompactControl {
     pub total_free_scanned: u64,
     /// Finish the current pageblock even past the isolation limit.
     pub finish_pageblock: bool,
+    /// The id of the capture wish this run published, if it did (direct compaction).
+    pub capture: Option<u64>,
 }
 
 impl CompactControl {
@@ -71,6 +73,7 @@ impl CompactControl {
             total_migrate_scanned: 0,
             total_free_scanned: 0,
             finish_pageblock: false,
+            capture: None,
         }
     }
 
@@ -216,7 +219,7 @@ fn compact_finished<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) -> Co
     let Some(order) = cc.order else {
         return CompactResult::Continue;
     };
-    if z.capture.is_some_and(|c| c.page.is_some()) {
+    if z.captured_for(cc.capture).is_some() {
         return CompactResult::Success;
     }
     if cc.migrate_pfn & ((1 << pbo) - 1) != 0 {
@@ -251,7 +254,7 @@ pub(crate) fn score_wmark_low(node: &crate::node::NodeShared) -> u64 {
 
 /// The block a capture took, if any.
 fn captured<L: NodeLocks + ?Sized>(l: &L, cc: &CompactControl) -> Option<u64> {
-    lock_zone(l, cc.zone, cc.cpu).capture.and_then(|c| c.page)
+    lock_zone(l, cc.zone, cc.cpu).captured_for(cc.capture)
 }
 
 /// `migrate_pages()` for the isolated batch: each block gets a destination from the free
@@ -389,10 +392,9 @@ fn compact_zone_order<L: NodeLocks + ?Sized>(
     cc.whole_zone = priority == CompactPriority::SyncFull;
     cc.ignore_skip_hint = priority == CompactPriority::SyncFull;
     cc.ignore_block_suitable = priority == CompactPriority::SyncFull;
-    let capture = Capture { cpu: cpu as u32, order: ac.order, migratetype: ac.migratetype, page: None };
-    lock_zone(l, z, cpu).capture = Some(capture);
+    cc.capture = lock_zone(l, z, cpu).publish_capture(cpu, ac.order, ac.migratetype);
     let mut ret = compact_zone(l, mover, &mut cc);
-    let page = lock_zone(l, z, cpu).capture.take().and_then(|c| c.page);
+    let page = lock_zone(l, z, cpu).take_capture(cc.capture);
     if page.is_some() {
         ret = CompactResult::Success;
     }

@@ -79,7 +79,7 @@ impl PageblockPeer {
 
     /// A fresh allocator over a 4 GiB arena with two CPU slots, or why it could not be built.
     pub fn try_new(policy: Policy) -> Result<PageblockPeer, pageblock::ArenaError> {
-        Allocator::with_arena_cpus(REGION_PAGES * PAGE as u64, 2, policy).map(PageblockPeer)
+        Allocator::with_arena_quiet(REGION_PAGES * PAGE as u64, 2, policy).map(PageblockPeer)
     }
 }
 
