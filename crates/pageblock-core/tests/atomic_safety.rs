@@ -6,7 +6,8 @@
 //! # The property
 //!
 //! The request has order `o`, a GFP mask without `__GFP_DIRECT_RECLAIM` (GFP_ATOMIC,
-//! GFP_NOWAIT, GFP_TRANSHUGE_LIGHT, …), a CPU, and migratetype `mt = gfp_migratetype(mask)`.
+//! GFP_NOWAIT, GFP_TRANSHUGE_LIGHT, …), a CPU, and migratetype `mt = gfp_migratetype(mask)`
+//! (Unmovable for every mask when grouping by mobility is off).
 //! Nothing can free memory for it, so its last attempt is decisive. That attempt is
 //! `get_page_from_freelist` with the slow path's flags (`gfp_to_alloc_flags`):
 //!
@@ -40,9 +41,9 @@
 //!   - The three mobility lists: its own, and the other two by claim or steal
 //!     (`fallbacks[]`: every mobility type falls back to the other two).
 //!   - CMA, with ALLOC_CMA.
-//!   - HighAtomic, for `o > 0` only with ALLOC_HIGHATOMIC. The watermark test counts
-//!     nothing else there, and `rmqueue_buddy` then looks there first. For `o = 0` it needs
-//!     ALLOC_NON_BLOCK, the last resort in `rmqueue_buddy`.
+//!   - HighAtomic, for `o > 0` only with ALLOC_HIGHATOMIC: only then does the watermark
+//!     test count HighAtomic blocks, and `rmqueue_buddy` then looks there first. For `o = 0`
+//!     it needs ALLOC_NON_BLOCK, the last resort in `rmqueue_buddy`.
 //!   - Never MIGRATE_ISOLATE.
 //!
 //! **Property**: if some zone `Z` of the request has `W(Z) ∧ B(Z)`, the request succeeds.
