@@ -251,7 +251,7 @@ impl PerCpuPages {
     /// while the zone is above its high watermark.
     fn nr_pcp_alloc(&mut self, order: u32, zone_below_high: bool) -> usize {
         let base = self.batch;
-        self.high = self.high.clamp(self.high_min, self.high_max);
+        self.high = kernel_clamp(self.high, self.high_min, self.high_max);
         let mut high = self.high;
         if high < base {
             return 1;
@@ -350,7 +350,7 @@ impl PerCpuPages {
     /// keeps freeing into a healthy zone.
     fn nr_pcp_high(&mut self, shared: &ZoneShared, free_high: bool) -> u64 {
         let batch = self.batch;
-        self.high = self.high.clamp(self.high_min, self.high_max);
+        self.high = kernel_clamp(self.high, self.high_min, self.high_max);
         let high = self.high;
         if high == 0 {
             return 0;
@@ -376,7 +376,7 @@ impl PerCpuPages {
         if self.count >= high {
             let need = self.free_count + batch;
             if self.high < need {
-                self.high = need.clamp(self.high_min, self.high_max);
+                self.high = kernel_clamp(need, self.high_min, self.high_max);
             }
         }
         high
@@ -503,6 +503,19 @@ impl PerCpuPages {
     }
 }
 
+/// The kernel's `clamp(val, lo, hi)` (`__clamp` in `include/linux/minmax.h`): `hi` if `val`
+/// reaches it, else at least `lo`. Unlike `Ord::clamp` it accepts `lo > hi`. That happens
+/// here when the low watermark is above an eighth of the zone (`vm.min_free_kbytes` above
+/// about a tenth of memory): `high_min` then exceeds `high_max`, and `high_max` wins
+/// whenever `val` reaches it.
+fn kernel_clamp(val: u64, lo: u64, hi: u64) -> u64 {
+    if val >= hi {
+        hi
+    } else {
+        val.max(lo)
+    }
+}
+
 /// `zone_batchsize()`: pages moved between the zone and a per-CPU list in one lock hold.
 /// One page per 16 MiB of zone, at most 256 KiB, then scaled by 1.5 and rounded down to
 /// `2^n - 1` (odd batch sizes avoid cache-colouring aliasing between CPUs). 63 for any zone
@@ -560,5 +573,31 @@ mod tests {
         assert_eq!(zone_batchsize(256 << 8), 15, "256 MiB");
         assert_eq!(zone_batchsize(64 << 8), 3, "64 MiB");
         assert_eq!(zone_batchsize(3840), 1, "16 MiB DMA");
+    }
+
+    /// Regression (found by the atomic-safety property test). `min_free_kbytes` is at a
+    /// tenth of a 2 MiB zone, so `high_min` (the low watermark's share) exceeds `high_max`
+    /// (an eighth of the zone's share). The kernel's `clamp()` accepts that; `Ord::clamp`
+    /// panicked in the first refill.
+    #[test]
+    fn high_min_above_high_max_clamps_as_the_kernel_does() {
+        let zone = crate::ZoneConfig {
+            max_order: 2,
+            pageblock_order: 2,
+            nr_cpus: 1,
+            ..crate::ZoneConfig::normal(512 * crate::types::PAGE_SIZE)
+        };
+        let policy = Policy { min_free_kbytes: Some(208), ..Policy::default() };
+        let node = crate::Node::single_zone(zone, policy).unwrap();
+        let l = node.shared().zone(0).pageset();
+        assert!(l.high_min > l.high_max, "{l:?}");
+        let pfn = node.alloc_pages(0, 0, crate::Gfp::ATOMIC).unwrap();
+        let high = node.pcp(0, 0).high();
+        assert!(high == u64::from(l.high_min) || high == u64::from(l.high_max), "{high} {l:?}");
+        node.free_pages(0, pfn, 0).unwrap();
+        node.verify().unwrap();
+        assert_eq!(kernel_clamp(40, 20, 5), 5, "hi wins once reached");
+        assert_eq!(kernel_clamp(3, 20, 5), 20, "else at least lo");
+        assert_eq!(kernel_clamp(7, 5, 20), 7);
     }
 }

@@ -89,9 +89,15 @@ impl Zone {
         true
     }
 
-    /// A block of `high` order captured for a request promoted from order `low`: the
+    /// A block of `high` order captured for a request promoted from order `low`. The
     /// pageblocks become the request's type (`mt`), the request keeps the first 2^`low`
-    /// pages and the rest is free on `mt`'s lists, as a whole-block claim would leave it.
+    /// pages, and the rest is free on `mt`'s lists, as a whole-block claim would leave it.
+    ///
+    /// A block captured from the HighAtomic reserve is not claimed. Claims only take
+    /// mobility types, and retyping would leave `nr_reserved_highatomic` counting a
+    /// pageblock that is no longer reserved. The pageblock stays reserved, as the kernel's
+    /// capture leaves every pageblock's type alone, and the rest of the block stays on the
+    /// HighAtomic lists.
     pub(crate) fn claim_captured_block(
         &mut self,
         pfn: u64,
@@ -100,13 +106,18 @@ impl Zone {
         mt: MigrateType,
     ) -> crate::Pfn {
         let pb = self.pageblock_nr_pages();
-        let mut block = pfn & !(pb - 1);
-        while block < pfn + (1 << high) {
-            self.set_pageblock_migratetype(block, mt);
-            block += pb;
-        }
-        let added = self.expand(pfn, low, high, mt);
-        self.account_freepages(added as i64, mt);
+        let list_mt = if self.pageblock_migratetype(pfn) == MigrateType::HighAtomic {
+            MigrateType::HighAtomic
+        } else {
+            let mut block = pfn & !(pb - 1);
+            while block < pfn + (1 << high) {
+                self.set_pageblock_migratetype(block, mt);
+                block += pb;
+            }
+            mt
+        };
+        let added = self.expand(pfn, low, high, list_mt);
+        self.account_freepages(added as i64, list_mt);
         let info = PageInfo { state: PageState::Allocated, order: low, tag: AllocTag::of(mt) };
         self.shared.memmap.set_info(self.idx(pfn), info);
         crate::Pfn(pfn)
@@ -116,7 +127,8 @@ impl Zone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Node, NodeLocks, Policy, ZoneConfig, ZoneType};
+    use crate::compaction::Mover;
+    use crate::{Gfp, Node, NodeLocks, Pfn, Policy, ZoneConfig, ZoneType};
 
     /// Regression: with one wish slot per zone, a second direct compaction in the same zone
     /// (another thread) overwrote the first's wish, and the first then took the second's
@@ -135,5 +147,74 @@ mod tests {
         assert_eq!(z.captured_for(first), Some(64), "and does not withdraw another's");
         assert_eq!(z.take_capture(first), Some(64));
         assert!(z.capture.is_none());
+    }
+
+    /// Moves anything (nothing here needs to know where the pages went).
+    struct Anywhere;
+
+    impl Mover for Anywhere {
+        fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32) -> bool {
+            true
+        }
+    }
+
+    /// Regression (found by the atomic-safety property test). Under `defrag_mode` with the
+    /// pageblock-compaction fix, a reclaimable request compacts for a whole pageblock. The
+    /// first pageblock compaction empties is a HighAtomic reserve holding only movable
+    /// pages. Claiming the captured block used to retype it, leaving
+    /// `nr_reserved_highatomic` counting a reserve that no longer existed (verify failed).
+    #[test]
+    fn a_block_captured_from_the_highatomic_reserve_stays_reserved() {
+        let zone =
+            ZoneConfig { max_order: 6, pageblock_order: 4, nr_cpus: 1, ..ZoneConfig::normal(2048 * 4096) };
+        let policy = Policy {
+            min_free_kbytes: Some(64),
+            defrag_mode: true,
+            defrag_mode_atomic_fallback: true,
+            defrag_mode_pageblock_compaction: true,
+            defrag_mode_promoted_retry: true,
+            ..Policy::default()
+        };
+        let mut node = Node::single_zone(zone, policy).unwrap();
+        node.set_mover(Box::new(Anywhere));
+        // Movable pages everywhere.
+        let nowait_movable = Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0);
+        let mut pages = Vec::new();
+        loop {
+            let start = pages.len();
+            while let Ok(pfn) = node.alloc_pages(0, 0, nowait_movable) {
+                pages.push(pfn);
+            }
+            node.drain_all_pages();
+            if pages.len() == start {
+                break;
+            }
+        }
+        // The lowest pageblock, where compaction's migrate scanner starts, becomes the
+        // HighAtomic reserve, still full of movable pages.
+        let first = node.zone(0).start_pfn();
+        node.lock_zone(0).reserve_highatomic_pageblock(first, 0);
+        assert_eq!(node.zone(0).pageblock_migratetype(first), MigrateType::HighAtomic);
+        // Free memory for compaction to move pages into, scattered over the upper half so
+        // that no pageblock is wholly free.
+        pages.sort();
+        let upper = pages.split_off(pages.len() / 2);
+        for pfn in upper.iter().step_by(2) {
+            node.free_pages(0, *pfn, 0).unwrap();
+        }
+        node.drain_all_pages();
+        // Whole free pageblocks the fill left are taken.
+        let whole_free = |n: &Node| n.zone(0).counters().zone_stat(crate::ZoneStat::NrFreePagesBlocks);
+        while whole_free(&node) > 0 {
+            node.alloc_pages(0, 4, nowait_movable).expect("a whole free pageblock");
+        }
+        node.verify().unwrap();
+        let reclaimable = Gfp::KERNEL | Gfp::RECLAIMABLE;
+        node.alloc_pages(0, 0, reclaimable).expect("compaction makes a pageblock");
+        assert!(node.shared().event(crate::VmEvent::CompactSuccess) > 0, "served through compaction");
+        node.verify().unwrap();
+        let z = node.zone(0);
+        assert_eq!(z.pageblock_migratetype(first), MigrateType::HighAtomic, "still reserved");
+        assert_eq!(z.counters().nr_reserved_highatomic(), 16);
     }
 }
