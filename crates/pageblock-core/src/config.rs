@@ -392,6 +392,12 @@ pub struct Policy {
     /// above the high watermark, kswapd's further work toward whole free pageblocks reclaims
     /// page cache only — it never swaps anonymous memory out just to make blocks.
     pub blocks_without_swap: bool,
+    /// pageblock's policy: `compaction_suitable()` also asks for `compact_gap(order)` free
+    /// pages where the free scanner can migrate into — on the MIGRATE_MOVABLE lists, below the
+    /// order being made. Free memory inside unmovable and reclaimable pageblocks passes the
+    /// kernel's check, yet the scanners meet without a block and compaction is deferred for up
+    /// to 64 attempts, long after reclaim has made room. Skipped instead, the request reclaims.
+    pub compaction_suitable_targets: bool,
     /// `vm.extfrag_threshold` (0..=1000, default 500): direct compaction for a costly order
     /// is not tried when the zone's fragmentation index is at or below it (the failure is
     /// then a lack of memory, which reclaim must fix, not fragmentation).
@@ -421,6 +427,7 @@ impl Default for Policy {
             defrag_mode_pageblock_compaction: false,
             defrag_mode_promoted_retry: false,
             blocks_without_swap: false,
+            compaction_suitable_targets: false,
             extfrag_threshold: 500,
             compaction_proactiveness: 20,
         }
