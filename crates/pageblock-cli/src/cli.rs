@@ -124,7 +124,8 @@ pub struct ThpArgs {
     #[arg(long, default_value = "kbuild-thp")]
     pub workload: String,
     /// Comma-separated policies, the first is the baseline. Default: every policy
-    /// (vanilla, defrag_mode, defrag_mode_2026, pageblock, no_rmqueue_mode_memory).
+    /// (vanilla, defrag_mode, defrag_mode_2026, pageblock, pageblock_swap, pageblock_no_wake,
+    /// pageblock_any_zone, pageblock_no_targets, no_rmqueue_mode_memory).
     #[arg(long, value_delimiter = ',')]
     pub policies: Vec<String>,
     /// Consecutive runs on each node.
@@ -169,7 +170,9 @@ pub struct ReplayArgs {
     /// trace.txt.zst and before.*/after.* snapshots.
     pub trace: std::path::PathBuf,
     /// A policy to replay under (repeat for several): vanilla, defrag_mode,
-    /// defrag_mode_2026, pageblock, no_rmqueue_mode_memory. Default: vanilla and defrag_mode.
+    /// defrag_mode_2026, pageblock (and its variants pageblock_swap, pageblock_no_wake,
+    /// pageblock_any_zone, pageblock_no_targets), no_rmqueue_mode_memory. Default: vanilla and
+    /// defrag_mode.
     #[arg(long)]
     pub policy: Vec<String>,
     /// Also write the results as JSON to FILE.

@@ -392,6 +392,24 @@ pub struct Policy {
     /// above the high watermark, kswapd's further work toward whole free pageblocks reclaims
     /// page cache only — it never swaps anonymous memory out just to make blocks.
     pub blocks_without_swap: bool,
+    /// pageblock's policy: under `defrag_mode`, an allocation that leaves its zone with fewer
+    /// whole free pageblocks (`NR_FREE_PAGES_BLOCKS`) than the low watermark wakes kswapd for
+    /// a pageblock, as `rmqueue()` wakes it for a boosted watermark. The kernel wakes kswapd
+    /// only once free *pages* fall below low — whole blocks are long gone by then, and the
+    /// next burst of huge page faults finds none.
+    pub kswapd_wake_for_blocks: bool,
+    /// pageblock's policy: under `defrag_mode`, `pgdat_balanced()` weighs the node's whole
+    /// free pageblocks (summed over the zones the request may use) against the sum of their
+    /// high watermarks. The kernel accepts any one zone above its mark, so a small ZONE_DMA
+    /// holding a few free blocks reports the node balanced while ZONE_DMA32 has none, and
+    /// kswapd does not run until the shortage is acute.
+    pub kswapd_balance_node_blocks: bool,
+    /// pageblock's policy: `compaction_suitable()` also asks for `compact_gap(order)` free
+    /// pages where the free scanner can migrate into — on the MIGRATE_MOVABLE lists, below the
+    /// order being made. Free memory inside unmovable and reclaimable pageblocks passes the
+    /// kernel's check, yet the scanners meet without a block and compaction is deferred for up
+    /// to 64 attempts, long after reclaim has made room. Skipped instead, the request reclaims.
+    pub compaction_suitable_targets: bool,
     /// `vm.extfrag_threshold` (0..=1000, default 500): direct compaction for a costly order
     /// is not tried when the zone's fragmentation index is at or below it (the failure is
     /// then a lack of memory, which reclaim must fix, not fragmentation).
@@ -421,6 +439,9 @@ impl Default for Policy {
             defrag_mode_pageblock_compaction: false,
             defrag_mode_promoted_retry: false,
             blocks_without_swap: false,
+            kswapd_wake_for_blocks: false,
+            kswapd_balance_node_blocks: false,
+            compaction_suitable_targets: false,
             extfrag_threshold: 500,
             compaction_proactiveness: 20,
         }

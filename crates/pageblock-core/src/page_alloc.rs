@@ -18,10 +18,10 @@ use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::stats::VmEvent;
+use crate::stats::{VmEvent, ZoneStat};
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
-use crate::watermark::WatermarkRequest;
+use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
 /// What a request is (`struct alloc_context` plus its mask and order): set once by
@@ -154,7 +154,20 @@ fn rmqueue<L: NodeLocks + ?Sized>(
     if flags.contains(AllocFlags::KSWAPD) && zone.flags().boosted_watermark() {
         wakeup_kswapd_boosted(l, z);
     }
+    if flags.contains(AllocFlags::KSWAPD) && l.node().policy().kswapd_wake_for_blocks {
+        wakeup_kswapd_for_blocks(l, z, ac);
+    }
     page
+}
+
+/// `Policy::kswapd_wake_for_blocks`: under `defrag_mode`, a zone whose whole free pageblocks
+/// fell below its low watermark wakes kswapd for a pageblock.
+fn wakeup_kswapd_for_blocks<L: NodeLocks + ?Sized>(l: &L, z: usize, ac: &AllocContext) {
+    let zone = l.node().zone(z);
+    let free_blocks = zone.counters().zone_stat(ZoneStat::NrFreePagesBlocks);
+    if l.node().policy().defrag_mode && free_blocks < zone.wmark_pages(WatermarkLevel::Low) {
+        l.wakeup_kswapd(z, ac.gfp, zone.config().pageblock_order, ac.highest_zoneidx);
+    }
 }
 
 /// `rmqueue_buddy()`: the zone's lists under its lock.

@@ -241,12 +241,19 @@ mod random {
         match which {
             0 => base,
             1 => Policy { defrag_mode: true, ..base },
-            _ => Policy {
+            2 => Policy {
                 defrag_mode: true,
                 defrag_mode_atomic_fallback: true,
                 defrag_mode_pageblock_compaction: true,
                 defrag_mode_promoted_retry: true,
                 ..base
+            },
+            _ => Policy {
+                blocks_without_swap: true,
+                kswapd_wake_for_blocks: true,
+                kswapd_balance_node_blocks: true,
+                compaction_suitable_targets: true,
+                ..policy(2)
             },
         }
     }
@@ -258,7 +265,7 @@ mod random {
         /// under each policy: `verify()` and the owner's table after every operation.
         #[test]
         fn reclaim_and_compaction_keep_every_page_accounted(
-            which in 0..3u8,
+            which in 0..4u8,
             ops in proptest::collection::vec(op(), 1..3000),
         ) {
             let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };

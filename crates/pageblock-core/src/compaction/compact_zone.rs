@@ -111,8 +111,7 @@ pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
             alloc_flags: cc.alloc_flags,
             asynchronous: cc.mode == MigrateMode::Async,
             kcompactd: !cc.direct,
-            defrag_mode: node.policy().defrag_mode,
-            extfrag_threshold: node.policy().extfrag_threshold,
+            policy: node.policy(),
         };
         let r = compaction_suit_allocation_order(zone, q);
         if r != CompactResult::Continue {

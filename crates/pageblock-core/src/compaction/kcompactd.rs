@@ -29,15 +29,14 @@ fn kcompactd_flags(node: &NodeShared) -> AllocFlags {
     }
 }
 
-fn query(node: &NodeShared, order: u32, idx: ZoneType) -> SuitQuery {
+fn query(node: &NodeShared, order: u32, idx: ZoneType) -> SuitQuery<'_> {
     SuitQuery {
         order,
         highest_zoneidx: idx,
         alloc_flags: kcompactd_flags(node),
         asynchronous: false,
         kcompactd: true,
-        defrag_mode: node.policy().defrag_mode,
-        extfrag_threshold: node.policy().extfrag_threshold,
+        policy: node.policy(),
     }
 }
 

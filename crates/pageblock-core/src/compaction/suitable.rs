@@ -10,9 +10,10 @@
 use pageblock_formats::extfrag;
 
 use super::{compact_gap, CompactResult};
-use crate::config::ZoneType;
+use crate::config::{Policy, ZoneType};
 use crate::gfp::AllocFlags;
 use crate::locks::NodeLocks;
+use crate::migratetype::MigrateType;
 use crate::page_alloc::AllocContext;
 use crate::stats::ZoneStat;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
@@ -60,18 +61,34 @@ fn compaction_suitable_free(
     zone.zone_watermark_ok_with(req, mark, free_pages)
 }
 
+/// Free pages the free scanner can migrate into for a run at `order`: those on the
+/// MIGRATE_MOVABLE and MIGRATE_CMA lists in blocks smaller than `order` (a free block of the
+/// order being made is never a target). `None` when the free areas keep no per-type counts.
+pub fn migration_target_pages(zone: &ZoneShared, order: u32) -> Option<u64> {
+    let areas = zone.free_areas();
+    let mut pages = 0;
+    for o in 0..order.min(zone.config().pageblock_order) {
+        for mt in [MigrateType::Movable, MigrateType::Cma] {
+            pages += areas.mt_nr_free(o, mt)? << o;
+        }
+    }
+    Some(pages)
+}
+
 /// `compaction_suitable()`: room to migrate into, and — for costly orders — a failure that
 /// is due to fragmentation (index above `vm.extfrag_threshold`), not to a lack of memory.
-pub fn compaction_suitable(
-    zone: &ZoneShared,
-    order: u32,
-    mark: u64,
-    idx: ZoneType,
-    extfrag_threshold: u32,
-) -> bool {
+/// With `policy.compaction_suitable_targets`, the room must also be where the free scanner
+/// can use it ([`migration_target_pages`]).
+pub fn compaction_suitable(zone: &ZoneShared, order: u32, mark: u64, idx: ZoneType, policy: &Policy) -> bool {
     if !compaction_suitable_free(zone, order, mark, idx, zone.nr_free_pages()) {
         return false;
     }
+    if policy.compaction_suitable_targets
+        && migration_target_pages(zone, order).is_some_and(|t| t < compact_gap(order))
+    {
+        return false;
+    }
+    let extfrag_threshold = policy.extfrag_threshold;
     if order > PAGE_ALLOC_COSTLY_ORDER {
         let fi = fragmentation_index(zone, order);
         if (0..=i64::from(extfrag_threshold)).contains(&fi) {
@@ -83,21 +100,20 @@ pub fn compaction_suitable(
 
 /// What a run is for, as `compaction_suit_allocation_order` needs it.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct SuitQuery {
+pub(crate) struct SuitQuery<'a> {
     pub order: u32,
     pub highest_zoneidx: ZoneType,
     pub alloc_flags: AllocFlags,
     pub asynchronous: bool,
     pub kcompactd: bool,
-    pub defrag_mode: bool,
-    pub extfrag_threshold: u32,
+    pub policy: &'a Policy,
 }
 
 /// `compaction_suit_allocation_order()`: `Success` if the watermark at `order` already
 /// holds (nothing to do), `Skipped` if compaction cannot help, `Continue` to run it.
 /// kcompactd under `defrag_mode` counts only free memory in whole free pageblocks.
-pub(crate) fn compaction_suit_allocation_order(zone: &ZoneShared, q: SuitQuery) -> CompactResult {
-    let free = if q.kcompactd && q.defrag_mode {
+pub(crate) fn compaction_suit_allocation_order(zone: &ZoneShared, q: SuitQuery<'_>) -> CompactResult {
+    let free = if q.kcompactd && q.policy.defrag_mode {
         zone.counters().zone_stat(ZoneStat::NrFreePagesBlocks)
     } else {
         zone.nr_free_pages()
@@ -116,7 +132,7 @@ pub(crate) fn compaction_suit_allocation_order(zone: &ZoneShared, q: SuitQuery) 
             return CompactResult::Skipped;
         }
     }
-    if !compaction_suitable(zone, q.order, mark, q.highest_zoneidx, q.extfrag_threshold) {
+    if !compaction_suitable(zone, q.order, mark, q.highest_zoneidx, q.policy) {
         return CompactResult::Skipped;
     }
     CompactResult::Continue

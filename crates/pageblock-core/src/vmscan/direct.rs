@@ -4,6 +4,7 @@
 
 use super::{count_reclaim, ScanControl, SWAP_CLUSTER_MAX};
 use crate::compaction::{compact_gap, suitable::compaction_suitable};
+use crate::config::Policy;
 use crate::locks::NodeLocks;
 use crate::page_alloc::AllocContext;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
@@ -12,7 +13,7 @@ use crate::zone::ZoneShared;
 
 /// `compaction_ready()`: the request's block could be made by compaction right away —
 /// reclaim would only add order-0 pages it does not need.
-fn compaction_ready(zone: &ZoneShared, ac: &AllocContext, extfrag_threshold: u32) -> bool {
+fn compaction_ready(zone: &ZoneShared, ac: &AllocContext, policy: &Policy) -> bool {
     let min = zone.wmark_pages(WatermarkLevel::Min);
     let req = WatermarkRequest {
         order: ac.order,
@@ -22,7 +23,7 @@ fn compaction_ready(zone: &ZoneShared, ac: &AllocContext, extfrag_threshold: u32
     if zone.zone_watermark_ok(req, min) {
         return true;
     }
-    if !compaction_suitable(zone, ac.order, min, ac.highest_zoneidx, extfrag_threshold) {
+    if !compaction_suitable(zone, ac.order, min, ac.highest_zoneidx, policy) {
         return false;
     }
     let mark = zone.wmark_pages(WatermarkLevel::High) + compact_gap(ac.order);
@@ -39,12 +40,11 @@ pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocCon
         return 0;
     };
     let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, ac.order, top as usize, false);
-    let threshold = node.policy().extfrag_threshold;
     let mut ready = false;
     loop {
         if ac.order > PAGE_ALLOC_COSTLY_ORDER
             && l.mover().is_some()
-            && zonelist.iter().any(|&z| compaction_ready(node.zone(z as usize), ac, threshold))
+            && zonelist.iter().any(|&z| compaction_ready(node.zone(z as usize), ac, node.policy()))
         {
             ready = true;
             break;

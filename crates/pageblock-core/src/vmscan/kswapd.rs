@@ -65,9 +65,14 @@ fn some_zone_above_high(
 }
 
 /// `pgdat_balanced()`: some zone up to `idx` passes its high watermark at `order` (counting
-/// only whole free pageblocks under `defrag_mode`). A node without such zones is balanced.
+/// only whole free pageblocks under `defrag_mode`; with `Policy::kswapd_balance_node_blocks`
+/// the zones' whole free pageblocks together against their high marks together). A node
+/// without such zones is balanced.
 pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
     let blocks = node.policy().defrag_mode;
+    if blocks && node.policy().kswapd_balance_node_blocks {
+        return node_blocks_balanced(node, idx);
+    }
     some_zone_above_high(node, order, idx, |z| {
         if blocks {
             z.counters().zone_stat(ZoneStat::NrFreePagesBlocks)
@@ -76,6 +81,16 @@ pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
         }
     })
     .unwrap_or(true)
+}
+
+/// The node's whole free pageblocks in zones up to `idx` exceed those zones' high watermarks
+/// summed (a node without such zones is balanced).
+fn node_blocks_balanced(node: &NodeShared, idx: ZoneType) -> bool {
+    let zones = node.zones().iter().filter(|z| z.config().zone_type <= idx && z.managed_pages() > 0);
+    let (free_blocks, high) = zones.fold((0, 0), |(f, h), z| {
+        (f + z.counters().zone_stat(ZoneStat::NrFreePagesBlocks), h + z.wmark_pages(WatermarkLevel::High))
+    });
+    free_blocks >= high
 }
 
 /// Some zone up to `idx` has its free pages (whole blocks or not) above the high watermark.

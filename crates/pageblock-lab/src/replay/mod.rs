@@ -61,24 +61,42 @@ pub fn policies() -> Vec<NamedPolicy> {
                 ..Policy::default()
             },
         },
-        NamedPolicy {
-            name: "pageblock",
-            about: "pageblock's policy: defrag_mode_2026, and kswapd never swaps just to make whole free pageblocks",
-            policy: Policy {
-                defrag_mode: true,
-                defrag_mode_atomic_fallback: true,
-                defrag_mode_pageblock_compaction: true,
-                defrag_mode_promoted_retry: true,
-                blocks_without_swap: true,
-                ..Policy::default()
-            },
-        },
+        pageblock_policy("pageblock", "pageblock's policy: defrag_mode_2026, kswapd works for whole free pageblocks without swapping, compaction runs only where it has targets", |_| {}),
+        pageblock_policy("pageblock_swap", "pageblock without blocks_without_swap: kswapd swaps for whole pageblocks as defrag_mode does", |p| {
+            p.blocks_without_swap = false;
+        }),
+        pageblock_policy("pageblock_no_wake", "pageblock without kswapd_wake_for_blocks: kswapd is woken only below the low watermark in free pages", |p| {
+            p.kswapd_wake_for_blocks = false;
+        }),
+        pageblock_policy("pageblock_any_zone", "pageblock without kswapd_balance_node_blocks: one zone above its high mark balances the node", |p| {
+            p.kswapd_balance_node_blocks = false;
+        }),
+        pageblock_policy("pageblock_no_targets", "pageblock without compaction_suitable_targets: free pages anywhere make compaction suitable", |p| {
+            p.compaction_suitable_targets = false;
+        }),
         NamedPolicy {
             name: "no_rmqueue_mode_memory",
             about: "seed 003 off: every block of a bulk refill restarts the fallback search (6.15)",
             policy: Policy { rmqueue_mode_memory: false, ..Policy::default() },
         },
     ]
+}
+
+/// `defrag_mode_2026` with every pageblock switch on, then `tweak` (a variant turns one off).
+fn pageblock_policy(name: &'static str, about: &'static str, tweak: impl FnOnce(&mut Policy)) -> NamedPolicy {
+    let mut policy = Policy {
+        defrag_mode: true,
+        defrag_mode_atomic_fallback: true,
+        defrag_mode_pageblock_compaction: true,
+        defrag_mode_promoted_retry: true,
+        blocks_without_swap: true,
+        kswapd_wake_for_blocks: true,
+        kswapd_balance_node_blocks: true,
+        compaction_suitable_targets: true,
+        ..Policy::default()
+    };
+    tweak(&mut policy);
+    NamedPolicy { name, about, policy }
 }
 
 /// The policy called `name`.
