@@ -101,19 +101,19 @@
 //! end.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::rc::Rc;
 
-use pageblock_core::compaction::Mover;
 use pageblock_core::free_area::FreeAreaLayout;
-use pageblock_core::vmscan::{LruKind, Unmap};
+use pageblock_core::vmscan::LruKind;
 use pageblock_core::{
     AllocError, Gfp, MigrateType, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneShared, ZoneStat,
     ZoneType,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
+
+mod common;
+use common::Owner;
 
 /// Masks without `__GFP_DIRECT_RECLAIM`: the requests the property is about.
 const NON_RECLAIMING: [(&str, Gfp); 10] = [
@@ -388,15 +388,8 @@ impl Rules {
             (_, true) => MigrateType::Reclaimable,
             _ => MigrateType::Unmovable,
         };
-        let highest_zone = if gfp.contains(Gfp::DMA) {
-            ZoneType::Dma
-        } else if gfp.contains(Gfp::DMA32) {
-            ZoneType::Dma32
-        } else if gfp.contains(Gfp::HIGHMEM) && gfp.contains(Gfp::MOVABLE) {
-            ZoneType::Movable
-        } else {
-            ZoneType::Normal
-        };
+        // Not what is under test; the requests here always name at most one zone modifier.
+        let highest_zone = pageblock_core::gfp::gfp_zone(gfp).expect("one zone modifier at most");
         let min_reserve = gfp.contains(Gfp::HIGH);
         let non_block = !gfp.contains(Gfp::NOMEMALLOC);
         Rules {
@@ -572,31 +565,6 @@ fn free_lists(node: &Node) -> String {
 
 // ---------------------------------------------------------------------------------------
 // Running a case
-
-/// The memory's owner: every live allocation (pfn → order). Reclaim and compaction
-/// tell it what they take and move.
-#[derive(Clone, Default)]
-struct Owner(Rc<RefCell<BTreeMap<u64, u32>>>);
-
-impl Unmap for Owner {
-    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
-        self.0.borrow_mut().remove(&pfn).is_some()
-    }
-}
-
-impl Mover for Owner {
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
-        let mut live = self.0.borrow_mut();
-        match live.remove(&from.0) {
-            Some(o) => {
-                assert_eq!(o, order, "compaction moved {:#x} at the wrong order", from.0);
-                live.insert(to.0, o);
-                true
-            }
-            None => false,
-        }
-    }
-}
 
 /// Mechanisms a run should exercise: reclaim, migration, HighAtomic reserves and their use,
 /// watermark boosts, claims and steals, CMA, NOFRAGMENT dropped.

@@ -2,35 +2,11 @@
 //! production regressions: atomic requests failing with memory free in other migratetypes,
 //! and non-movable requests reclaiming everything before they may fall back.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::rc::Rc;
-
-use pageblock_core::compaction::Mover;
-use pageblock_core::vmscan::{LruKind, Unmap};
+use pageblock_core::vmscan::LruKind;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig};
 
-#[derive(Clone, Default)]
-struct Owner(Rc<RefCell<BTreeMap<u64, u32>>>);
-
-impl Unmap for Owner {
-    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
-        self.0.borrow_mut().remove(&pfn).is_some()
-    }
-}
-
-impl Mover for Owner {
-    fn migrate(&self, from: Pfn, to: Pfn, _order: u32) -> bool {
-        let mut t = self.0.borrow_mut();
-        match t.remove(&from.0) {
-            Some(o) => {
-                t.insert(to.0, o);
-                true
-            }
-            None => false,
-        }
-    }
-}
+mod common;
+use common::Owner;
 
 /// The three policies of the lab.
 fn policies() -> [(&'static str, Policy); 3] {

@@ -1,8 +1,39 @@
 //! Helpers shared by the core's integration tests.
 #![allow(dead_code)]
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use pageblock_core::compaction::Mover;
 use pageblock_core::memmap::PageInfo;
-use pageblock_core::{MigrateType, Node, VmEvent, Zone, ZoneStat};
+use pageblock_core::vmscan::{LruKind, Unmap};
+use pageblock_core::{MigrateType, Node, Pfn, VmEvent, Zone, ZoneStat};
+
+/// The memory's owner: every live allocation (pfn → order). Reclaim and compaction tell it
+/// what they take and move.
+#[derive(Clone, Default)]
+pub struct Owner(pub Rc<RefCell<BTreeMap<u64, u32>>>);
+
+impl Unmap for Owner {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
+        self.0.borrow_mut().remove(&pfn).is_some()
+    }
+}
+
+impl Mover for Owner {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+        let mut live = self.0.borrow_mut();
+        match live.remove(&from.0) {
+            Some(o) => {
+                assert_eq!(o, order, "compaction moved {:#x} at the wrong order", from.0);
+                live.insert(to.0, o);
+                true
+            }
+            None => false,
+        }
+    }
+}
 
 /// Everything observable about a node, for "nothing changed" assertions: counters (node,
 /// zone and per-CPU), the order of every free list, pageblock types and every page's state
