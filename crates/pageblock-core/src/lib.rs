@@ -56,6 +56,7 @@ pub mod locks;
 pub mod memmap;
 pub mod memory_hotplug;
 pub mod migratetype;
+pub mod named_policy;
 pub mod node;
 pub mod page_alloc;
 pub mod pageblock;

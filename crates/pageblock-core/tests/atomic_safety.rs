@@ -65,9 +65,8 @@
 //! # Policies
 //!
 //! The property holds, and is proved here over random workloads, for:
-//! * every named policy we ship as safe: `vanilla`, `no_rmqueue_mode_memory`,
-//!   `defrag_mode_2026` and `pageblock` (as defined in `pageblock-lab`'s
-//!   `replay::policies()`);
+//! * every named policy we ship as safe (`pageblock_core::named_policy`): `vanilla`,
+//!   `no_rmqueue_mode_memory`, `defrag_mode_2026`, `pageblock` and its variants;
 //! * random combinations of the policy switches in which `defrag_mode` comes with
 //!   `defrag_mode_atomic_fallback`.
 //!
@@ -151,27 +150,13 @@ fn mask(i: usize) -> (&'static str, Gfp) {
 // ---------------------------------------------------------------------------------------
 // Policies
 
-/// The named policies, as `pageblock-lab`'s `replay::policies()` defines them. A core test
-/// cannot depend on the lab, and the core has no shared list, so they are repeated here.
-fn named_policies() -> [(&'static str, Policy); 5] {
-    let defrag_mode_2026 = Policy {
-        defrag_mode: true,
-        defrag_mode_atomic_fallback: true,
-        defrag_mode_pageblock_compaction: true,
-        defrag_mode_promoted_retry: true,
-        ..Policy::default()
-    };
-    [
-        ("vanilla", Policy::default()),
-        ("defrag_mode", Policy { defrag_mode: true, ..Policy::default() }),
-        ("defrag_mode_2026", defrag_mode_2026.clone()),
-        ("pageblock", Policy { blocks_without_swap: true, ..defrag_mode_2026 }),
-        ("no_rmqueue_mode_memory", Policy { rmqueue_mode_memory: false, ..Policy::default() }),
-    ]
+/// Every named policy (`pageblock_core::named_policy`), by name.
+fn named_policies() -> Vec<(&'static str, Policy)> {
+    pageblock_core::named_policy::policies().into_iter().map(|p| (p.name, p.policy)).collect()
 }
 
 fn named(name: &str) -> Policy {
-    named_policies().into_iter().find(|(n, _)| *n == name).expect("a named policy").1
+    pageblock_core::named_policy::policy_named(name).expect("a named policy").policy
 }
 
 /// Whether a policy claims atomic safety: `defrag_mode` only with its atomic fallback fix.
@@ -230,20 +215,27 @@ fn tunables() -> impl Strategy<Value = Tunables> {
 
 /// Any combination of the policy switches that claims atomic safety.
 fn safe_switches() -> impl Strategy<Value = Policy> {
-    any::<[bool; 8]>().prop_map(|[defrag, compaction, retry, no_swap, memory, nofrag, prefetch, counts]| {
-        Policy {
-            defrag_mode: defrag,
-            defrag_mode_atomic_fallback: defrag,
-            defrag_mode_pageblock_compaction: compaction,
-            defrag_mode_promoted_retry: retry,
-            blocks_without_swap: no_swap,
-            rmqueue_mode_memory: memory,
-            nofragment: nofrag,
-            buddy_prefetch: prefetch,
-            pagetypeinfo_from_counts: counts,
-            ..Policy::default()
-        }
-    })
+    let kernel = any::<[bool; 8]>();
+    let pageblock = any::<[bool; 3]>();
+    (kernel, pageblock).prop_map(
+        |([defrag, compaction, retry, no_swap, memory, nofrag, prefetch, counts], [wake, node, targets])| {
+            Policy {
+                defrag_mode: defrag,
+                defrag_mode_atomic_fallback: defrag,
+                defrag_mode_pageblock_compaction: compaction,
+                defrag_mode_promoted_retry: retry,
+                blocks_without_swap: no_swap,
+                kswapd_wake_for_blocks: wake,
+                kswapd_balance_node_blocks: node,
+                compaction_suitable_targets: targets,
+                rmqueue_mode_memory: memory,
+                nofragment: nofrag,
+                buddy_prefetch: prefetch,
+                pagetypeinfo_from_counts: counts,
+                ..Policy::default()
+            }
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -916,7 +908,19 @@ fn every_policy_with_the_atomic_fallback_serves_non_reclaiming_requests() {
 fn the_named_policies_claim_safety_as_documented() {
     let safe: Vec<&str> =
         named_policies().iter().filter(|(_, p)| shipped_as_safe(p)).map(|(n, _)| *n).collect();
-    assert_eq!(safe, ["vanilla", "defrag_mode_2026", "pageblock", "no_rmqueue_mode_memory"]);
+    assert_eq!(
+        safe,
+        [
+            "vanilla",
+            "defrag_mode_2026",
+            "pageblock",
+            "pageblock_swap",
+            "pageblock_no_wake",
+            "pageblock_any_zone",
+            "pageblock_no_targets",
+            "no_rmqueue_mode_memory"
+        ]
+    );
 }
 
 /// `defrag_mode` as merged in 6.15: the property test finds requests refused while memory

@@ -25,88 +25,11 @@ pub mod start;
 use std::path::Path;
 use std::time::Instant;
 
-use pageblock_core::{show, Policy};
+use pageblock_core::show;
 
 pub use report::{PolicyResult, ReplayReport};
 
-/// A policy a replay can run under.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NamedPolicy {
-    /// Its name on the command line and in reports.
-    pub name: &'static str,
-    /// What it is.
-    pub about: &'static str,
-    /// The switches.
-    pub policy: Policy,
-}
-
-/// The policies `--policy` knows.
-pub fn policies() -> Vec<NamedPolicy> {
-    vec![
-        NamedPolicy { name: "vanilla", about: "Linux 6.18 defaults", policy: Policy::default() },
-        NamedPolicy {
-            name: "defrag_mode",
-            about:
-                "vm.defrag_mode=1 (6.15+): no fallback into foreign pageblocks before reclaim and compaction",
-            policy: Policy { defrag_mode: true, ..Policy::default() },
-        },
-        NamedPolicy {
-            name: "defrag_mode_2026",
-            about: "defrag_mode with the 2026 fixes: atomic requests may fall back, non-movable requests get pageblock compaction, retries follow the promoted order",
-            policy: Policy {
-                defrag_mode: true,
-                defrag_mode_atomic_fallback: true,
-                defrag_mode_pageblock_compaction: true,
-                defrag_mode_promoted_retry: true,
-                ..Policy::default()
-            },
-        },
-        pageblock_policy("pageblock", "pageblock's policy: defrag_mode_2026, kswapd works for whole free pageblocks without swapping, compaction runs only where it has targets", |_| {}),
-        pageblock_policy("pageblock_swap", "pageblock without blocks_without_swap: kswapd swaps for whole pageblocks as defrag_mode does", |p| {
-            p.blocks_without_swap = false;
-        }),
-        pageblock_policy("pageblock_no_wake", "pageblock without kswapd_wake_for_blocks: kswapd is woken only below the low watermark in free pages", |p| {
-            p.kswapd_wake_for_blocks = false;
-        }),
-        pageblock_policy("pageblock_any_zone", "pageblock without kswapd_balance_node_blocks: one zone above its high mark balances the node", |p| {
-            p.kswapd_balance_node_blocks = false;
-        }),
-        pageblock_policy("pageblock_no_targets", "pageblock without compaction_suitable_targets: free pages anywhere make compaction suitable", |p| {
-            p.compaction_suitable_targets = false;
-        }),
-        NamedPolicy {
-            name: "no_rmqueue_mode_memory",
-            about: "seed 003 off: every block of a bulk refill restarts the fallback search (6.15)",
-            policy: Policy { rmqueue_mode_memory: false, ..Policy::default() },
-        },
-    ]
-}
-
-/// `defrag_mode_2026` with every pageblock switch on, then `tweak` (a variant turns one off).
-fn pageblock_policy(name: &'static str, about: &'static str, tweak: impl FnOnce(&mut Policy)) -> NamedPolicy {
-    let mut policy = Policy {
-        defrag_mode: true,
-        defrag_mode_atomic_fallback: true,
-        defrag_mode_pageblock_compaction: true,
-        defrag_mode_promoted_retry: true,
-        blocks_without_swap: true,
-        kswapd_wake_for_blocks: true,
-        kswapd_balance_node_blocks: true,
-        compaction_suitable_targets: true,
-        ..Policy::default()
-    };
-    tweak(&mut policy);
-    NamedPolicy { name, about, policy }
-}
-
-/// The policy called `name`.
-pub fn policy_named(name: &str) -> Result<NamedPolicy, String> {
-    let all = policies();
-    let known: Vec<&str> = all.iter().map(|p| p.name).collect();
-    all.into_iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| format!("unknown policy `{name}`; known: {}", known.join(", ")))
-}
+pub use pageblock_core::named_policy::{policies, policy_named, NamedPolicy};
 
 /// Where a replay is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
