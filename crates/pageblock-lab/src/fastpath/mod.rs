@@ -7,6 +7,7 @@
 //! | b | 1,000,000 order-0 allocations, then frees in random order | ns per alloc (`b_alloc`), per free (`b_free`) |
 //! | c | mixed: 80% order 0, 15% orders 1–3, 5% order 9, at most half of memory allocated | ns per operation |
 //! | e | a and c on 2 threads (`e_a`, `e_c`) | million operations per second |
+//! | f | 900,000 order-0 allocations, then frees in random order (issue 12's case) | ns per alloc (`f_alloc`), per free (`f_free`) |
 //!
 //! Repetitions are the outer loop and allocators the inner loop, so slow phases of a noisy
 //! machine hit every allocator alike; every figure is the median of the repetitions, with the
@@ -35,6 +36,8 @@ pub struct FastpathConfig {
     pub a_pairs: u64,
     /// Allocations in case b.
     pub b_allocs: usize,
+    /// Allocations in case f.
+    pub f_allocs: usize,
     /// Operations in case c.
     pub c_ops: u64,
     /// Pairs per thread in case e_a.
@@ -53,6 +56,7 @@ impl Default for FastpathConfig {
             reps: 5,
             a_pairs: 5_000_000,
             b_allocs: 1_000_000,
+            f_allocs: 900_000,
             c_ops: 5_000_000,
             e_pairs_per_thread: 2_000_000,
             e_ops_per_thread: 2_000_000,
@@ -69,6 +73,7 @@ impl FastpathConfig {
             reps: 1,
             a_pairs: 2000,
             b_allocs: 2000,
+            f_allocs: 1800,
             c_ops: 2000,
             e_pairs_per_thread: 1000,
             e_ops_per_thread: 1000,
@@ -83,7 +88,7 @@ impl FastpathConfig {
 pub struct CaseResult {
     /// `pageblock`, `buddy_system_allocator` or `buddy-alloc`.
     pub allocator: &'static str,
-    /// `a`, `b_alloc`, `b_free`, `c`, `e_a`, `e_c`.
+    /// One of [`CASES`].
     pub case: &'static str,
     /// Median nanoseconds per operation (single-thread cases).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,6 +99,9 @@ pub struct CaseResult {
     /// Every repetition's value, in the unit above.
     pub samples: Vec<f64>,
 }
+
+/// Every case, in report order; `e_*` are two-thread throughputs, the rest nanoseconds.
+pub const CASES: [&str; 8] = ["a", "b_alloc", "b_free", "c", "e_a", "e_c", "f_alloc", "f_free"];
 
 /// The bulk-free path with and without seed 001's buddy prefetch (pageblock, case b).
 #[derive(Clone, Debug, Serialize)]
@@ -137,7 +145,7 @@ fn one_rep(
 ) {
     let seed = 0x5eed + rep as u64;
     for peer in PeerKind::ALL {
-        let single: [(&'static str, f64); 4] = match peer {
+        let single: [(&'static str, f64); 6] = match peer {
             PeerKind::Pageblock => single_thread(cfg, seed, || PageblockPeer::new(Policy::default())),
             PeerKind::BuddySystemAllocator => single_thread(cfg, seed, BsaPeer::new),
             PeerKind::BuddyAlloc => single_thread(cfg, seed, || BuddyAllocPeer::new(arena)),
@@ -163,11 +171,12 @@ fn single_thread<A: peers::FrameAlloc>(
     cfg: &FastpathConfig,
     seed: u64,
     new: impl Fn() -> A,
-) -> [(&'static str, f64); 4] {
+) -> [(&'static str, f64); 6] {
     let a = cases::alloc_free_pairs(&mut new(), cfg.a_pairs);
     let (b_alloc, b_free) = cases::bulk_then_random_free(&mut new(), cfg.b_allocs, seed);
     let c = cases::mixed(&mut new(), cfg.c_ops, seed);
-    [("a", a), ("b_alloc", b_alloc), ("b_free", b_free), ("c", c)]
+    let (f_alloc, f_free) = cases::bulk_then_random_free(&mut new(), cfg.f_allocs, seed);
+    [("a", a), ("b_alloc", b_alloc), ("b_free", b_free), ("c", c), ("f_alloc", f_alloc), ("f_free", f_free)]
 }
 
 fn two_threads<A: peers::SharedFrameAlloc>(
@@ -196,7 +205,7 @@ pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> Resu
     }
     let mut results = Vec::new();
     for peer in PeerKind::ALL {
-        for case in ["a", "b_alloc", "b_free", "c", "e_a", "e_c"] {
+        for case in CASES {
             let v: Vec<f64> = samples.iter().filter(|s| s.0 == peer && s.1 == case).map(|s| s.2).collect();
             let m = median(&v);
             let two = case.starts_with("e_");
