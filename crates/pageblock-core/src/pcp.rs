@@ -6,8 +6,12 @@
 //! Each CPU keeps small LIFO lists of free blocks per (migratetype, order) for orders 0–3
 //! and, with THP, the pageblock order. Allocation and free touch only the CPU's own lists;
 //! the zone lock is taken to refill a list with a batch (`rmqueue_bulk`) or to free a batch
-//! back when the CPU holds more than `high` pages. The lists are threaded through the memmap
-//! like the buddy lists (the page state is [`PageState::Pcp`]), so they never allocate.
+//! back when the CPU holds more than `high` pages. The kernel threads these lists through
+//! `struct page`; here each list is a ring of page indices (`VecDeque<u32>`, head = front)
+//! beside the memmap, with the same order of operations (free and allocate at the head,
+//! refill at and drain from the tail). A page's record is then touched when it is freed and
+//! when it leaves, not when a neighbour does: a drain knows its whole batch without walking
+//! page records, so it can prefetch them all before the zone lock is taken.
 //!
 //! [`PerCpuPages`] is pure data and policy: the caller supplies the zone access as closures
 //! (the runtime takes the zone lock inside them; a single-threaded simulation passes the zone
@@ -19,7 +23,7 @@
 //! * Every block on list `p` has order `pindex_to_order(p)` and state `Pcp`.
 
 use crate::config::ZoneType;
-use crate::list::ListHead;
+use std::collections::VecDeque;
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
@@ -44,7 +48,7 @@ const FREE_HIGH_BATCH: u8 = 1 << 1;
 #[derive(Debug)]
 pub struct PerCpuPages {
     cpu: usize,
-    lists: [ListHead; NR_PCP_LISTS],
+    lists: [VecDeque<u32>; NR_PCP_LISTS],
     /// Base pages on all lists.
     count: u64,
     /// Current high mark, auto-tuned within `[high_min, high_max]`.
@@ -106,7 +110,7 @@ impl PerCpuPages {
         let buf = (batch as usize) << PCP_BATCH_SCALE_MAX;
         PerCpuPages {
             cpu,
-            lists: std::array::from_fn(|_| ListHead::new()),
+            lists: std::array::from_fn(|_| VecDeque::new()),
             count: 0,
             high: 0,
             high_min: high_min as u64,
@@ -207,13 +211,15 @@ impl PerCpuPages {
         // An allocation ends a run of frees.
         self.free_count >>= 1;
         let pindex = self.order_to_pindex(mt, order);
-        let idx = match self.lists[pindex].first() {
+        let idx = match self.lists[pindex].pop_front() {
             Some(idx) => idx,
-            None => self.refill(shared, order, pindex, refill)?,
+            None => {
+                self.refill(shared, order, pindex, refill)?;
+                self.lists[pindex].pop_front()?
+            }
         };
-        // Fast path: unlink the head (cache-hot, last freed), hand it out, count it.
+        // Fast path: the head (cache-hot, last freed) is handed out and counted.
         let mm = &shared.memmap;
-        self.lists[pindex].del(mm, idx);
         self.count -= 1 << order;
         mm.set_info(idx, PageInfo { state: PageState::Allocated, order, tag: AllocTag::of(mt) });
         let c = shared.counters().cpu(self.cpu);
@@ -230,7 +236,7 @@ impl PerCpuPages {
         order: u32,
         pindex: usize,
         refill: impl FnOnce(usize, &mut Vec<Pfn>),
-    ) -> Option<u32> {
+    ) -> Option<()> {
         let n = self.nr_pcp_alloc(order, shared.flags().below_high());
         let mut buf = std::mem::take(&mut self.refill_buf);
         buf.clear();
@@ -238,12 +244,13 @@ impl PerCpuPages {
         let start = shared.config().start_pfn;
         for pfn in &buf {
             // Bulk refills keep physical order: append at the tail.
-            self.lists[pindex].add_tail(&shared.memmap, (pfn.0 - start) as u32);
+            self.lists[pindex].push_back((pfn.0 - start) as u32);
         }
         self.count += (buf.len() as u64) << order;
+        let buf_was_empty = buf.is_empty();
         self.refill_buf = buf;
         self.publish(shared);
-        self.lists[pindex].first()
+        (!buf_was_empty).then_some(())
     }
 
     /// `nr_pcp_alloc()`: how many blocks a refill asks for. Order-0 refills grow
@@ -291,7 +298,7 @@ impl PerCpuPages {
         let pindex = self.order_to_pindex(mt, order);
         let idx = (pfn.0 - shared.config().start_pfn) as u32;
         self.alloc_factor >>= 1;
-        self.lists[pindex].add_head(&shared.memmap, idx);
+        self.lists[pindex].push_front(idx);
         self.count += 1 << order;
         shared.counters().cpu(self.cpu).pgfree.add(1 << order);
         let free_high = self.note_free_order(order);
@@ -422,8 +429,7 @@ impl PerCpuPages {
                 }
             }
             let order = self.pindex_to_order(p);
-            while let Some(idx) = self.lists[p].last() {
-                self.lists[p].del(mm, idx);
+            while let Some(idx) = self.lists[p].pop_back() {
                 left -= 1 << order;
                 self.count -= 1 << order;
                 buf.push((Pfn(start + idx as u64), order));
@@ -431,6 +437,11 @@ impl PerCpuPages {
                     break;
                 }
             }
+        }
+        // The batch is known without touching a page: fetch every record it will read under
+        // the zone lock now, in parallel, rather than one miss at a time.
+        for &(pfn, _) in &buf {
+            mm.prefetch((pfn.0 - start) as u32);
         }
         if self.buddy_prefetch {
             for &(pfn, order) in buf.iter().take(self.batch as usize) {
@@ -480,7 +491,7 @@ impl PerCpuPages {
         let mut pages = 0;
         for (p, list) in self.lists.iter().enumerate() {
             let order = self.pindex_to_order(p);
-            for idx in list.iter(mm) {
+            for &idx in list {
                 let info = mm.info(idx);
                 if info.state != PageState::Pcp || info.order != order {
                     let pfn = shared.config().start_pfn + idx as u64;
