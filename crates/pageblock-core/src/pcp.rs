@@ -22,8 +22,9 @@
 //! * `count == Σ_lists Σ_blocks 2^order` (base pages), mirrored in the CPU's counters.
 //! * Every block on list `p` has order `pindex_to_order(p)` and state `Pcp`.
 
-use crate::config::ZoneType;
 use std::collections::VecDeque;
+
+use crate::config::ZoneType;
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
