@@ -8,7 +8,7 @@
 //! each worker checks every byte of every handle it owns; the shrinker checks every handle
 //! it drops. At the end every page is back, the census adds up, and `verify()` is clean.
 //!
-//! Scale with `PAGEBLOCK_STRESS_OPS` (operations per worker).
+//! Scale with `PAGEBLOCK_COMPACT_STRESS_OPS` (operations per worker).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,7 +25,7 @@ const WORKERS: u64 = 3;
 const OWN_LIMIT: usize = 1200;
 
 fn ops() -> u64 {
-    std::env::var("PAGEBLOCK_STRESS_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(6000)
+    std::env::var("PAGEBLOCK_COMPACT_STRESS_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(6000)
 }
 
 /// Cache pages reclaim may drop, oldest first; each is checked as it goes.
