@@ -289,8 +289,8 @@ impl Memmap {
         self.pages[idx as usize].prev.store(prev, Relaxed);
     }
 
-    /// Hint the CPU to bring `idx`'s record into cache (the buddy prefetch of
-    /// `free_pcppages_bulk`, seed 001). On x86_64 this is the `prefetcht0` instruction: it
+    /// Hint the CPU to bring `idx`'s record into cache (in `free_pcppages_bulk`: the drain's
+    /// batch, and the buddy prefetch of seed 001). On x86_64 this is the `prefetcht0` instruction: it
     /// never blocks, faults or changes anything the program can observe. Elsewhere it does
     /// nothing.
     #[inline]

@@ -215,7 +215,7 @@ impl PerCpuPages {
         let idx = match self.lists[pindex].pop_front() {
             Some(idx) => idx,
             None => {
-                self.refill(shared, order, pindex, refill)?;
+                self.refill(shared, order, pindex, refill);
                 self.lists[pindex].pop_front()?
             }
         };
@@ -237,7 +237,7 @@ impl PerCpuPages {
         order: u32,
         pindex: usize,
         refill: impl FnOnce(usize, &mut Vec<Pfn>),
-    ) -> Option<()> {
+    ) {
         let n = self.nr_pcp_alloc(order, shared.flags().below_high());
         let mut buf = std::mem::take(&mut self.refill_buf);
         buf.clear();
@@ -248,10 +248,8 @@ impl PerCpuPages {
             self.lists[pindex].push_back((pfn.0 - start) as u32);
         }
         self.count += (buf.len() as u64) << order;
-        let buf_was_empty = buf.is_empty();
         self.refill_buf = buf;
         self.publish(shared);
-        (!buf_was_empty).then_some(())
     }
 
     /// `nr_pcp_alloc()`: how many blocks a refill asks for. Order-0 refills grow

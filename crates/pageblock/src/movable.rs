@@ -210,7 +210,7 @@ impl MovableTable {
         Ok(&self.slots[m.slot as usize])
     }
 
-    /// Take `from`'s state to `to`, waiting out a migration in progress.
+    /// Take the slot from `LIVE` to `to`, waiting out a migration in progress.
     fn claim(slot: &Slot, to: u32) {
         let mut spins = 0u32;
         while slot.state.compare_exchange(LIVE, to, Ordering::Acquire, Ordering::Relaxed).is_err() {

@@ -141,8 +141,9 @@ pub(crate) fn shrink_slab(pgdat: &Pgdat, cpu: usize, sc: &mut ScanControl) {
         if freeable == 0 {
             continue;
         }
-        // delta = (freeable >> priority) * 4 / DEFAULT_SEEKS, at most twice the freeable.
-        let mut total_scan = (2 * (freeable >> sc.priority)).min(2 * freeable);
+        // delta = (freeable >> priority) * 4 / DEFAULT_SEEKS (never above the kernel's cap of
+        // twice the freeable, as no work is deferred from earlier passes).
+        let mut total_scan = 2 * (freeable >> sc.priority);
         while total_scan >= SHRINK_BATCH || (total_scan > 0 && total_scan >= freeable) {
             let nr_to_scan = total_scan.min(SHRINK_BATCH);
             let mut ctl = ShrinkControl { pgdat, cpu, nr_to_scan, nr_freed: 0 };

@@ -51,11 +51,12 @@ impl Zone {
 
     /// Withdraw run `id`'s wish; returns the block it captured, if any.
     pub(crate) fn take_capture(&mut self, id: Option<u64>) -> Option<u64> {
-        let page = self.captured_for(id);
-        if self.capture.is_some_and(|c| Some(c.id) == id) {
-            self.capture = None;
+        let ours = self.capture.is_some_and(|c| Some(c.id) == id);
+        if ours {
+            self.capture.take().and_then(|c| c.page)
+        } else {
+            None
         }
-        page
     }
 
     /// `compaction_capture()`, called at every step of `__free_one_page`'s merge loop with
