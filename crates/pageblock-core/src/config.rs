@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use crate::memmap::{MAX_STRUCT_PAGE_BYTES, MIN_STRUCT_PAGE_BYTES};
 use crate::free_area::FreeAreaLayout;
 use crate::types::{MAX_ORDER_LIMIT, MAX_PAGE_ORDER, PAGEBLOCK_ORDER, PAGE_SIZE};
 
@@ -138,6 +139,10 @@ pub struct ZoneConfig {
     pub thp: bool,
     /// Online CPUs (per-CPU pagesets, vmstat thresholds).
     pub nr_cpus: u32,
+    /// Bytes between memmap records (`sizeof(struct page)`): 12 (the fields alone, the
+    /// default) or more, a multiple of 4 up to 256; 64 gives the memmap the kernel's
+    /// footprint and cache behaviour. Changes speed only, never a decision.
+    pub struct_page_bytes: u32,
 }
 
 /// The highest pfn + 1 the model accepts (`MAX_PHYSMEM_BITS` 52 on x86_64).
@@ -173,6 +178,7 @@ impl ZoneConfig {
             cma_pages: 0,
             thp: true,
             nr_cpus: 2,
+            struct_page_bytes: MIN_STRUCT_PAGE_BYTES,
         }
     }
 
@@ -220,6 +226,10 @@ impl ZoneConfig {
         }
         if self.nr_cpus == 0 || self.nr_cpus > MAX_CPUS {
             return Err(E::Cpus(self.nr_cpus));
+        }
+        let spb = self.struct_page_bytes;
+        if spb % 4 != 0 || !(MIN_STRUCT_PAGE_BYTES..=MAX_STRUCT_PAGE_BYTES).contains(&spb) {
+            return Err(E::StructPageBytes(spb));
         }
         Ok(())
     }
@@ -322,7 +332,8 @@ impl NodeConfig {
                 && z.max_order == first.max_order
                 && z.pageblock_order == first.pageblock_order
                 && z.thp == first.thp
-                && z.config_cma == first.config_cma;
+                && z.config_cma == first.config_cma
+                && z.struct_page_bytes == first.struct_page_bytes;
             if !same {
                 return Err(ConfigError::MixedZones(z.zone_type));
             }
@@ -528,6 +539,8 @@ pub enum ConfigError {
     ExtfragThreshold(u32),
     /// `vm.compaction_proactiveness` outside 0..=100.
     CompactionProactiveness(u32),
+    /// A memmap stride that is not a multiple of 4 in 12..=256 bytes.
+    StructPageBytes(u32),
 }
 
 impl fmt::Display for ConfigError {
@@ -577,6 +590,10 @@ impl fmt::Display for ConfigError {
             ConfigError::PcpBatch(n) => {
                 write!(f, "a per-CPU batch of {n} is outside 1..={MAX_PCP_BATCH}")
             }
+            ConfigError::StructPageBytes(n) => write!(
+                f,
+                "struct_page_bytes {n} must be a multiple of 4 from {MIN_STRUCT_PAGE_BYTES} to {MAX_STRUCT_PAGE_BYTES}"
+            ),
         }
     }
 }

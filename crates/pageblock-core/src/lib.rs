@@ -39,7 +39,8 @@
 //! | `vma_thp_gfp_mask`, `do_huge_pmd_anonymous_page` | [`thp`] |
 //! | `/proc/pagetypeinfo`, buddyinfo, zoneinfo, vmstat, extfrag | [`show`] |
 
-// One audited exception, the prefetch hint in `memmap::Memmap::prefetch`.
+// Two audited exceptions: the prefetch hint in `memmap::Memmap::prefetch`, and the memmap's
+// huge-page backing store in `vmemmap`.
 #![deny(unsafe_code)]
 
 pub mod alloc;
@@ -69,6 +70,7 @@ pub mod thp;
 pub mod trace;
 pub mod types;
 pub mod verify;
+pub mod vmemmap;
 pub mod vmscan;
 pub mod vmstat_items;
 pub mod watermark;

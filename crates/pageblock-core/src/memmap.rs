@@ -1,7 +1,10 @@
 //! The memmap: one small record per base page, the analogue of the kernel's `struct page`.
 //!
-//! The kernel spends 64 bytes per 4 KiB page; a record here is 12 bytes, so a 64 GiB zone
-//! (16 Mi pages) needs 192 MiB of metadata. A record holds:
+//! The kernel spends 64 bytes per 4 KiB page; a record here is 12 bytes by default, so a
+//! 64 GiB zone (16 Mi pages) needs 192 MiB of metadata. `ZoneConfig::struct_page_bytes` pads
+//! records to any stride up to 256 bytes (64 gives the kernel's footprint, for cache
+//! experiments such as seed 001's). The records live in huge-page-backed memory
+//! ([`crate::vmemmap`]), as the kernel's do. A record holds:
 //!
 //! * the free-list links (`next`, `prev`: zone-relative page indices, [`NIL`] for none), used
 //!   only while the page heads a block that sits on a list (`buddy_list` in the kernel);
@@ -27,6 +30,7 @@
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use crate::migratetype::MigrateType;
+use crate::vmemmap::VmemmapWords;
 
 /// "No page": the end of a list.
 pub const NIL: u32 = u32::MAX;
@@ -163,60 +167,89 @@ impl Iterator for Extents<'_> {
     }
 }
 
-/// One page's record.
-#[derive(Debug)]
-struct PageMeta {
-    next: AtomicU32,
-    prev: AtomicU32,
-    info: AtomicU32,
-}
+/// Word offsets of a record's fields: `next`, `prev`, the state word; the rest of a record
+/// longer than 12 bytes is padding that nothing reads.
+const NEXT: usize = 0;
+const PREV: usize = 1;
+const INFO: usize = 2;
 
-const _: () = assert!(std::mem::size_of::<PageMeta>() == 12);
+/// The smallest record: the three fields.
+pub const MIN_STRUCT_PAGE_BYTES: u32 = 12;
+/// The largest stride accepted (four cache lines).
+pub const MAX_STRUCT_PAGE_BYTES: u32 = 256;
+/// The kernel's `sizeof(struct page)` on x86_64.
+pub const KERNEL_STRUCT_PAGE_BYTES: u32 = 64;
 
 /// The memmap of one zone, indexed by zone-relative page index (`pfn - zone_start_pfn`).
+///
+/// Records are `stride` words apart (`ZoneConfig::struct_page_bytes / 4`): 12 bytes by
+/// default, 64 to give the memmap the kernel's footprint and cache behaviour. The store is
+/// aligned to a cache line, so a 64-byte record is exactly one line, as `struct page` is.
 #[derive(Debug)]
 pub struct Memmap {
-    pages: Box<[PageMeta]>,
+    words: VmemmapWords,
+    stride: usize,
+    len: usize,
 }
 
 impl Memmap {
-    /// A memmap of `nr_pages` tail pages.
+    /// A memmap of `nr_pages` tail pages with 12-byte records.
     pub fn new(nr_pages: usize) -> Memmap {
-        let pages = (0..nr_pages)
-            .map(|_| PageMeta {
-                next: AtomicU32::new(NIL),
-                prev: AtomicU32::new(NIL),
-                info: AtomicU32::new(PageInfo::TAIL.pack()),
-            })
-            .collect();
-        Memmap { pages }
+        Memmap::with_stride(nr_pages, MIN_STRUCT_PAGE_BYTES)
+    }
+
+    /// A memmap of `nr_pages` tail pages whose records are `struct_page_bytes` apart (a
+    /// multiple of 4 from [`MIN_STRUCT_PAGE_BYTES`] to [`MAX_STRUCT_PAGE_BYTES`]; the zone's
+    /// config is validated before this runs). Panics on any other stride.
+    pub fn with_stride(nr_pages: usize, struct_page_bytes: u32) -> Memmap {
+        assert!(
+            struct_page_bytes % 4 == 0
+                && (MIN_STRUCT_PAGE_BYTES..=MAX_STRUCT_PAGE_BYTES).contains(&struct_page_bytes),
+            "struct_page_bytes {struct_page_bytes}"
+        );
+        let stride = struct_page_bytes as usize / 4;
+        let tail = PageInfo::TAIL.pack();
+        let words = VmemmapWords::new(nr_pages * stride, |w| match w % stride {
+            NEXT | PREV => NIL,
+            INFO => tail,
+            _ => 0,
+        });
+        Memmap { words, stride, len: nr_pages }
+    }
+
+    /// Field `field` of page `idx`'s record.
+    #[inline(always)]
+    fn field(&self, idx: u32, field: usize) -> &AtomicU32 {
+        &self.words[idx as usize * self.stride + field]
     }
 
     /// Number of pages.
     #[inline]
     pub fn len(&self) -> usize {
-        self.pages.len()
+        self.len
     }
 
     /// True if the memmap has no pages.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.pages.is_empty()
+        self.len == 0
     }
 
-    /// Bytes of metadata per page.
-    pub const BYTES_PER_PAGE: usize = std::mem::size_of::<PageMeta>();
+    /// Bytes of metadata per page (`sizeof(struct page)`).
+    pub fn bytes_per_page(&self) -> usize {
+        self.stride * 4
+    }
 
     /// The decoded state of page `idx`.
     #[inline]
     pub fn info(&self, idx: u32) -> PageInfo {
-        PageInfo::unpack(self.pages[idx as usize].info.load(Relaxed))
+        PageInfo::unpack(self.field(idx, INFO).load(Relaxed))
     }
 
     /// Overwrite the state of page `idx`.
     #[inline]
     pub fn set_info(&self, idx: u32, info: PageInfo) {
-        self.pages[idx as usize].info.store(info.pack(), Relaxed);
+        self.field(idx, INFO).store(info.pack(), Relaxed);
     }
 
     /// Set page `idx` to the head of a block of `order` in `state` (no owner tag).
@@ -235,15 +268,14 @@ impl Memmap {
     /// that compare and swap it without decoding).
     #[inline]
     pub fn info_word(&self, idx: u32) -> u32 {
-        self.pages[idx as usize].info.load(Relaxed)
+        self.field(idx, INFO).load(Relaxed)
     }
 
     /// Atomically replace the raw state word of `idx` if it is still `expected`; on failure
     /// returns the word found.
     #[inline]
     pub fn compare_exchange_word(&self, idx: u32, expected: u32, new: PageInfo) -> Result<(), u32> {
-        self.pages[idx as usize]
-            .info
+        self.field(idx, INFO)
             .compare_exchange(
                 expected,
                 new.pack(),
@@ -262,31 +294,31 @@ impl Memmap {
     /// Walk pages `start..end` block by block: each head yields its whole block, so a walk
     /// from a block boundary visits every block once (how the kernel scans a pageblock).
     pub fn extents(&self, start: u32, end: u32) -> Extents<'_> {
-        Extents { mm: self, next: start as u64, end: (end as u64).min(self.pages.len() as u64) }
+        Extents { mm: self, next: start as u64, end: (end as u64).min(self.len as u64) }
     }
 
     /// Next page on the list `idx` is on.
     #[inline]
     pub fn next(&self, idx: u32) -> u32 {
-        self.pages[idx as usize].next.load(Relaxed)
+        self.field(idx, NEXT).load(Relaxed)
     }
 
     /// Previous page on the list `idx` is on.
     #[inline]
     pub fn prev(&self, idx: u32) -> u32 {
-        self.pages[idx as usize].prev.load(Relaxed)
+        self.field(idx, PREV).load(Relaxed)
     }
 
     /// Set the forward link of `idx`.
     #[inline]
     pub fn set_next(&self, idx: u32, next: u32) {
-        self.pages[idx as usize].next.store(next, Relaxed);
+        self.field(idx, NEXT).store(next, Relaxed);
     }
 
     /// Set the backward link of `idx`.
     #[inline]
     pub fn set_prev(&self, idx: u32, prev: u32) {
-        self.pages[idx as usize].prev.store(prev, Relaxed);
+        self.field(idx, PREV).store(prev, Relaxed);
     }
 
     /// Hint the CPU to bring `idx`'s record into cache (in `free_pcppages_bulk`: the drain's
@@ -295,16 +327,15 @@ impl Memmap {
     /// nothing.
     #[inline]
     pub fn prefetch(&self, idx: u32) {
-        if let Some(p) = self.pages.get(idx as usize) {
+        if let Some(p) = self.words.get(idx as usize * self.stride) {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `_mm_prefetch` is `unsafe` only because it is a target-feature
             // function; SSE is part of the x86_64 baseline, and a prefetch of any address
-            // (here, one we hold a reference to) has no effect but on the cache. This is the
-            // only `unsafe` in pageblock-core.
+            // (here, one we hold a reference to) has no effect but on the cache.
             #[allow(unsafe_code)]
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>((p as *const PageMeta).cast());
+                _mm_prefetch::<_MM_HINT_T0>((p as *const AtomicU32).cast());
             }
             #[cfg(not(target_arch = "x86_64"))]
             let _ = p;
