@@ -12,8 +12,8 @@
 
 use std::fmt;
 
-use crate::memmap::{MAX_STRUCT_PAGE_BYTES, MIN_STRUCT_PAGE_BYTES};
 use crate::free_area::FreeAreaLayout;
+use crate::memmap::{MemmapLayout, MAX_STRUCT_PAGE_BYTES, MIN_STRUCT_PAGE_BYTES};
 use crate::types::{MAX_ORDER_LIMIT, MAX_PAGE_ORDER, PAGEBLOCK_ORDER, PAGE_SIZE};
 
 /// The kernel's zone types, in index order (`enum zone_type` on x86_64 with ZONE_DEVICE).
@@ -139,10 +139,9 @@ pub struct ZoneConfig {
     pub thp: bool,
     /// Online CPUs (per-CPU pagesets, vmstat thresholds).
     pub nr_cpus: u32,
-    /// Bytes between memmap records (`sizeof(struct page)`): 12 (the fields alone, the
-    /// default) or more, a multiple of 4 up to 256; 64 gives the memmap the kernel's
-    /// footprint and cache behaviour. Changes speed only, never a decision.
-    pub struct_page_bytes: u32,
+    /// How the memmap is laid out: pageblock's split state array (the default) or the
+    /// kernel's one record per page, of a chosen size. Changes speed only, never a decision.
+    pub memmap_layout: MemmapLayout,
 }
 
 /// The highest pfn + 1 the model accepts (`MAX_PHYSMEM_BITS` 52 on x86_64).
@@ -178,7 +177,7 @@ impl ZoneConfig {
             cma_pages: 0,
             thp: true,
             nr_cpus: 2,
-            struct_page_bytes: MIN_STRUCT_PAGE_BYTES,
+            memmap_layout: MemmapLayout::Split,
         }
     }
 
@@ -227,9 +226,10 @@ impl ZoneConfig {
         if self.nr_cpus == 0 || self.nr_cpus > MAX_CPUS {
             return Err(E::Cpus(self.nr_cpus));
         }
-        let spb = self.struct_page_bytes;
-        if spb % 4 != 0 || !(MIN_STRUCT_PAGE_BYTES..=MAX_STRUCT_PAGE_BYTES).contains(&spb) {
-            return Err(E::StructPageBytes(spb));
+        if let MemmapLayout::Records(bytes) = self.memmap_layout {
+            if !self.memmap_layout.is_valid() {
+                return Err(E::StructPageBytes(bytes));
+            }
         }
         Ok(())
     }
@@ -333,7 +333,7 @@ impl NodeConfig {
                 && z.pageblock_order == first.pageblock_order
                 && z.thp == first.thp
                 && z.config_cma == first.config_cma
-                && z.struct_page_bytes == first.struct_page_bytes;
+                && z.memmap_layout == first.memmap_layout;
             if !same {
                 return Err(ConfigError::MixedZones(z.zone_type));
             }
@@ -346,6 +346,28 @@ impl NodeConfig {
         }
         Ok(())
     }
+}
+
+/// How a bulk free from a per-CPU list reaches the memmap (seed 001's two settings, and
+/// pageblock's own). The kernel's per-CPU lists thread through `struct page`, so walking them
+/// touches every page's record; here the lists are rings of page indices, and the kernel
+/// settings touch the records where the kernel's walk did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BulkFree {
+    /// 2018–2022 ("mm/free_pcppages_bulk: do not hold lock when picking pages to free",
+    /// Aaron Lu): pick the batch off the per-CPU lists first, outside the zone lock —
+    /// loading every page's record, and with [`Policy::buddy_prefetch`] the first `batch`
+    /// buddies' — then take the lock and merge.
+    TwoPass,
+    /// 2022 on ("mm/page_alloc: free pages in a single pass during bulk free", Mel Gorman):
+    /// one pass under the zone lock, each page merged as it comes off its list; with
+    /// [`Policy::buddy_prefetch`] the buddy's record is prefetched just before the merge
+    /// reads it (the same series then removed the prefetch).
+    SinglePass,
+    /// pageblock's (the default): one pass under the zone lock, with a software pipeline
+    /// running ahead of the merge that prefetches each page's buddy records and then the list
+    /// neighbours the buddy's unlink will write.
+    Pipelined,
 }
 
 /// How the allocator behaves: kernel tunables and the seed switches.
@@ -373,10 +395,14 @@ pub struct Policy {
     /// Seed 000: `/proc/pagetypeinfo` reads the per-migratetype free counts instead of walking
     /// the free lists under the zone lock.
     pub pagetypeinfo_from_counts: bool,
-    /// Seed 001: before a bulk free from a per-CPU list takes the zone lock, load the memmap
-    /// records of the first `batch` pages' buddies (4.17–5.x kernels prefetched them; 6.18
-    /// does not, so it is off by default).
+    /// Seed 001: prefetch the memmap records of the first `batch` pages' buddies in a bulk
+    /// free from a per-CPU list (kernels from 2018, 4.17, to 2022 did; today's do not, so it
+    /// is off by default). Where the prefetch happens, outside or under the zone lock, is
+    /// [`Policy::bulk_free`]'s; [`BulkFree::Pipelined`] prefetches buddies anyway.
     pub buddy_prefetch: bool,
+    /// How `free_pcppages_bulk()` brings the memmap records it touches into the cache.
+    /// Speed only: every setting frees the same blocks to the same lists in the same order.
+    pub bulk_free: BulkFree,
     /// Per-CPU list batch; `None` computes `zone_batchsize()`.
     pub pcp_batch: Option<u32>,
     /// `vm.percpu_pagelist_high_fraction`: 0 auto-tunes `high` between the low watermark and
@@ -442,6 +468,7 @@ impl Default for Policy {
             rmqueue_mode_memory: true,
             pagetypeinfo_from_counts: true,
             buddy_prefetch: false,
+            bulk_free: BulkFree::Pipelined,
             pcp_batch: None,
             percpu_pagelist_high_fraction: 0,
             free_area_layout: FreeAreaLayout::Counts,
@@ -539,7 +566,7 @@ pub enum ConfigError {
     ExtfragThreshold(u32),
     /// `vm.compaction_proactiveness` outside 0..=100.
     CompactionProactiveness(u32),
-    /// A memmap stride that is not a multiple of 4 in 12..=256 bytes.
+    /// A memmap record size that is not a multiple of 4 in 12..=256 bytes.
     StructPageBytes(u32),
 }
 

@@ -9,7 +9,9 @@
 use std::fmt;
 
 use crate::buddy::FreeTo;
+use crate::config::BulkFree;
 use crate::memmap::{Memmap, PageInfo, PageState};
+use crate::pcp::zone_batchsize;
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
@@ -181,10 +183,80 @@ impl Zone {
     }
 
     /// `free_pcppages_bulk()` after the blocks were taken off their per-CPU lists: one zone
-    /// lock hold for the whole batch.
+    /// lock hold for the whole batch. The prefetches differ by `Policy::bulk_free`; the
+    /// blocks, their order and every decision do not.
     pub fn free_pcppages_bulk(&mut self, blocks: &[(Pfn, u32)]) {
-        for &(pfn, order) in blocks {
+        match self.policy().bulk_free {
+            BulkFree::Pipelined => self.free_pcppages_pipelined(blocks),
+            BulkFree::SinglePass if self.policy().buddy_prefetch => {
+                let prefetch_nr =
+                    self.policy().pcp_batch.unwrap_or_else(|| zone_batchsize(self.managed_pages()));
+                for (i, &(pfn, order)) in blocks.iter().enumerate() {
+                    if i < prefetch_nr as usize {
+                        self.shared.prefetch_buddy(pfn.0, order);
+                    }
+                    self.free_pcp_page(pfn, order);
+                }
+            }
+            BulkFree::SinglePass | BulkFree::TwoPass => {
+                for &(pfn, order) in blocks {
+                    self.free_pcp_page(pfn, order);
+                }
+            }
+        }
+    }
+
+    /// [`BulkFree::Pipelined`]: a software pipeline over the batch. While block `i` merges,
+    /// the state of block `i + AHEAD`'s buddies (at its order and one up) is on its way;
+    /// for block `i + AHEAD / 2`, its own link record is fetched (the list insertion writes
+    /// it), and its buddy's state has arrived: if that buddy is free (the merge will unlink
+    /// it), its link record is fetched too; block `i + AHEAD / 4`'s buddy record has arrived
+    /// and names the list neighbours the unlink will write, which are fetched last. A merge
+    /// earlier in the batch can change a list under a prefetch; that only wastes the
+    /// prefetch. `AHEAD` = 16 was the best of 4–32 for 900k random-order frees over 4 GiB.
+    fn free_pcppages_pipelined(&mut self, blocks: &[(Pfn, u32)]) {
+        const AHEAD: usize = 16;
+        for (i, &(pfn, order)) in blocks.iter().enumerate() {
+            if let Some(&(p, o)) = blocks.get(i + AHEAD) {
+                self.shared.prefetch_buddy(p.0, o);
+            }
+            if let Some(&(p, o)) = blocks.get(i + AHEAD / 2) {
+                self.shared.memmap.prefetch(self.idx(p.0));
+                if let Some(buddy) = self.shared.free_buddy_idx(p.0, o) {
+                    self.shared.memmap.prefetch(buddy);
+                }
+            }
+            if let Some(&(p, o)) = blocks.get(i + AHEAD / 4) {
+                if let Some(buddy) = self.shared.free_buddy_idx(p.0, o) {
+                    self.shared.memmap.prefetch(self.shared.memmap.next(buddy));
+                    self.shared.memmap.prefetch(self.shared.memmap.prev(buddy));
+                }
+            }
             self.free_pcp_page(pfn, order);
         }
+    }
+}
+
+impl ZoneShared {
+    /// Prefetch the state of the buddy of the block of `order` at `pfn`, and of the buddy
+    /// one order up (the merge's next step). Hints only: nothing observable changes.
+    #[inline]
+    pub(crate) fn prefetch_buddy(&self, pfn: u64, order: u32) {
+        let start = self.config().start_pfn;
+        self.memmap.prefetch_state((pfn ^ (1 << order)).wrapping_sub(start) as u32);
+        self.memmap.prefetch_state(((pfn & !(1 << order)) ^ (2 << order)).wrapping_sub(start) as u32);
+    }
+
+    /// The index of the buddy of the block of `order` at `pfn` if it is now a free block of
+    /// that order (a merge would unlink it). A read for prefetching only: the answer may be
+    /// stale by the time the merge runs.
+    #[inline]
+    fn free_buddy_idx(&self, pfn: u64, order: u32) -> Option<u32> {
+        let buddy = (pfn ^ (1 << order)).wrapping_sub(self.config().start_pfn);
+        if buddy >= self.config().nr_pages() {
+            return None;
+        }
+        let info = self.memmap.info(buddy as u32);
+        (info.state == PageState::Buddy && info.order == order).then_some(buddy as u32)
     }
 }

@@ -78,10 +78,11 @@ pub mod zone;
 pub mod zone_state;
 
 pub use alloc::AllocError;
-pub use config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
+pub use config::{BulkFree, ConfigError, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
 pub use free::FreeError;
 pub use gfp::{AllocFlags, Gfp};
 pub use locks::NodeLocks;
+pub use memmap::MemmapLayout;
 pub use migratetype::MigrateType;
 pub use node::NodeShared;
 pub use page_alloc::AllocContext;

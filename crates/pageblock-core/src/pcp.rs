@@ -24,7 +24,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::ZoneType;
+use crate::config::{BulkFree, ZoneType};
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
@@ -64,6 +64,7 @@ pub struct PerCpuPages {
     free_count: u64,
     pageblock_order: u32,
     buddy_prefetch: bool,
+    bulk_free: BulkFree,
     refill_buf: Vec<Pfn>,
     drain_buf: Vec<(Pfn, u32)>,
 }
@@ -128,6 +129,7 @@ impl PerCpuPages {
             free_count: 0,
             pageblock_order: cfg.pageblock_order,
             buddy_prefetch: policy.buddy_prefetch,
+            bulk_free: policy.bulk_free,
             refill_buf: Vec::with_capacity(buf),
             drain_buf: Vec::with_capacity(buf),
         }
@@ -403,9 +405,8 @@ impl PerCpuPages {
 
     /// `free_pcppages_bulk()`'s list walk: take `count` pages' worth of blocks from the list
     /// tails (oldest first), starting with list `pindex` and going round, then hand them to
-    /// `drain` in one call (one zone lock hold). With `Policy::buddy_prefetch` (seed 001) the
-    /// memmap records of the first `batch` blocks' buddies are loaded before `drain` runs, so
-    /// the cache misses happen outside the zone lock.
+    /// `drain` in one call (one zone lock hold). What is loaded into the cache before `drain`
+    /// takes the lock is `Policy::bulk_free`'s (see [`BulkFree`]).
     fn free_pcppages_bulk(
         &mut self,
         shared: &ZoneShared,
@@ -437,16 +438,15 @@ impl PerCpuPages {
                 }
             }
         }
-        // The batch is known without touching a page: fetch every record it will read under
-        // the zone lock now, in parallel, rather than one miss at a time.
-        for &(pfn, _) in &buf {
-            mm.prefetch((pfn.0 - start) as u32);
-        }
-        if self.buddy_prefetch {
-            for &(pfn, order) in buf.iter().take(self.batch as usize) {
-                let buddy = pfn.0 ^ (1 << order);
-                if buddy >= start && buddy < shared.config().end_pfn() {
-                    mm.prefetch((buddy - start) as u32);
+        // TwoPass: the kernel's walk reads each page's struct page before the lock is taken,
+        // and seed 001 prefetched the first `batch` buddies there too.
+        if self.bulk_free == BulkFree::TwoPass {
+            for &(pfn, _) in &buf {
+                mm.prefetch((pfn.0 - start) as u32);
+            }
+            if self.buddy_prefetch {
+                for &(pfn, order) in buf.iter().take(self.batch as usize) {
+                    shared.prefetch_buddy(pfn.0, order);
                 }
             }
         }

@@ -5,62 +5,60 @@
 //! the global allocator gets 4 KiB pages under the common `transparent_hugepage=madvise`
 //! setting: a 4 GiB zone's 12 MiB memmap then spans 3072 pages, more than the second-level
 //! TLB holds, and a random-order bulk free paid a page walk per record (measured: about 15%
-//! of its time). [`VmemmapWords`] is one allocation aligned to 2 MiB and advised with
+//! of its time). A [`VmemmapArray`] is one allocation aligned to 2 MiB and advised with
 //! `MADV_HUGEPAGE` before its first touch, so the kernel can back it with huge pages.
 //!
 //! # Invariants
 //!
-//! * `ptr` points to `len` initialised `AtomicU32`s allocated with `layout` (or is dangling
-//!   when `len == 0`), owned by this value alone and freed with that same layout.
+//! * `ptr` points to `len` initialised `T`s allocated with `layout` (or is dangling when
+//!   `len == 0`), owned by this value alone and freed with that same layout.
 
 use std::alloc::Layout;
 use std::ops::Deref;
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicU32;
 
 /// A PMD on x86_64: the alignment a large store gets, so that whole huge pages fit in it.
 const HUGE_ALIGN: usize = 2 << 20;
 
-/// A fixed-length array of atomic words in huge-page-friendly memory.
-pub struct VmemmapWords {
-    ptr: NonNull<AtomicU32>,
+/// A fixed-length array (of atomics, in practice) in huge-page-friendly memory: a
+/// `Box<[T]>` with a different home.
+pub struct VmemmapArray<T> {
+    ptr: NonNull<T>,
     len: usize,
     layout: Layout,
 }
 
-// SAFETY: the store owns its words exclusively (like a `Box<[AtomicU32]>`), and shared access
-// goes through `&[AtomicU32]`, which is `Sync`.
+// SAFETY: the array owns its elements exclusively, like a `Box<[T]>`.
 #[allow(unsafe_code)]
-unsafe impl Send for VmemmapWords {}
-// SAFETY: as above.
+unsafe impl<T: Send> Send for VmemmapArray<T> {}
+// SAFETY: shared access goes through `&[T]`, which is `Sync` when `T` is.
 #[allow(unsafe_code)]
-unsafe impl Sync for VmemmapWords {}
+unsafe impl<T: Sync> Sync for VmemmapArray<T> {}
 
-impl VmemmapWords {
-    /// `len` words, word `i` set to `init(i)`. Stores of 2 MiB or more are aligned to 2 MiB
-    /// and advised for transparent huge pages before anything is written; smaller ones are
-    /// aligned to a cache line. Aborts like `Box::new` if memory is exhausted.
+impl<T> VmemmapArray<T> {
+    /// `len` elements, element `i` set to `init(i)`. Arrays of 2 MiB or more are aligned to
+    /// 2 MiB and advised for transparent huge pages before anything is written; smaller ones
+    /// are aligned to a cache line. Aborts like `Box::new` if memory is exhausted.
     #[allow(unsafe_code)]
-    pub fn new(len: usize, init: impl Fn(usize) -> u32) -> VmemmapWords {
-        let bytes = len.checked_mul(std::mem::size_of::<AtomicU32>()).expect("memmap size overflows");
-        let align = if bytes >= HUGE_ALIGN { HUGE_ALIGN } else { 64 };
+    pub fn new(len: usize, init: impl Fn(usize) -> T) -> VmemmapArray<T> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).expect("memmap size overflows");
+        let align = if bytes >= HUGE_ALIGN { HUGE_ALIGN } else { 64.max(std::mem::align_of::<T>()) };
         let layout = Layout::from_size_align(bytes, align).expect("memmap layout");
-        if len == 0 {
-            return VmemmapWords { ptr: NonNull::dangling(), len, layout };
+        if bytes == 0 {
+            return VmemmapArray { ptr: NonNull::dangling(), len, layout };
         }
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) };
-        let Some(ptr) = NonNull::new(raw.cast::<AtomicU32>()) else {
-            std::alloc::handle_alloc_error(layout)
-        };
+        let Some(ptr) = NonNull::new(raw.cast::<T>()) else { std::alloc::handle_alloc_error(layout) };
         if align == HUGE_ALIGN {
             advise_huge(raw, bytes);
         }
         for i in 0..len {
-            // SAFETY: `i < len`, inside the allocation; the word is written before any read.
-            unsafe { ptr.as_ptr().add(i).write(AtomicU32::new(init(i))) };
+            // SAFETY: `i < len`, inside the allocation; the element is written before any
+            // read. (If `init` panics, the elements written so far leak with the memory.)
+            unsafe { ptr.as_ptr().add(i).write(init(i)) };
         }
-        VmemmapWords { ptr, len, layout }
+        VmemmapArray { ptr, len, layout }
     }
 }
 
@@ -78,48 +76,61 @@ fn advise_huge(raw: *mut u8, bytes: usize) {
     let _ = (raw, bytes);
 }
 
-impl Deref for VmemmapWords {
-    type Target = [AtomicU32];
+impl<T> Deref for VmemmapArray<T> {
+    type Target = [T];
 
     #[inline]
     #[allow(unsafe_code)]
-    fn deref(&self) -> &[AtomicU32] {
-        // SAFETY: by the invariant, `ptr` holds `len` initialised words (or is dangling and
-        // well aligned with `len == 0`) that live as long as `self`.
+    fn deref(&self) -> &[T] {
+        // SAFETY: by the invariant, `ptr` holds `len` initialised elements (or is dangling
+        // and well aligned with no bytes behind it) that live as long as `self`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
-impl Drop for VmemmapWords {
+impl<T> Drop for VmemmapArray<T> {
     #[allow(unsafe_code)]
     fn drop(&mut self) {
-        if self.len > 0 {
-            // SAFETY: allocated in `new` with exactly `self.layout`; `AtomicU32` needs no drop.
-            unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), self.layout) };
+        // SAFETY: the elements are initialised and dropped once, here; the memory was
+        // allocated in `new` with exactly `self.layout` (nothing was allocated for 0 bytes).
+        unsafe {
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len));
+            if self.layout.size() > 0 {
+                std::alloc::dealloc(self.ptr.as_ptr().cast(), self.layout);
+            }
         }
     }
 }
 
-impl std::fmt::Debug for VmemmapWords {
+impl<T> std::fmt::Debug for VmemmapArray<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "VmemmapWords({} words)", self.len)
+        write!(f, "VmemmapArray({} x {} bytes)", self.len, std::mem::size_of::<T>())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::Relaxed};
 
     #[test]
-    fn words_are_initialised_and_large_stores_are_aligned_to_a_pmd() {
-        let small = VmemmapWords::new(100, |i| i as u32);
+    fn elements_are_initialised_and_large_arrays_are_aligned_to_a_pmd() {
+        let small = VmemmapArray::new(100, |i| AtomicU32::new(i as u32));
         assert_eq!(small.len(), 100);
         assert_eq!(small[99].load(Relaxed), 99);
         assert_eq!(small.as_ptr() as usize % 64, 0);
-        let large = VmemmapWords::new(1 << 20, |_| 7);
+        let large = VmemmapArray::new(1 << 20, |_| AtomicU16::new(7));
         assert_eq!(large.as_ptr() as usize % HUGE_ALIGN, 0);
         assert!(large.iter().all(|w| w.load(Relaxed) == 7));
-        assert!(VmemmapWords::new(0, |_| 0).is_empty());
+        assert!(VmemmapArray::new(0, |_| AtomicU32::new(0)).is_empty());
+    }
+
+    #[test]
+    fn elements_with_drop_glue_are_dropped_once() {
+        let counter = std::rc::Rc::new(());
+        let arr = VmemmapArray::new(10, |_| counter.clone());
+        assert_eq!(std::rc::Rc::strong_count(&counter), 11);
+        drop(arr);
+        assert_eq!(std::rc::Rc::strong_count(&counter), 1);
     }
 }

@@ -10,7 +10,8 @@ mod common;
 use common::fingerprint;
 use pageblock_core::free_area::FreeAreaLayout;
 use pageblock_core::{
-    AllocFlags, Gfp, MigrateType, Node, NodeConfig, NodeLocks, Pfn, Policy, ZoneConfig, ZoneType,
+    AllocFlags, BulkFree, Gfp, MemmapLayout, MigrateType, Node, NodeConfig, NodeLocks, Pfn, Policy,
+    ZoneConfig, ZoneType,
 };
 use proptest::prelude::*;
 
@@ -63,6 +64,7 @@ struct Geometry {
     max_order: u32,
     pageblock_order: u32,
     cma_blocks: u64,
+    memmap_layout: MemmapLayout,
     policy: Policy,
 }
 
@@ -70,35 +72,43 @@ fn geometry() -> impl Strategy<Value = Geometry> {
     let layouts = [FreeAreaLayout::Plain, FreeAreaLayout::Counts, FreeAreaLayout::PerList];
     (
         (3..=10u32, 0..=7u32, 0..4096u64, 256..2048u64, 0..3u64, prop_oneof![Just(0u64), 64..1024u64]),
-        (any::<[bool; 6]>(), 0..3usize, 1..8u32),
+        (any::<[bool; 6]>(), 0..3usize, 1..8u32, 0..3usize, 0..3usize),
     )
-        .prop_map(move |((max_order, pb, start, pages, cma, dma32_pages), (flags, layout, batch))| {
-            let [defrag, memory, nofrag, grouping, prefetch, fixed_high] = flags;
-            // Small pageblocks are common so that HighAtomic reserves (at most 1% of the zone,
-            // in whole pageblocks) and CMA areas fit in small zones.
-            let pageblock_order = pb.min(max_order).clamp(2, 5);
-            let cma_blocks = if pages >> pageblock_order >= 8 { cma } else { 0 };
-            Geometry {
-                start_pfn: 0x10000 + start,
-                pages,
-                dma32_pages,
-                max_order,
-                pageblock_order,
-                cma_blocks,
-                policy: Policy {
-                    defrag_mode: defrag,
-                    rmqueue_mode_memory: memory,
-                    nofragment: nofrag,
-                    group_by_mobility: grouping,
-                    buddy_prefetch: prefetch,
-                    percpu_pagelist_high_fraction: if fixed_high { 8 } else { 0 },
-                    pcp_batch: Some(batch),
-                    free_area_layout: layouts[layout],
-                    min_free_kbytes: Some(64),
-                    ..Policy::default()
-                },
-            }
-        })
+        .prop_map(
+            move |((max_order, pb, start, pages, cma, dma32_pages), (flags, layout, batch, mm, bulk))| {
+                let [defrag, memory, nofrag, grouping, prefetch, fixed_high] = flags;
+                // Small pageblocks are common so that HighAtomic reserves (at most 1% of the zone,
+                // in whole pageblocks) and CMA areas fit in small zones.
+                let pageblock_order = pb.min(max_order).clamp(2, 5);
+                let cma_blocks = if pages >> pageblock_order >= 8 { cma } else { 0 };
+                Geometry {
+                    memmap_layout: [
+                        MemmapLayout::Split,
+                        MemmapLayout::Records(12),
+                        MemmapLayout::Records(64),
+                    ][mm],
+                    start_pfn: 0x10000 + start,
+                    pages,
+                    dma32_pages,
+                    max_order,
+                    pageblock_order,
+                    cma_blocks,
+                    policy: Policy {
+                        defrag_mode: defrag,
+                        rmqueue_mode_memory: memory,
+                        nofragment: nofrag,
+                        group_by_mobility: grouping,
+                        buddy_prefetch: prefetch,
+                        bulk_free: [BulkFree::Pipelined, BulkFree::SinglePass, BulkFree::TwoPass][bulk],
+                        percpu_pagelist_high_fraction: if fixed_high { 8 } else { 0 },
+                        pcp_batch: Some(batch),
+                        free_area_layout: layouts[layout],
+                        min_free_kbytes: Some(64),
+                        ..Policy::default()
+                    },
+                }
+            },
+        )
 }
 
 fn build(g: &Geometry) -> Node {
@@ -106,6 +116,7 @@ fn build(g: &Geometry) -> Node {
         max_order: g.max_order,
         pageblock_order: g.pageblock_order,
         config_cma: true,
+        memmap_layout: g.memmap_layout,
         ..ZoneConfig::new(t, start, pages)
     };
     let mut zones = Vec::new();

@@ -60,7 +60,9 @@ use std::sync::Arc;
 use pageblock_core::compaction::{compact_node, CompactResult};
 use pageblock_core::page_alloc;
 use pageblock_core::{show, NodeLocks, NodeShared, PageCensus, VerifyError, Zone};
-pub use pageblock_core::{AllocError, ConfigError, FreeError, Gfp, NodeConfig, Pfn, Policy, ZoneConfig};
+pub use pageblock_core::{
+    AllocError, BulkFree, ConfigError, FreeError, Gfp, MemmapLayout, NodeConfig, Pfn, Policy, ZoneConfig,
+};
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 
 use crate::arena::Arena;
