@@ -208,6 +208,11 @@ pub struct FastpathArgs {
     /// A tiny run that only checks that every case works (numbers are meaningless).
     #[arg(long)]
     pub smoke: bool,
+    /// Give pageblock's memmap the kernel's shape: one record of N bytes per page holding
+    /// links and state (12 to 256, a multiple of 4; 64 = the kernel's struct page). Default:
+    /// pageblock's split layout (2-byte state words beside 8-byte link records).
+    #[arg(long, value_name = "N")]
+    pub struct_page_bytes: Option<u32>,
 }
 
 /// `pageblock demo`.

@@ -3,7 +3,7 @@
 //!
 //! * `a_pair`: an order-0 allocation immediately freed;
 //! * `b_random_free`: freeing 4096 order-0 pages in random order (the bulk-free path), with
-//!   pageblock's buddy prefetch (seed 001) off and on;
+//!   pageblock under each of `fastpath::BULK_FREE_SETTINGS` (memmap layout, bulk free);
 //! * `c_mixed`: 1000 operations of the mixed workload on a half-full allocator;
 //! * `e_pair_2_threads`: `a` on two threads at once (time per pair per thread).
 //!
@@ -20,6 +20,7 @@ use pageblock_lab::fastpath::peers::{
     BsaPeer, BuddyAllocPeer, BuddyAllocRegion, FrameAlloc, LockedBsaPeer, LockedBuddyAllocPeer,
     PageblockPeer, SharedFrameAlloc,
 };
+use pageblock_lab::fastpath::BULK_FREE_SETTINGS;
 use pageblock_lab::prng::Prng;
 
 fn pair<A: FrameAlloc>(a: &mut A) {
@@ -65,8 +66,8 @@ fn b_random_free(c: &mut Criterion, region: &BuddyAllocRegion) {
     const N: usize = 4096;
     let mut g = c.benchmark_group("b_random_free_4096");
     let mut rng = Prng::new(1);
-    for (name, prefetch) in [("pageblock", false), ("pageblock+prefetch", true)] {
-        let mut pb = PageblockPeer::new(Policy { buddy_prefetch: prefetch, ..Policy::default() });
+    for (name, layout, bulk_free) in BULK_FREE_SETTINGS {
+        let mut pb = PageblockPeer::with_layout(Policy { bulk_free, ..Policy::default() }, layout);
         g.bench_function(name, |b| b.iter_custom(|iters| timed_random_frees(&mut pb, N, iters, &mut rng)));
     }
     let mut bsa = BsaPeer::new();

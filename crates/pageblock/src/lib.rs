@@ -109,9 +109,21 @@ impl Allocator {
     /// [`Allocator::with_arena_cpus`] without the daemon threads (benchmarks and
     /// deterministic tests; start them later with [`Allocator::start_daemons`]).
     pub fn with_arena_quiet(bytes: u64, nr_cpus: u32, policy: Policy) -> Result<Allocator, ArenaError> {
+        Self::with_arena_layout(bytes, nr_cpus, MemmapLayout::Split, policy)
+    }
+
+    /// [`Allocator::with_arena_quiet`] with the memmap in `layout`: `MemmapLayout::Records(64)`
+    /// gives it the kernel's `struct page` footprint, for cache experiments.
+    pub fn with_arena_layout(
+        bytes: u64,
+        nr_cpus: u32,
+        layout: MemmapLayout,
+        policy: Policy,
+    ) -> Result<Allocator, ArenaError> {
         let arena = Arena::new(bytes).map_err(ArenaError::Map)?;
         let zone = ZoneConfig {
             nr_cpus,
+            memmap_layout: layout,
             ..ZoneConfig::new(pageblock_core::ZoneType::Normal, arena.start_pfn(), arena.nr_pages())
         };
         Self::build(NodeConfig::single(zone), policy, Some(arena)).map_err(ArenaError::Config)

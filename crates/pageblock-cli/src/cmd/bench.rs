@@ -12,11 +12,13 @@ pub fn fastpath(args: &FastpathArgs) -> Result<String, String> {
     if args.reps == 0 {
         return Err("--reps must be at least 1".to_owned());
     }
-    let cfg = if args.smoke {
-        FastpathConfig::smoke()
-    } else {
-        FastpathConfig { reps: args.reps, ..FastpathConfig::default() }
+    let base = if args.smoke { FastpathConfig::smoke() } else { FastpathConfig::default() };
+    let memmap_layout = match args.struct_page_bytes {
+        Some(bytes) => super::memmap_records(bytes)?,
+        None => base.memmap_layout,
     };
+    let reps = if args.smoke { base.reps } else { args.reps };
+    let cfg = FastpathConfig { reps, memmap_layout, ..base };
     let json = super::create_output(args.json.as_deref())?;
     let bar = crate::progress::bar(cfg.reps as u64, "repetitions");
     let report = fastpath::run(&cfg, &mut |done, _| bar.set_position(done as u64));
@@ -39,8 +41,11 @@ fn value(r: &FastpathReport, allocator: &str, case: &str) -> f64 {
 fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
     let mut out = String::new();
     let peers = ["pageblock", "buddy_system_allocator", "buddy-alloc"];
-    let _ =
-        writeln!(out, "fast path, 4 GiB region, median of {} repetitions (wall clock: noisy)\n", cfg.reps);
+    let _ = writeln!(
+        out,
+        "fast path, 4 GiB region, median of {} repetitions (wall clock: noisy); pageblock's memmap: {:?}\n",
+        cfg.reps, cfg.memmap_layout
+    );
     let _ = writeln!(out, "{:<8} {:>14} {:>24} {:>14}   unit", "case", peers[0], peers[1], peers[2]);
     for case in fastpath::CASES {
         let unit = if case.starts_with("e_") { "Mops/s (higher is better)" } else { "ns/op" };
@@ -89,12 +94,15 @@ fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
         e_a / single,
         goal(e_a / single >= 1.8)
     );
-    for p in &r.bulk_free_prefetch {
+    let _ = writeln!(out, "pageblock's case f frees by memmap layout and bulk-free setting, same run:");
+    let before = r.bulk_free.first().map_or(f64::NAN, |b| b.ns_per_free);
+    for b in &r.bulk_free {
         let _ = writeln!(
             out,
-            "bulk free (case b frees), buddy prefetch {}: {:.1} ns/free",
-            if p.prefetch { "on " } else { "off" },
-            p.ns_per_free
+            "  {:<30} {:>7.1} ns/free  ({:.2}x the first)",
+            b.setting,
+            b.ns_per_free,
+            before / b.ns_per_free
         );
     }
     out

@@ -76,3 +76,13 @@ pub fn run_with_progress(spec: &RunSpec, label: &str, trace: Option<&Path>) -> R
     }
     Ok(run)
 }
+
+/// `--struct-page-bytes N`: the kernel's memmap shape with N-byte records, or why not.
+pub fn memmap_records(bytes: u32) -> Result<pageblock_core::MemmapLayout, String> {
+    let layout = pageblock_core::MemmapLayout::Records(bytes);
+    if layout.is_valid() {
+        Ok(layout)
+    } else {
+        Err(pageblock_core::ConfigError::StructPageBytes(bytes).to_string())
+    }
+}

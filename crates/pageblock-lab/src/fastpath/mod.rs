@@ -20,7 +20,7 @@ pub(crate) use cases::pin_to;
 
 use std::sync::Mutex;
 
-use pageblock::Policy;
+use pageblock::{BulkFree, MemmapLayout, Policy};
 use serde::Serialize;
 
 use peers::{
@@ -48,6 +48,8 @@ pub struct FastpathConfig {
     pub threads: usize,
     /// Fault buddy-alloc's 4 GiB in before measuring (it keeps its lists in free memory).
     pub prefault: bool,
+    /// pageblock's memmap layout in the main table (the default: the split layout).
+    pub memmap_layout: MemmapLayout,
 }
 
 impl Default for FastpathConfig {
@@ -62,6 +64,7 @@ impl Default for FastpathConfig {
             e_ops_per_thread: 2_000_000,
             threads: 2,
             prefault: true,
+            memmap_layout: MemmapLayout::Split,
         }
     }
 }
@@ -79,6 +82,7 @@ impl FastpathConfig {
             e_ops_per_thread: 1000,
             threads: 2,
             prefault: false,
+            memmap_layout: MemmapLayout::Split,
         }
     }
 }
@@ -103,24 +107,32 @@ pub struct CaseResult {
 /// Every case, in report order; `e_*` are two-thread throughputs, the rest nanoseconds.
 pub const CASES: [&str; 8] = ["a", "b_alloc", "b_free", "c", "e_a", "e_c", "f_alloc", "f_free"];
 
-/// The bulk-free path with and without seed 001's buddy prefetch (pageblock, case b).
+/// pageblock's random-order bulk free (case f) under one memmap layout and bulk-free setting.
 #[derive(Clone, Debug, Serialize)]
-pub struct PrefetchResult {
-    /// Whether `Policy::buddy_prefetch` was on.
-    pub prefetch: bool,
+pub struct BulkFreeResult {
+    /// Which setting, e.g. `records-12 two-pass`.
+    pub setting: &'static str,
     /// Median nanoseconds per random-order free.
     pub ns_per_free: f64,
     /// Every repetition's value.
     pub samples: Vec<f64>,
 }
 
+/// The settings [`BulkFreeResult`] compares: the layout and bulk free before issue 12, each
+/// change alone, and today's default.
+pub const BULK_FREE_SETTINGS: [(&str, MemmapLayout, BulkFree); 3] = [
+    ("records-12 two-pass (before)", MemmapLayout::Records(12), BulkFree::TwoPass),
+    ("records-12 pipelined", MemmapLayout::Records(12), BulkFree::Pipelined),
+    ("split pipelined (default)", MemmapLayout::Split, BulkFree::Pipelined),
+];
+
 /// Everything a run measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct FastpathReport {
     /// Per allocator and case.
     pub results: Vec<CaseResult>,
-    /// pageblock's bulk free with prefetch off and on.
-    pub bulk_free_prefetch: Vec<PrefetchResult>,
+    /// pageblock's case f frees under each of [`BULK_FREE_SETTINGS`].
+    pub bulk_free: Vec<BulkFreeResult>,
 }
 
 /// The median of `v` (mean of the middle two for even lengths).
@@ -141,18 +153,22 @@ fn one_rep(
     rep: usize,
     arena: &BuddyAllocRegion,
     out: &mut Samples,
-    prefetch: &mut [Vec<f64>; 2],
+    bulk_free: &mut [Vec<f64>; 3],
 ) {
     let seed = 0x5eed + rep as u64;
     for peer in PeerKind::ALL {
         let single: [(&'static str, f64); 6] = match peer {
-            PeerKind::Pageblock => single_thread(cfg, seed, || PageblockPeer::new(Policy::default())),
+            PeerKind::Pageblock => {
+                single_thread(cfg, seed, || PageblockPeer::with_layout(Policy::default(), cfg.memmap_layout))
+            }
             PeerKind::BuddySystemAllocator => single_thread(cfg, seed, BsaPeer::new),
             PeerKind::BuddyAlloc => single_thread(cfg, seed, || BuddyAllocPeer::new(arena)),
         };
         out.extend(single.iter().map(|&(case, v)| (peer, case, v)));
         let (e_a, e_c) = match peer {
-            PeerKind::Pageblock => two_threads(cfg, seed, || PageblockPeer::new(Policy::default())),
+            PeerKind::Pageblock => {
+                two_threads(cfg, seed, || PageblockPeer::with_layout(Policy::default(), cfg.memmap_layout))
+            }
             PeerKind::BuddySystemAllocator => two_threads(cfg, seed, LockedBsaPeer::new),
             PeerKind::BuddyAlloc => {
                 two_threads(cfg, seed, || LockedBuddyAllocPeer(Mutex::new(BuddyAllocPeer::new(arena))))
@@ -161,9 +177,9 @@ fn one_rep(
         out.push((peer, "e_a", e_a));
         out.push((peer, "e_c", e_c));
     }
-    for (i, on) in [false, true].into_iter().enumerate() {
-        let mut a = PageblockPeer::new(Policy { buddy_prefetch: on, ..Policy::default() });
-        prefetch[i].push(cases::bulk_then_random_free(&mut a, cfg.b_allocs, seed).1);
+    for (i, &(_, layout, setting)) in BULK_FREE_SETTINGS.iter().enumerate() {
+        let mut a = PageblockPeer::with_layout(Policy { bulk_free: setting, ..Policy::default() }, layout);
+        bulk_free[i].push(cases::bulk_then_random_free(&mut a, cfg.f_allocs, seed).1);
     }
 }
 
@@ -196,11 +212,12 @@ pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> Resu
     // (ulimit -v, no overcommit) gets a message, not a panic in the middle of a run.
     let arena = BuddyAllocRegion::new(cfg.prefault)
         .map_err(|e| format!("mapping buddy-alloc's 4 GiB region: {e}"))?;
-    PageblockPeer::try_new(Policy::default()).map_err(|e| format!("pageblock's 4 GiB arena: {e}"))?;
+    PageblockPeer::try_with_layout(Policy::default(), cfg.memmap_layout)
+        .map_err(|e| format!("pageblock's 4 GiB arena: {e}"))?;
     let mut samples = Samples::new();
-    let mut prefetch = [Vec::new(), Vec::new()];
+    let mut bulk_free = [Vec::new(), Vec::new(), Vec::new()];
     for rep in 0..cfg.reps {
-        one_rep(cfg, rep, &arena, &mut samples, &mut prefetch);
+        one_rep(cfg, rep, &arena, &mut samples, &mut bulk_free);
         progress(rep + 1, cfg.reps);
     }
     let mut results = Vec::new();
@@ -218,10 +235,10 @@ pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> Resu
             });
         }
     }
-    let bulk_free_prefetch = [false, true]
-        .into_iter()
-        .zip(prefetch)
-        .map(|(on, v)| PrefetchResult { prefetch: on, ns_per_free: median(&v), samples: v })
+    let bulk_free = BULK_FREE_SETTINGS
+        .iter()
+        .zip(bulk_free)
+        .map(|(&(setting, ..), v)| BulkFreeResult { setting, ns_per_free: median(&v), samples: v })
         .collect();
-    Ok(FastpathReport { results, bulk_free_prefetch })
+    Ok(FastpathReport { results, bulk_free })
 }

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use buddy_alloc::buddy_alloc::{BuddyAlloc, BuddyAllocParam};
 use buddy_system_allocator::{FrameAllocator, LockedFrameAllocator};
 use pageblock::arena::Arena;
-use pageblock::{Allocator, Gfp, Pfn, Policy};
+use pageblock::{Allocator, Gfp, MemmapLayout, Pfn, Policy};
 
 /// Pages in the benchmark region: 4 GiB.
 pub const REGION_PAGES: u64 = 1 << 20;
@@ -71,15 +71,28 @@ impl PageblockPeer {
     /// A fresh allocator over a 4 GiB arena with two CPU slots. Panics if the mapping fails;
     /// [`PageblockPeer::try_new`] reports it.
     pub fn new(policy: Policy) -> PageblockPeer {
-        match PageblockPeer::try_new(policy) {
+        Self::with_layout(policy, MemmapLayout::Split)
+    }
+
+    /// A fresh allocator over a 4 GiB arena with two CPU slots, or why it could not be built.
+    pub fn try_new(policy: Policy) -> Result<PageblockPeer, pageblock::ArenaError> {
+        Self::try_with_layout(policy, MemmapLayout::Split)
+    }
+
+    /// [`PageblockPeer::new`] with the memmap in `layout`.
+    pub fn with_layout(policy: Policy, layout: MemmapLayout) -> PageblockPeer {
+        match PageblockPeer::try_with_layout(policy, layout) {
             Ok(p) => p,
             Err(e) => panic!("the benchmark's arena was mapped once, then refused: {e}"),
         }
     }
 
-    /// A fresh allocator over a 4 GiB arena with two CPU slots, or why it could not be built.
-    pub fn try_new(policy: Policy) -> Result<PageblockPeer, pageblock::ArenaError> {
-        Allocator::with_arena_quiet(REGION_PAGES * PAGE as u64, 2, policy).map(PageblockPeer)
+    /// [`PageblockPeer::try_new`] with the memmap in `layout`.
+    pub fn try_with_layout(
+        policy: Policy,
+        layout: MemmapLayout,
+    ) -> Result<PageblockPeer, pageblock::ArenaError> {
+        Allocator::with_arena_layout(REGION_PAGES * PAGE as u64, 2, layout, policy).map(PageblockPeer)
     }
 }
 
