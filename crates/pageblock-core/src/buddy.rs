@@ -28,8 +28,7 @@ impl Zone {
         if !self.contains(pfn) {
             return false;
         }
-        let info = self.shared.memmap.info(self.idx(pfn));
-        info.state == PageState::Buddy && info.order == order
+        self.shared.memmap.heads(self.idx(pfn), PageState::Buddy, order)
     }
 
     /// `free_one_page()` after the zone lock is taken: blocks above pageblock order are freed

@@ -171,10 +171,10 @@ impl Zone {
     /// allocator's own data, so a mismatch is a bug, not misuse.
     pub fn free_pcp_page(&mut self, pfn: Pfn, order: u32) {
         let idx = self.idx(pfn.0);
-        let info = self.shared.memmap.info(idx);
         assert!(
-            info.state == PageState::Pcp && info.order == order,
-            "pfn {pfn} order {order}: not a per-CPU block ({info:?})"
+            self.shared.memmap.heads(idx, PageState::Pcp, order),
+            "pfn {pfn} order {order}: not a per-CPU block ({:?})",
+            self.shared.memmap.info(idx)
         );
         self.shared.memmap.clear(idx);
         let mt = self.pageblock_migratetype(pfn.0);
@@ -256,7 +256,6 @@ impl ZoneShared {
         if buddy >= self.config().nr_pages() {
             return None;
         }
-        let info = self.memmap.info(buddy as u32);
-        (info.state == PageState::Buddy && info.order == order).then_some(buddy as u32)
+        self.memmap.heads(buddy as u32, PageState::Buddy, order).then_some(buddy as u32)
     }
 }

@@ -245,10 +245,10 @@ impl Zone {
     pub(crate) fn del_from_free_list(&mut self, pfn: u64, order: u32, mt: MigrateType) {
         let idx = self.idx(pfn);
         let mm = &self.shared.memmap;
-        let info = mm.info(idx);
         assert!(
-            info.state == PageState::Buddy && info.order == order,
-            "pfn {pfn:#x}: expected a free block of order {order} on the {mt:?} list, found {info:?}"
+            mm.heads(idx, PageState::Buddy, order),
+            "pfn {pfn:#x}: expected a free block of order {order} on the {mt:?} list, found {:?}",
+            mm.info(idx)
         );
         let fa = &self.shared.free_areas;
         fa.list(order, mt).del(mm, idx);

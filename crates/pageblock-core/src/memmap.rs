@@ -57,16 +57,20 @@ pub enum PageState {
 }
 
 impl PageState {
+    /// Decode the low three bits (a table lookup: the merge loop decodes on every step).
+    #[inline(always)]
     const fn from_bits(v: u32) -> PageState {
-        match v & 0x7 {
-            1 => PageState::Buddy,
-            2 => PageState::Allocated,
-            3 => PageState::Pcp,
-            4 => PageState::Isolated,
-            5 => PageState::Reserved,
-            6 => PageState::Offline,
-            _ => PageState::Tail,
-        }
+        const STATES: [PageState; 8] = [
+            PageState::Tail,
+            PageState::Buddy,
+            PageState::Allocated,
+            PageState::Pcp,
+            PageState::Isolated,
+            PageState::Reserved,
+            PageState::Offline,
+            PageState::Tail,
+        ];
+        STATES[(v & 0x7) as usize]
     }
 }
 
@@ -90,12 +94,19 @@ impl AllocTag {
         (self.migratetype as u32) | ((self.movable as u32) << 3)
     }
 
+    #[inline(always)]
     const fn from_bits(v: u32) -> AllocTag {
-        let migratetype = match MigrateType::from_index((v & 0x7) as usize) {
-            Some(mt) => mt,
-            None => MigrateType::Unmovable,
-        };
-        AllocTag { migratetype, movable: v & 0x8 != 0 }
+        const TYPES: [MigrateType; 8] = [
+            MigrateType::Unmovable,
+            MigrateType::Movable,
+            MigrateType::Reclaimable,
+            MigrateType::HighAtomic,
+            MigrateType::Cma,
+            MigrateType::Isolate,
+            MigrateType::Unmovable,
+            MigrateType::Unmovable,
+        ];
+        AllocTag { migratetype: TYPES[(v & 0x7) as usize], movable: v & 0x8 != 0 }
     }
 }
 
@@ -351,7 +362,20 @@ impl Memmap {
     /// True if a raw state word says "head of an allocated block of `order`".
     #[inline]
     pub const fn word_is_allocated(word: u32, order: u32) -> bool {
-        word & 0x7f == (PageState::Allocated as u32) | (order << 3)
+        Memmap::word_heads(word, PageState::Allocated, order)
+    }
+
+    /// True if a raw state word says "head of a block of `order` in `state`": the state and
+    /// order bits compared at once, without decoding (the merge loop's `page_is_buddy`).
+    #[inline(always)]
+    pub const fn word_heads(word: u32, state: PageState, order: u32) -> bool {
+        word & 0x7f == (state as u32) | (order << 3)
+    }
+
+    /// True if page `idx` heads a block of `order` in `state` (see [`Memmap::word_heads`]).
+    #[inline(always)]
+    pub fn heads(&self, idx: u32, state: PageState, order: u32) -> bool {
+        Memmap::word_heads(self.load_word(idx), state, order)
     }
 
     /// Walk pages `start..end` block by block: each head yields its whole block, so a walk
