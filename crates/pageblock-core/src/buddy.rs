@@ -77,7 +77,8 @@ impl Zone {
                     break;
                 }
             }
-            self.del_from_free_list(buddy_pfn, order, buddy_mt);
+            // is_free_buddy() has just checked the buddy's state.
+            self.unlink_free_block(self.idx(buddy_pfn), order, buddy_mt);
             if buddy_mt != mt {
                 self.set_pageblock_range(buddy_pfn, order, mt);
             }

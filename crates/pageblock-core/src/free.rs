@@ -179,7 +179,12 @@ impl Zone {
         self.shared.memmap.clear(idx);
         let mt = self.pageblock_migratetype(pfn.0);
         self.emit(|| TraceEvent::PagePcpuDrain { pfn: pfn.0, order, migratetype: mt });
-        self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
+        if order <= self.pageblock_order() {
+            // free_pages_to_buddy()'s common case, with the type just read.
+            self.free_one_page(pfn.0, order, mt, FreeTo::Heuristic);
+        } else {
+            self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
+        }
     }
 
     /// `free_pcppages_bulk()` after the blocks were taken off their per-CPU lists: one zone

@@ -250,6 +250,15 @@ impl Zone {
             "pfn {pfn:#x}: expected a free block of order {order} on the {mt:?} list, found {:?}",
             mm.info(idx)
         );
+        self.unlink_free_block(idx, order, mt);
+    }
+
+    /// [`Zone::del_from_free_list`] for a caller that has just seen page `idx` head a free
+    /// block of `order` (the merge loop's `page_is_buddy`), so the check is not repeated.
+    #[inline(always)]
+    pub(crate) fn unlink_free_block(&mut self, idx: u32, order: u32, mt: MigrateType) {
+        let mm = &self.shared.memmap;
+        debug_assert!(mm.heads(idx, PageState::Buddy, order), "page {idx} is not a free block of order {order}");
         let fa = &self.shared.free_areas;
         fa.list(order, mt).del(mm, idx);
         mm.clear(idx);
