@@ -161,6 +161,10 @@ pub struct SeedsArgs {
     /// Seed of the workloads.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Run only the experiments of one seed patch: 0 (pagetypeinfo counts), 1 (buddy
+    /// prefetch), 2 (free_area layout) or 3 (rmqueue fallback memory).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=3))]
+    pub only: Option<u32>,
 }
 
 /// `pageblock replay`.

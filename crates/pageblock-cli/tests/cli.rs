@@ -290,7 +290,12 @@ fn lab_seeds_quick_reproduces_the_deterministic_effects() {
         "monitor_alloc_stddev_counts_increase",
         "fallback_worst_lock_hold_work",
         "fallback_throughput",
-        "prefetch_bulk_free",
+        "prefetch_bulk_free_12_2018",
+        "prefetch_bulk_free_12_2022",
+        "prefetch_bulk_free_64_2018",
+        "prefetch_bulk_free_64_2022",
+        "prefetch_bulk_free_128_2018",
+        "prefetch_bulk_free_128_2022",
     ] {
         let e = get(name);
         for key in ["metric", "unit", "baseline", "patched"] {

@@ -7,7 +7,7 @@ use crate::cli::{SeedsArgs, ThpArgs};
 
 /// Run every seed experiment and return the report text.
 pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
-    let cfg = SeedsConfig { quick: args.quick, seed: args.seed };
+    let cfg = SeedsConfig { quick: args.quick, seed: args.seed, only: args.only };
     let json = super::create_output(args.json.as_deref())?;
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {

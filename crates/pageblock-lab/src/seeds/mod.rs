@@ -6,7 +6,7 @@
 //! | [`pagetypeinfo_cost`] | 000 | walk the free lists → read per-migratetype counts |
 //! | [`monitor`] | 000 | order-4 alloc/free latency with a pagetypeinfo monitor, walk vs counts |
 //! | [`fallback`] | 003 | bulk refills that must fall back, without → with rmqueue mode memory |
-//! | [`prefetch`] | 001 | bulk free with a memmap larger than the LLC, prefetch off → on |
+//! | [`prefetch`] | 001 | bulk free on two CPUs, 2018 and 2022 settings, 12-, 64- and 128-byte records, prefetch off → on |
 //! | [`free_area_layout`] | 002 | `free_area[]` layouts under concurrent allocation: plain, counts, per-list |
 //!
 //! Every figure says whether it is wall-clock (noisy: compare within one run) or
@@ -33,9 +33,16 @@ pub struct SeedsConfig {
     pub quick: bool,
     /// Seed of the workloads.
     pub seed: u64,
+    /// Run only the experiments of this seed patch (0 to 3); `None` runs them all.
+    pub only: Option<u32>,
 }
 
 impl SeedsConfig {
+    /// True if the experiments of seed patch `patch` are to run.
+    pub fn runs(&self, patch: u32) -> bool {
+        self.only.is_none_or(|p| p == patch)
+    }
+
     /// Memory of the simulated zones (16 GiB, as in seed 000's machine).
     pub fn zone_bytes(&self) -> u64 {
         16 << 30
@@ -175,19 +182,26 @@ pub fn fragmented_allocator(cfg: &SeedsConfig, policy: Policy) -> (Allocator, Ru
 /// Run every experiment; `progress(step)` names each step as it starts.
 pub fn run(cfg: &SeedsConfig, progress: &mut dyn FnMut(&str)) -> SeedsReport {
     let mut report = SeedsReport::default();
-    progress("building the fragmented zone");
-    let (fragmented, _) = fragmented_allocator(cfg, Policy::default());
-    progress("pagetypeinfo read cost (seed 000)");
-    pagetypeinfo_cost::run(cfg, &fragmented, &mut report);
-    progress("pagealloc-micro with a monitor (seed 000)");
-    monitor::run(cfg, &fragmented, &mut report);
-    drop(fragmented);
-    progress("rmqueue fallback (seed 003)");
-    fallback::run(cfg, &mut report);
-    progress("buddy prefetch (seed 001)");
-    prefetch::run(cfg, &mut report);
-    progress("free_area layout (seed 002)");
-    free_area_layout::run(cfg, &mut report);
+    if cfg.runs(0) {
+        progress("building the fragmented zone");
+        let (fragmented, _) = fragmented_allocator(cfg, Policy::default());
+        progress("pagetypeinfo read cost (seed 000)");
+        pagetypeinfo_cost::run(cfg, &fragmented, &mut report);
+        progress("pagealloc-micro with a monitor (seed 000)");
+        monitor::run(cfg, &fragmented, &mut report);
+    }
+    if cfg.runs(3) {
+        progress("rmqueue fallback (seed 003)");
+        fallback::run(cfg, &mut report);
+    }
+    if cfg.runs(1) {
+        progress("buddy prefetch (seed 001)");
+        prefetch::run(cfg, &mut report);
+    }
+    if cfg.runs(2) {
+        progress("free_area layout (seed 002)");
+        free_area_layout::run(cfg, &mut report);
+    }
     report
 }
 
