@@ -10,7 +10,7 @@ use std::fmt;
 
 use crate::buddy::FreeTo;
 use crate::config::BulkFree;
-use crate::memmap::{Memmap, PageInfo, PageState};
+use crate::memmap::{Memmap, PageInfo, PageState, NIL};
 use crate::pcp::zone_batchsize;
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
@@ -221,21 +221,22 @@ impl Zone {
     /// prefetch. `AHEAD` = 16 was the best of 4–32 for 900k random-order frees over 4 GiB.
     fn free_pcppages_pipelined(&mut self, blocks: &[(Pfn, u32)]) {
         const AHEAD: usize = 16;
+        // Stage two's finding for blocks i + 4 ..= i + 8: the free buddy's index, or NIL.
+        let mut free_buddy = [NIL; AHEAD / 2];
         for (i, &(pfn, order)) in blocks.iter().enumerate() {
             if let Some(&(p, o)) = blocks.get(i + AHEAD) {
                 self.shared.prefetch_buddy(p.0, o);
             }
             if let Some(&(p, o)) = blocks.get(i + AHEAD / 2) {
                 self.shared.memmap.prefetch(self.idx(p.0));
-                if let Some(buddy) = self.shared.free_buddy_idx(p.0, o) {
-                    self.shared.memmap.prefetch(buddy);
-                }
+                let buddy = self.shared.free_buddy_idx(p.0, o);
+                self.shared.memmap.prefetch(buddy);
+                free_buddy[(i + AHEAD / 2) % (AHEAD / 2)] = buddy;
             }
-            if let Some(&(p, o)) = blocks.get(i + AHEAD / 4) {
-                if let Some(buddy) = self.shared.free_buddy_idx(p.0, o) {
-                    self.shared.memmap.prefetch(self.shared.memmap.next(buddy));
-                    self.shared.memmap.prefetch(self.shared.memmap.prev(buddy));
-                }
+            let buddy = free_buddy[(i + AHEAD / 4) % (AHEAD / 2)];
+            if buddy != NIL && i + AHEAD / 4 < blocks.len() {
+                self.shared.memmap.prefetch(self.shared.memmap.next(buddy));
+                self.shared.memmap.prefetch(self.shared.memmap.prev(buddy));
             }
             self.free_pcp_page(pfn, order);
         }
@@ -249,18 +250,18 @@ impl ZoneShared {
     pub(crate) fn prefetch_buddy(&self, pfn: u64, order: u32) {
         let start = self.config().start_pfn;
         self.memmap.prefetch_state((pfn ^ (1 << order)).wrapping_sub(start) as u32);
-        self.memmap.prefetch_state(((pfn & !(1 << order)) ^ (2 << order)).wrapping_sub(start) as u32);
     }
 
     /// The index of the buddy of the block of `order` at `pfn` if it is now a free block of
-    /// that order (a merge would unlink it). A read for prefetching only: the answer may be
-    /// stale by the time the merge runs.
+    /// that order (a merge would unlink it), else [`NIL`]. A read for prefetching only: the
+    /// answer may be stale by the time the merge runs.
     #[inline]
-    fn free_buddy_idx(&self, pfn: u64, order: u32) -> Option<u32> {
+    fn free_buddy_idx(&self, pfn: u64, order: u32) -> u32 {
         let buddy = (pfn ^ (1 << order)).wrapping_sub(self.config().start_pfn);
-        if buddy >= self.config().nr_pages() {
-            return None;
+        if buddy < self.memmap.len() as u64 && self.memmap.heads(buddy as u32, PageState::Buddy, order) {
+            buddy as u32
+        } else {
+            NIL
         }
-        self.memmap.heads(buddy as u32, PageState::Buddy, order).then_some(buddy as u32)
     }
 }

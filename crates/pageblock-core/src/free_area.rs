@@ -258,7 +258,10 @@ impl Zone {
     #[inline(always)]
     pub(crate) fn unlink_free_block(&mut self, idx: u32, order: u32, mt: MigrateType) {
         let mm = &self.shared.memmap;
-        debug_assert!(mm.heads(idx, PageState::Buddy, order), "page {idx} is not a free block of order {order}");
+        debug_assert!(
+            mm.heads(idx, PageState::Buddy, order),
+            "page {idx} is not a free block of order {order}"
+        );
         let fa = &self.shared.free_areas;
         fa.list(order, mt).del(mm, idx);
         mm.clear(idx);
