@@ -94,7 +94,7 @@ impl ZoneShared {
         let idx = pfn.0.wrapping_sub(cfg.start_pfn);
         // One range test covers "below the zone" too (the subtraction wraps); the order is
         // checked first so that no shift below can overflow.
-        let pages = cfg.nr_pages();
+        let pages = self.memmap.len() as u64;
         if order <= cfg.max_order && idx < pages && pfn.is_aligned(order) && idx + (1 << order) <= pages {
             let word = self.memmap.info_word(idx as u32);
             if Memmap::word_is_allocated(word, order) {

@@ -178,8 +178,48 @@ impl FreeAreas {
     /// Count a block added to (`+1`) or removed from (`-1`) `list(order, mt)`.
     #[inline]
     fn note(&self, order: u32, mt: MigrateType, delta: i64) {
-        self.nr_free_counter(order).add_signed(delta);
-        if let Some(c) = self.mt_counter(order, mt) {
+        self.entry(order, mt).note(delta);
+    }
+
+    /// The list of `(order, mt)` with the counters that track it, found with one look at
+    /// the layout (the merge loop's add and unlink use all three).
+    #[inline(always)]
+    fn entry(&self, order: u32, mt: MigrateType) -> FreeListEntry<'_> {
+        let (o, m) = (order as usize, mt as usize);
+        match &self.storage {
+            Storage::Plain(a) => {
+                FreeListEntry { list: &a[o].lists[m], nr_free: &a[o].nr_free, mt_nr_free: None }
+            }
+            Storage::Counts(a) => {
+                let area = &a[o];
+                FreeListEntry {
+                    list: &area.lists[m],
+                    nr_free: &area.nr_free,
+                    mt_nr_free: Some(&area.mt_nr_free[m]),
+                }
+            }
+            Storage::PerList(a) => {
+                let area = &a[o];
+                let l = &area.lists[m];
+                FreeListEntry { list: &l.list, nr_free: &area.nr_free, mt_nr_free: Some(&l.nr_free) }
+            }
+        }
+    }
+}
+
+/// One free list and its counters ([`FreeAreas::entry`]).
+struct FreeListEntry<'a> {
+    list: &'a ListHead,
+    nr_free: &'a Counter,
+    mt_nr_free: Option<&'a Counter>,
+}
+
+impl FreeListEntry<'_> {
+    /// Count a block added (`+1`) or removed (`-1`).
+    #[inline(always)]
+    fn note(&self, delta: i64) {
+        self.nr_free.add_signed(delta);
+        if let Some(c) = self.mt_nr_free {
             c.add_signed(delta);
         }
     }
@@ -230,12 +270,12 @@ impl Zone {
             "pfn {pfn:#x} order {order} already heads a block"
         );
         mm.set_head(idx, PageState::Buddy, order);
-        let fa = &self.shared.free_areas;
+        let entry = self.shared.free_areas.entry(order, mt);
         match end {
-            ListEnd::Head => fa.list(order, mt).add_head(mm, idx),
-            ListEnd::Tail => fa.list(order, mt).add_tail(mm, idx),
+            ListEnd::Head => entry.list.add_head(mm, idx),
+            ListEnd::Tail => entry.list.add_tail(mm, idx),
         }
-        fa.note(order, mt, 1);
+        entry.note(1);
         self.account_free_blocks(order, mt, 1);
     }
 
@@ -262,10 +302,10 @@ impl Zone {
             mm.heads(idx, PageState::Buddy, order),
             "page {idx} is not a free block of order {order}"
         );
-        let fa = &self.shared.free_areas;
-        fa.list(order, mt).del(mm, idx);
+        let entry = self.shared.free_areas.entry(order, mt);
+        entry.list.del(mm, idx);
         mm.clear(idx);
-        fa.note(order, mt, -1);
+        entry.note(-1);
         self.account_free_blocks(order, mt, -1);
     }
 

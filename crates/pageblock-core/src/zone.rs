@@ -217,7 +217,9 @@ impl ZoneShared {
     /// True if `pfn` is one of this zone's pages (reserved, managed or offline).
     #[inline]
     pub fn contains(&self, pfn: u64) -> bool {
-        pfn.wrapping_sub(self.config.start_pfn) < self.config.nr_pages()
+        // The memmap covers exactly the zone's pages (its length is `config.nr_pages()`,
+        // which costs three saturating additions to recompute on every buddy check).
+        pfn.wrapping_sub(self.config.start_pfn) < self.memmap.len() as u64
     }
 
     /// True if page `pfn` (in the zone) is offline memory (`!pfn_to_online_page`).
