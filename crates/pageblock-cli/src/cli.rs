@@ -348,9 +348,31 @@ pub struct RunArgs {
     /// Memory layout of free_area[] (seed 002); `plain` keeps no per-type counts.
     #[arg(long, value_enum, default_value_t = FreeAreaLayoutArg::Counts)]
     pub free_area_layout: FreeAreaLayoutArg,
-    /// Turn on seed 001's buddy prefetch before bulk frees from per-CPU lists.
+    /// Turn on seed 001's buddy prefetch in bulk frees from per-CPU lists (where it runs is
+    /// --bulk-free's).
     #[arg(long)]
     pub buddy_prefetch: bool,
+    /// How a bulk free from a per-CPU list reaches the memmap: the 2018 kernel's two passes,
+    /// the 2022 kernel's single pass under the zone lock, or pageblock's software pipeline.
+    /// Speed only: every setting decides the same.
+    #[arg(long, value_enum, default_value_t = BulkFreeArg::Pipelined)]
+    pub bulk_free: BulkFreeArg,
+    /// Give the memmap the kernel's shape: one record of N bytes per page holding links and
+    /// state (12 to 256, a multiple of 4; 64 = the kernel's struct page). Default: pageblock's
+    /// split layout (2-byte state words beside 8-byte link records). Speed only.
+    #[arg(long, value_name = "N")]
+    pub struct_page_bytes: Option<u32>,
+}
+
+/// `--bulk-free`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BulkFreeArg {
+    /// 2018-2022: pick the batch outside the zone lock, then merge under it.
+    TwoPass,
+    /// 2022 on: one pass under the zone lock.
+    SinglePass,
+    /// pageblock's: one pass with a software pipeline of prefetches ahead of the merge.
+    Pipelined,
 }
 
 /// `--zones`.

@@ -1,21 +1,20 @@
 //! From typed arguments to a validated run specification.
 
 use pageblock_core::free_area::FreeAreaLayout;
-use pageblock_core::{NodeConfig, Policy, ZoneConfig};
+use pageblock_core::{BulkFree, MemmapLayout, NodeConfig, Policy, ZoneConfig};
 use pageblock_formats::zoneinfo::ZoneInfo;
 use pageblock_lab::sim::RunSpec;
 use pageblock_lab::workload::WorkloadKind;
 
-use crate::cli::{FreeAreaLayoutArg, RunArgs, ZonesArg};
+use crate::cli::{BulkFreeArg, FreeAreaLayoutArg, RunArgs, ZonesArg};
 
 /// Operations a workload performs when `--ops` is not given.
 pub const DEFAULT_OPS: u64 = 1_000_000;
 /// Operations of `pageblock demo`: enough for the zone to fill, drain and refill once.
 pub const DEMO_OPS: u64 = 4_000_000;
-/// Bytes of this process's memory one simulated page can cost: its 12-byte memmap record,
-/// its share of pageblock bits and per-CPU buffers, and what a workload keeps per block it
-/// holds.
-pub const HOST_BYTES_PER_PAGE: u64 = 20;
+/// Bytes of this process's memory one simulated page can cost beside its memmap entry: its
+/// share of pageblock bits and per-CPU buffers, and what a workload keeps per block it holds.
+pub const HOST_BYTES_PER_PAGE_BESIDE_MEMMAP: u64 = 8;
 
 /// Build the run specification, or say what is wrong with the arguments.
 pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Result<RunSpec, String> {
@@ -34,6 +33,11 @@ pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Res
         defrag_mode: args.defrag_mode,
         rmqueue_mode_memory: !args.no_rmqueue_mode_memory,
         buddy_prefetch: args.buddy_prefetch,
+        bulk_free: match args.bulk_free {
+            BulkFreeArg::TwoPass => BulkFree::TwoPass,
+            BulkFreeArg::SinglePass => BulkFree::SinglePass,
+            BulkFreeArg::Pipelined => BulkFree::Pipelined,
+        },
         percpu_pagelist_high_fraction: args.percpu_pagelist_high_fraction,
         pcp_batch: args.pcp_batch,
         free_area_layout: match args.free_area_layout {
@@ -61,7 +65,12 @@ fn node_config(args: &RunArgs) -> Result<NodeConfig, String> {
             NodeConfig::single(ZoneConfig { nr_cpus: args.cpus, ..ZoneConfig::normal(args.mem) })
         }
     };
+    let memmap_layout = match args.struct_page_bytes {
+        Some(bytes) => crate::cmd::memmap_records(bytes)?,
+        None => MemmapLayout::Split,
+    };
     for z in &mut node.zones {
+        z.memmap_layout = memmap_layout;
         z.max_order = args.max_order;
         z.pageblock_order = args.pageblock_order;
         z.config_cma = args.cma.is_some();
@@ -77,14 +86,16 @@ fn node_config(args: &RunArgs) -> Result<NodeConfig, String> {
 /// Refuse, before anything is allocated, a machine whose metadata would not fit in the
 /// memory this host has available (instead of an abort in the middle of building it).
 fn check_host_memory(node: &NodeConfig) -> Result<(), String> {
-    let needed = node.managed_pages().saturating_mul(HOST_BYTES_PER_PAGE);
+    let per_page = HOST_BYTES_PER_PAGE_BESIDE_MEMMAP
+        + node.zones.first().map_or(0, |z| u64::from(z.memmap_layout.bytes_per_page()));
+    let needed = node.managed_pages().saturating_mul(per_page);
     let Some(available) = mem_available_bytes() else {
         return Ok(());
     };
     if needed > available {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         return Err(format!(
-            "a machine of {} pages needs about {:.1} GiB of memory to simulate ({HOST_BYTES_PER_PAGE} bytes per page); \
+            "a machine of {} pages needs about {:.1} GiB of memory to simulate ({per_page} bytes per page); \
              this host has {:.1} GiB available",
             node.managed_pages(),
             gib(needed),

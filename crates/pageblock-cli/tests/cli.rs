@@ -358,6 +358,28 @@ fn geometry_and_layout_flags_reach_the_zone() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("pageblock order 11 exceeds max order 10"));
 }
 
+/// The memmap shape and the bulk-free setting change speed only: a workload run under the
+/// kernel's 64-byte records and the 2018 two-pass free prints the same bytes as the default.
+#[test]
+fn memmap_and_bulk_free_flags_change_no_result() {
+    let base = ["show", "pagetypeinfo", "--mem", "2G", "--workload", "fragment", "--ops", "300000"];
+    let default = stdout_of(&base);
+    for extra in [
+        &["--struct-page-bytes", "64", "--bulk-free", "two-pass", "--buddy-prefetch"][..],
+        &["--struct-page-bytes", "12", "--bulk-free", "single-pass"][..],
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        assert_eq!(stdout_of(&args), default, "{extra:?}");
+    }
+    let out = pageblock(&["show", "buddyinfo", "--struct-page-bytes", "30"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("struct_page_bytes 30 must be a multiple of 4"));
+    let out = pageblock(&["bench", "fastpath", "--smoke", "--struct-page-bytes", "8"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("struct_page_bytes 8"));
+}
+
 /// `--cpus` is the number of per-CPU page lists the workload spreads over: it shows in the
 /// pagesets and changes where the blocks end up.
 #[test]
