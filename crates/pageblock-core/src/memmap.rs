@@ -57,21 +57,36 @@ pub enum PageState {
 }
 
 impl PageState {
-    /// Decode the low three bits (a table lookup: the merge loop decodes on every step).
+    /// Every state, in enum order (so `ALL[s as usize] == s`).
+    pub const ALL: [PageState; 7] = [
+        PageState::Tail,
+        PageState::Buddy,
+        PageState::Allocated,
+        PageState::Pcp,
+        PageState::Isolated,
+        PageState::Reserved,
+        PageState::Offline,
+    ];
+
+    /// Decode the low three bits (a table lookup: the merge loop decodes on every step); the
+    /// unused value 7 reads as `Tail`.
     #[inline(always)]
     const fn from_bits(v: u32) -> PageState {
-        const STATES: [PageState; 8] = [
-            PageState::Tail,
-            PageState::Buddy,
-            PageState::Allocated,
-            PageState::Pcp,
-            PageState::Isolated,
-            PageState::Reserved,
-            PageState::Offline,
-            PageState::Tail,
-        ];
+        const STATES: [PageState; 8] = decode_table(PageState::ALL, PageState::Tail);
         STATES[(v & 0x7) as usize]
     }
+}
+
+/// A table of eight entries for a 3-bit field: `values` in order, `rest` for the values the
+/// field does not use.
+const fn decode_table<T: Copy, const N: usize>(values: [T; N], rest: T) -> [T; 8] {
+    let mut table = [rest; 8];
+    let mut i = 0;
+    while i < N {
+        table[i] = values[i];
+        i += 1;
+    }
+    table
 }
 
 /// What the allocation request that owns a block was: its migratetype and whether the
@@ -96,16 +111,7 @@ impl AllocTag {
 
     #[inline(always)]
     const fn from_bits(v: u32) -> AllocTag {
-        const TYPES: [MigrateType; 8] = [
-            MigrateType::Unmovable,
-            MigrateType::Movable,
-            MigrateType::Reclaimable,
-            MigrateType::HighAtomic,
-            MigrateType::Cma,
-            MigrateType::Isolate,
-            MigrateType::Unmovable,
-            MigrateType::Unmovable,
-        ];
+        const TYPES: [MigrateType; 8] = decode_table(MigrateType::ALL, MigrateType::Unmovable);
         AllocTag { migratetype: TYPES[(v & 0x7) as usize], movable: v & 0x8 != 0 }
     }
 }
@@ -454,27 +460,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn info_round_trips_every_state_order_and_tag() {
-        let m = Memmap::new(4);
-        for state in [
-            PageState::Tail,
-            PageState::Buddy,
-            PageState::Allocated,
-            PageState::Pcp,
-            PageState::Isolated,
-            PageState::Reserved,
-        ] {
-            for order in [0, 1, 9, 10, 15] {
-                for mt in MigrateType::ALL {
-                    for movable in [false, true] {
-                        let info = PageInfo { state, order, tag: AllocTag { migratetype: mt, movable } };
-                        m.set_info(2, info);
-                        assert_eq!(m.info(2), info);
+    fn info_round_trips_every_state_order_and_tag_in_every_layout() {
+        for layout in [MemmapLayout::Split, MemmapLayout::Records(12), MemmapLayout::Records(64)] {
+            let m = Memmap::with_layout(4, layout);
+            for state in PageState::ALL {
+                for order in [0, 1, 9, 10, 15] {
+                    for mt in MigrateType::ALL {
+                        for movable in [false, true] {
+                            let info = PageInfo { state, order, tag: AllocTag { migratetype: mt, movable } };
+                            m.set_info(2, info);
+                            assert_eq!(m.info(2), info, "{layout:?}");
+                            assert!(m.heads(2, state, order), "{layout:?}");
+                        }
                     }
                 }
             }
+            m.set_next(3, 7);
+            m.set_prev(3, 9);
+            assert_eq!((m.next(3), m.prev(3), m.info(3)), (7, 9, PageInfo::TAIL), "links beside the state");
+            assert_eq!((m.info(0), m.next(0), m.prev(0)), (PageInfo::TAIL, NIL, NIL));
         }
-        assert_eq!(m.info(0), PageInfo::TAIL);
     }
 
     #[test]
