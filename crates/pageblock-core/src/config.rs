@@ -355,14 +355,14 @@ impl NodeConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BulkFree {
     /// 2018–2022 ("mm/free_pcppages_bulk: do not hold lock when picking pages to free",
-    /// Aaron Lu): pick the batch off the per-CPU lists first, outside the zone lock —
-    /// loading every page's record, and with [`Policy::buddy_prefetch`] the first `batch`
-    /// buddies' — then take the lock and merge.
+    /// Aaron Lu): pick the batch off the per-CPU lists first, outside the zone lock — a walk
+    /// through every page's record, prefetching the first `batch` buddies with
+    /// [`Policy::buddy_prefetch`] — then take the lock and merge.
     TwoPass,
     /// 2022 on ("mm/page_alloc: free pages in a single pass during bulk free", Mel Gorman):
-    /// one pass under the zone lock, each page merged as it comes off its list; with
-    /// [`Policy::buddy_prefetch`] the buddy's record is prefetched just before the merge
-    /// reads it (the same series then removed the prefetch).
+    /// one pass under the zone lock, each page merged as it comes off its list (one step of
+    /// the walk); with [`Policy::buddy_prefetch`] the buddy's record is prefetched just before
+    /// the merge reads it (the same series then removed the prefetch).
     SinglePass,
     /// pageblock's (the default): one pass under the zone lock, with a software pipeline
     /// running ahead of the merge that prefetches each page's buddy records and then the list

@@ -10,7 +10,7 @@ use std::fmt;
 
 use crate::buddy::FreeTo;
 use crate::config::BulkFree;
-use crate::memmap::{Memmap, PageInfo, PageState, NIL};
+use crate::memmap::{self, Memmap, PageInfo, PageState, NIL};
 use crate::pcp::zone_batchsize;
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
@@ -196,17 +196,25 @@ impl Zone {
     pub fn free_pcppages_bulk(&mut self, blocks: &[(Pfn, u32)]) {
         match self.policy().bulk_free {
             BulkFree::Pipelined => self.free_pcppages_pipelined(blocks),
-            BulkFree::SinglePass if self.policy().buddy_prefetch => {
-                let prefetch_nr =
-                    self.policy().pcp_batch.unwrap_or_else(|| zone_batchsize(self.managed_pages()));
+            BulkFree::SinglePass => {
+                // The kernel takes each page off its list under the lock (a step of the walk
+                // through struct page), prefetches its buddy if seed 001 is on, and merges it.
+                let prefetch_nr = if self.policy().buddy_prefetch {
+                    self.policy().pcp_batch.unwrap_or_else(|| zone_batchsize(self.managed_pages())) as usize
+                } else {
+                    0
+                };
+                let mut dep = 0;
                 for (i, &(pfn, order)) in blocks.iter().enumerate() {
-                    if i < prefetch_nr as usize {
-                        self.shared.prefetch_buddy(pfn.0, order);
+                    if i < prefetch_nr {
+                        self.shared.prefetch_buddy(memmap::after(pfn.0, dep), order);
                     }
+                    dep = self.shared.memmap.walk_step(self.idx(pfn.0), dep);
                     self.free_pcp_page(pfn, order);
                 }
             }
-            BulkFree::SinglePass | BulkFree::TwoPass => {
+            // The walk ran before the lock was taken (`PerCpuPages::free_pcppages_bulk`).
+            BulkFree::TwoPass => {
                 for &(pfn, order) in blocks {
                     self.free_pcp_page(pfn, order);
                 }

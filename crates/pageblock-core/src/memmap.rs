@@ -402,6 +402,16 @@ impl Memmap {
         self.field(idx, PREV).load(Relaxed)
     }
 
+    /// One step of a walk down a list threaded through the memmap, as the kernel's per-CPU
+    /// lists are (`page->lru.next`): load `idx`'s forward link, at an address that depends on
+    /// the previous step's value `dep`, so a walk's misses come one after another as a
+    /// pointer chase's do. Returns the value the next step depends on. Timing only: the
+    /// dependency is through an opaque zero, so `idx` is the page read.
+    #[inline]
+    pub fn walk_step(&self, idx: u32, dep: u32) -> u32 {
+        self.next(after(idx.into(), dep) as u32)
+    }
+
     /// Set the forward link of `idx`.
     #[inline]
     pub fn set_next(&self, idx: u32, next: u32) {
@@ -437,6 +447,14 @@ impl Memmap {
             prefetch_line(w);
         }
     }
+}
+
+/// `value`, computed only once `dep` is known: the kernel learns a page's address from the
+/// previous step of its list walk, so what it does with the page (seed 001's buddy prefetch)
+/// waits for that step. Timing only: `dep` enters through an opaque zero.
+#[inline]
+pub fn after(value: u64, dep: u32) -> u64 {
+    value ^ u64::from(dep & std::hint::black_box(0u32))
 }
 
 /// `prefetcht0` of the line holding `r`; nothing elsewhere than x86_64.

@@ -25,7 +25,7 @@
 use std::collections::VecDeque;
 
 use crate::config::{BulkFree, ZoneType};
-use crate::memmap::{AllocTag, PageInfo, PageState};
+use crate::memmap::{self, AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::verify::VerifyError;
@@ -438,16 +438,15 @@ impl PerCpuPages {
                 }
             }
         }
-        // TwoPass: the kernel's walk reads each page's struct page before the lock is taken,
-        // and seed 001 prefetched the first `batch` buddies there too.
+        // TwoPass: the kernel walks its lists through struct page before taking the lock, a
+        // pointer chase; seed 001 prefetched the first `batch` buddies as the walk went.
         if self.bulk_free == BulkFree::TwoPass {
-            for &(pfn, _) in &buf {
-                mm.prefetch((pfn.0 - start) as u32);
-            }
-            if self.buddy_prefetch {
-                for &(pfn, order) in buf.iter().take(self.batch as usize) {
-                    shared.prefetch_buddy(pfn.0, order);
+            let mut dep = 0;
+            for (i, &(pfn, order)) in buf.iter().enumerate() {
+                if self.buddy_prefetch && i < self.batch as usize {
+                    shared.prefetch_buddy(memmap::after(pfn.0, dep), order);
                 }
+                dep = mm.walk_step((pfn.0 - start) as u32, dep);
             }
         }
         drain(&buf);

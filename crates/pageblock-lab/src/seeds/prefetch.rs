@@ -223,8 +223,9 @@ pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
         ));
     }
     notes.push(
-        "the kernel's per-CPU lists thread through struct page, so its walk touches every record; \
-         here the lists are rings of indices and the 2018 walk prefetches each record instead."
+        "the kernel's per-CPU lists thread through struct page, so its walk is a pointer chase; \
+         here the lists are rings of indices, and both settings chase the records where the \
+         kernel walked (each load's address waits for the previous load)."
             .into(),
     );
     report.sections.push(Section {
