@@ -38,6 +38,14 @@ fn value(r: &FastpathReport, allocator: &str, case: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// `min..max` of a result's repetitions: how far one run's median can be from another's.
+fn spread(r: &FastpathReport, allocator: &str, case: &str) -> String {
+    let samples = r.results.iter().find(|c| c.allocator == allocator && c.case == case).map(|c| &c.samples);
+    let min = samples.into_iter().flatten().copied().fold(f64::INFINITY, f64::min);
+    let max = samples.into_iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{min:.1}..{max:.1}")
+}
+
 fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
     let mut out = String::new();
     let peers = ["pageblock", "buddy_system_allocator", "buddy-alloc"];
@@ -83,8 +91,10 @@ fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
     let _ = writeln!(out, "goals (issue 12), this run:");
     let _ = writeln!(
         out,
-        "  f: random-order free {f_free:.1} ns, {:.1}x faster than buddy_system_allocator (goal: >= 5x \
-         and <= 88 ns, twice LLFree's 44 ns measured for the issue): {}",
+        "  f: random-order free {f_free:.1} ns (repetitions {}), {:.1}x faster than \
+         buddy_system_allocator (goal: >= 5x and <= 88 ns, twice LLFree's 44 ns measured for the \
+         issue): {}",
+        spread(r, "pageblock", "f_free"),
         bsa_f_free / f_free,
         goal(bsa_f_free / f_free >= 5.0 && f_free <= 88.0)
     );
