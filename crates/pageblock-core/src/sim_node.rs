@@ -250,24 +250,7 @@ impl Node {
 
     /// Check every invariant of every zone and every CPU's lists; returns the node's census.
     pub fn verify(&self) -> Result<PageCensus, VerifyError> {
-        let mut total = PageCensus::default();
-        for (i, zone) in self.zones.iter().enumerate() {
-            let zone = zone.borrow();
-            let census = zone.verify()?;
-            let mut cached = 0;
-            for cpu in 0..self.shared.nr_cpus() {
-                cached += self.pcp(cpu, i).verify(zone.shared())?;
-            }
-            if census.pcp != cached {
-                return Err(VerifyError(format!(
-                    "zone {}: {} pages are per-CPU in the memmap, the lists hold {cached}",
-                    zone.config().zone_type.name(),
-                    census.pcp
-                )));
-            }
-            total = total + census;
-        }
-        Ok(total)
+        crate::verify::verify_node(self)
     }
 }
 

@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use crate::locks::NodeLocks;
 use crate::memmap::{PageState, NIL};
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
 use crate::stats::ZoneStat;
@@ -62,6 +63,29 @@ impl std::ops::Add for PageCensus {
             offline: self.offline + o.offline,
         }
     }
+}
+
+/// Verify every zone of a node, driven by either driver: each zone's structures, and that
+/// the per-CPU pages its memmap records are exactly what the CPUs' lists hold. Each CPU's
+/// lock is taken before the zone lock, in the documented order. Meant for a quiescent node.
+pub fn verify_node<L: NodeLocks + ?Sized>(l: &L) -> Result<PageCensus, VerifyError> {
+    let node = l.node();
+    let mut total = PageCensus::default();
+    for z in 0..node.zones().len() {
+        let mut cached = 0;
+        for cpu in 0..node.nr_cpus() {
+            cached += l.lock_pcp(cpu, z).verify(node.zone(z))?;
+        }
+        let census = l.lock_zone(z).verify()?;
+        ensure!(
+            census.pcp == cached,
+            "zone {}: {} pages are per-CPU in the memmap, the lists hold {cached}",
+            node.zone(z).config().zone_type.name(),
+            census.pcp
+        );
+        total = total + census;
+    }
+    Ok(total)
 }
 
 impl crate::zone::ZoneShared {

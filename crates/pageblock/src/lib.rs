@@ -284,23 +284,7 @@ impl Allocator {
     /// (quiesce the allocator first — its callers and its daemons, see
     /// [`Allocator::stop_daemons`]: concurrent operations move pages between them).
     pub fn verify(&self) -> Result<PageCensus, VerifyError> {
-        let mut total = PageCensus::default();
-        let node = &self.pgdat.shared;
-        for z in 0..self.pgdat.nr_zones() {
-            let mut cached = 0;
-            for cpu in 0..self.nr_cpus() {
-                cached += self.pgdat.lock_pcp(cpu, z).verify(node.zone(z))?;
-            }
-            let census = self.pgdat.lock_zone(z).verify()?;
-            if census.pcp != cached {
-                return Err(VerifyError(format!(
-                    "zone {z}: {} per-CPU pages in the memmap, {cached} on the lists",
-                    census.pcp
-                )));
-            }
-            total = total + census;
-        }
-        Ok(total)
+        pageblock_core::verify::verify_node(&*self.pgdat)
     }
 
     /// The address of page `pfn` (arena mode only).
