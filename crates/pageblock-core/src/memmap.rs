@@ -313,11 +313,6 @@ impl Memmap {
         self.len == 0
     }
 
-    /// Bytes of metadata per page.
-    pub fn bytes_per_page(&self) -> usize {
-        self.stride * 4 + if self.split { 2 } else { 0 }
-    }
-
     /// The decoded state of page `idx`.
     #[inline]
     pub fn info(&self, idx: u32) -> PageInfo {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pageblock_lab::fastpath::{self, FastpathConfig, FastpathReport};
+use pageblock_lab::fastpath::{self, CaseResult, FastpathConfig, FastpathReport};
 
 use crate::cli::FastpathArgs;
 
@@ -30,17 +30,17 @@ pub fn fastpath(args: &FastpathArgs) -> Result<String, String> {
     Ok(render(&cfg, &report))
 }
 
+fn result<'a>(r: &'a FastpathReport, allocator: &str, case: &str) -> Option<&'a CaseResult> {
+    r.results.iter().find(|c| c.allocator == allocator && c.case == case)
+}
+
 fn value(r: &FastpathReport, allocator: &str, case: &str) -> f64 {
-    r.results
-        .iter()
-        .find(|c| c.allocator == allocator && c.case == case)
-        .and_then(|c| c.ns_per_op.or(c.mops_per_s))
-        .unwrap_or(f64::NAN)
+    result(r, allocator, case).and_then(|c| c.ns_per_op.or(c.mops_per_s)).unwrap_or(f64::NAN)
 }
 
 /// `min..max` of a result's repetitions: how far one run's median can be from another's.
 fn spread(r: &FastpathReport, allocator: &str, case: &str) -> String {
-    let samples = r.results.iter().find(|c| c.allocator == allocator && c.case == case).map(|c| &c.samples);
+    let samples = result(r, allocator, case).map(|c| &c.samples);
     let min = samples.into_iter().flatten().copied().fold(f64::INFINITY, f64::min);
     let max = samples.into_iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
     format!("{min:.1}..{max:.1}")
