@@ -6,7 +6,7 @@
 //! into the block of order `o + 1` at `p & buddy`.
 
 use crate::free_area::ListEnd;
-use crate::memmap::PageState;
+use crate::memmap::NIL;
 use crate::migratetype::MigrateType;
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
@@ -25,10 +25,7 @@ impl Zone {
     /// True if `pfn` heads a free block of exactly `order` in this zone (`page_is_buddy`).
     #[inline]
     pub(crate) fn is_free_buddy(&self, pfn: u64, order: u32) -> bool {
-        if !self.contains(pfn) {
-            return false;
-        }
-        self.shared.memmap.heads(self.idx(pfn), PageState::Buddy, order)
+        self.shared.free_block_idx(pfn, order) != NIL
     }
 
     /// `free_one_page()` after the zone lock is taken: blocks above pageblock order are freed
@@ -67,7 +64,8 @@ impl Zone {
                 return;
             }
             buddy_pfn = pfn ^ (1 << order);
-            if !self.is_free_buddy(buddy_pfn, order) {
+            let buddy = self.shared.free_block_idx(buddy_pfn, order);
+            if buddy == NIL {
                 break;
             }
             let mut buddy_mt = mt;
@@ -77,8 +75,8 @@ impl Zone {
                     break;
                 }
             }
-            // is_free_buddy() has just checked the buddy's state.
-            self.unlink_free_block(self.idx(buddy_pfn), order, buddy_mt);
+            // free_block_idx() has just checked the buddy's state.
+            self.unlink_free_block(buddy, order, buddy_mt);
             if buddy_mt != mt {
                 self.set_pageblock_range(buddy_pfn, order, mt);
             }

@@ -240,7 +240,7 @@ impl Zone {
             }
             if let Some(&(p, o)) = blocks.get(i + AHEAD / 2) {
                 self.shared.memmap.prefetch(self.idx(p.0));
-                let buddy = self.shared.free_buddy_idx(p.0, o);
+                let buddy = self.shared.free_block_idx(p.0 ^ (1 << o), o);
                 self.shared.memmap.prefetch(buddy);
                 free_buddy[(i + AHEAD / 2) % (AHEAD / 2)] = buddy;
             }
@@ -264,14 +264,14 @@ impl ZoneShared {
         self.memmap.prefetch_state((pfn ^ (1 << order)).wrapping_sub(start) as u32);
     }
 
-    /// The index of the buddy of the block of `order` at `pfn` if it is now a free block of
-    /// that order (a merge would unlink it), else [`NIL`]. A read for prefetching only: the
-    /// answer may be stale by the time the merge runs.
+    /// `page_is_buddy()`: the memmap index of `pfn` if it heads a free block of exactly
+    /// `order` in this zone, else [`NIL`]. Read without the zone lock it is only a hint
+    /// (the pipelined drain's prefetches).
     #[inline]
-    fn free_buddy_idx(&self, pfn: u64, order: u32) -> u32 {
-        let buddy = (pfn ^ (1 << order)).wrapping_sub(self.config().start_pfn);
-        if buddy < self.memmap.len() as u64 && self.memmap.heads(buddy as u32, PageState::Buddy, order) {
-            buddy as u32
+    pub(crate) fn free_block_idx(&self, pfn: u64, order: u32) -> u32 {
+        let idx = pfn.wrapping_sub(self.config().start_pfn);
+        if idx < self.memmap.len() as u64 && self.memmap.heads(idx as u32, PageState::Buddy, order) {
+            idx as u32
         } else {
             NIL
         }
