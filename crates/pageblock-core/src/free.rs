@@ -11,7 +11,6 @@ use std::fmt;
 use crate::buddy::FreeTo;
 use crate::config::BulkFree;
 use crate::memmap::{self, Memmap, PageInfo, PageState, NIL};
-use crate::pcp::zone_batchsize;
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
@@ -199,11 +198,9 @@ impl Zone {
             BulkFree::SinglePass => {
                 // The kernel takes each page off its list under the lock (a step of the walk
                 // through struct page), prefetches its buddy if seed 001 is on, and merges it.
-                let prefetch_nr = if self.policy().buddy_prefetch {
-                    self.policy().pcp_batch.unwrap_or_else(|| zone_batchsize(self.managed_pages())) as usize
-                } else {
-                    0
-                };
+                // `prefetch_nr = pcp->batch`: the batch the zone's pagesets were given.
+                let prefetch_nr =
+                    if self.policy().buddy_prefetch { self.shared.pageset().batch as usize } else { 0 };
                 let mut dep = 0;
                 for (i, &(pfn, order)) in blocks.iter().enumerate() {
                     if i < prefetch_nr {
