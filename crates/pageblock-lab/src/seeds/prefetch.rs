@@ -24,66 +24,36 @@ use crate::compare::{Better, Row, Table};
 use crate::fastpath::{median, pin_to};
 use crate::prng::Prng;
 
-/// One row of the experiment: a stride and a kernel setting, with what the kernel saw.
-struct Setting {
-    name: &'static str,
+/// One of the kernel's two shapes of the bulk free, with what the kernel saw when the
+/// prefetch went in (2018) or came out (2022).
+struct KernelSetting {
     label: &'static str,
-    bytes: u32,
     bulk_free: BulkFree,
     /// The kernel's change in speed with the prefetch on, as a range in percent.
     kernel: (f64, f64),
     kernel_note: &'static str,
 }
 
-const SETTINGS: [Setting; 6] = [
-    Setting {
-        name: "prefetch_bulk_free_12_2018",
-        label: "12 B, 2018 two-pass",
-        bytes: 12,
+const KERNELS: [KernelSetting; 2] = [
+    KernelSetting {
+        label: "2018 two-pass",
         bulk_free: BulkFree::TwoPass,
         kernel: (2.3, 6.8),
         kernel_note: "+2.3..+6.8% (page_fault1, 2018)",
     },
-    Setting {
-        name: "prefetch_bulk_free_12_2022",
-        label: "12 B, 2022 single-pass",
-        bytes: 12,
+    KernelSetting {
+        label: "2022 single-pass",
         bulk_free: BulkFree::SinglePass,
         kernel: (-2.5, -2.5),
         kernel_note: "-2.5% (removal made it 2.5% faster, 2022)",
     },
-    Setting {
-        name: "prefetch_bulk_free_64_2018",
-        label: "64 B, 2018 two-pass",
-        bytes: 64,
-        bulk_free: BulkFree::TwoPass,
-        kernel: (2.3, 6.8),
-        kernel_note: "+2.3..+6.8% (page_fault1, 2018)",
-    },
-    Setting {
-        name: "prefetch_bulk_free_64_2022",
-        label: "64 B, 2022 single-pass",
-        bytes: 64,
-        bulk_free: BulkFree::SinglePass,
-        kernel: (-2.5, -2.5),
-        kernel_note: "-2.5% (removal made it 2.5% faster, 2022)",
-    },
-    Setting {
-        name: "prefetch_bulk_free_128_2018",
-        label: "128 B, 2018 two-pass",
-        bytes: 128,
-        bulk_free: BulkFree::TwoPass,
-        kernel: (2.3, 6.8),
-        kernel_note: "+2.3..+6.8% (page_fault1, 2018)",
-    },
-    Setting {
-        name: "prefetch_bulk_free_128_2022",
-        label: "128 B, 2022 single-pass",
-        bytes: 128,
-        bulk_free: BulkFree::SinglePass,
-        kernel: (-2.5, -2.5),
-        kernel_note: "-2.5% (removal made it 2.5% faster, 2022)",
-    },
+];
+
+/// The record sizes, each with its rows' JSON names (in [`KERNELS`] order).
+const STRIDES: [(u32, [&str; 2]); 3] = [
+    (12, ["prefetch_bulk_free_12_2018", "prefetch_bulk_free_12_2022"]),
+    (64, ["prefetch_bulk_free_64_2018", "prefetch_bulk_free_64_2022"]),
+    (128, ["prefetch_bulk_free_128_2018", "prefetch_bulk_free_128_2022"]),
 ];
 
 /// A direction is claimed only for a change of at least this much (percent) ...
@@ -93,13 +63,20 @@ const AGREEING: f64 = 0.75;
 
 /// Nanoseconds per free of `n` order-0 pages, half allocated on each of two CPUs, then freed
 /// in random order by two threads at once (wall time of both over all frees).
-fn bulk_free_ns(cfg: &SeedsConfig, s: &Setting, prefetch: bool, n: usize, seed: u64) -> f64 {
+fn bulk_free_ns(
+    cfg: &SeedsConfig,
+    bytes: u32,
+    k: &KernelSetting,
+    prefetch: bool,
+    n: usize,
+    seed: u64,
+) -> f64 {
     let zone = ZoneConfig {
         nr_cpus: 2,
-        memmap_layout: MemmapLayout::Records(s.bytes),
+        memmap_layout: MemmapLayout::Records(bytes),
         ..ZoneConfig::normal(cfg.zone_bytes())
     };
-    let policy = Policy { buddy_prefetch: prefetch, bulk_free: s.bulk_free, ..Policy::default() };
+    let policy = Policy { buddy_prefetch: prefetch, bulk_free: k.bulk_free, ..Policy::default() };
     let a = Allocator::single_zone(zone, policy).expect("16 GiB zone");
     let barrier = Barrier::new(2);
     let times: Vec<(Instant, Instant)> = std::thread::scope(|scope| {
@@ -153,16 +130,16 @@ impl Measured {
     }
 }
 
-fn measure(cfg: &SeedsConfig, s: &Setting, n: usize, reps: u64) -> Measured {
+fn measure(cfg: &SeedsConfig, bytes: u32, k: &KernelSetting, n: usize, reps: u64) -> Measured {
     let (mut off, mut on, mut change) = (Vec::new(), Vec::new(), Vec::new());
     for rep in 0..reps {
         // Alternate which side runs first, so a drift of the machine hits both alike.
         let (a, b) = if rep % 2 == 0 {
-            let a = bulk_free_ns(cfg, s, false, n, cfg.seed + rep);
-            (a, bulk_free_ns(cfg, s, true, n, cfg.seed + rep))
+            let a = bulk_free_ns(cfg, bytes, k, false, n, cfg.seed + rep);
+            (a, bulk_free_ns(cfg, bytes, k, true, n, cfg.seed + rep))
         } else {
-            let b = bulk_free_ns(cfg, s, true, n, cfg.seed + rep);
-            (bulk_free_ns(cfg, s, false, n, cfg.seed + rep), b)
+            let b = bulk_free_ns(cfg, bytes, k, true, n, cfg.seed + rep);
+            (bulk_free_ns(cfg, bytes, k, false, n, cfg.seed + rep), b)
         };
         off.push(a);
         on.push(b);
@@ -196,31 +173,33 @@ pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
         AGREEING * 100.0
     )];
     notes.push(format!("{:<24} {:>8} {:>6}  {:<42} verdict", "setting", "change", "runs", "kernel"));
-    for s in &SETTINGS {
-        let m = measure(cfg, s, n, reps);
-        report.experiments.push(
-            Spec {
-                name: s.name,
-                metric: format!("time per random-order free of {n} pages on two CPUs, {}", s.label),
-                unit: "ns",
-                measure: Measure::WallClock,
-            }
-            .lower_is_better(("no prefetch", "prefetch"), (m.off, m.on)),
-        );
-        rows.push(Row {
-            stat: s.label.into(),
-            op: "free-ns".into(),
-            better: Better::Lower,
-            values: vec![m.off, m.on],
-        });
-        notes.push(format!(
-            "{:<24} {:>+7.1}% {:>6}  {:<42} {}",
-            s.label,
-            m.change_pct(),
-            format!("{}/{}", m.agreeing(), m.changes.len()),
-            s.kernel_note,
-            direction(&m, s.kernel)
-        ));
+    for (bytes, names) in STRIDES {
+        for (k, name) in KERNELS.iter().zip(names) {
+            let label = format!("{bytes} B, {}", k.label);
+            let m = measure(cfg, bytes, k, n, reps);
+            report.experiments.push(
+                Spec {
+                    name,
+                    metric: format!("time per random-order free of {n} pages on two CPUs, {label}"),
+                    unit: "ns",
+                    measure: Measure::WallClock,
+                }
+                .lower_is_better(("no prefetch", "prefetch"), (m.off, m.on)),
+            );
+            notes.push(format!(
+                "{label:<24} {:>+7.1}% {:>6}  {:<42} {}",
+                m.change_pct(),
+                format!("{}/{}", m.agreeing(), m.changes.len()),
+                k.kernel_note,
+                direction(&m, k.kernel)
+            ));
+            rows.push(Row {
+                stat: label,
+                op: "free-ns".into(),
+                better: Better::Lower,
+                values: vec![m.off, m.on],
+            });
+        }
     }
     notes.push(
         "the kernel's per-CPU lists thread through struct page, so its walk is a pointer chase; \
