@@ -11,7 +11,7 @@
 //! beside the memmap, with the same order of operations (free and allocate at the head,
 //! refill at and drain from the tail). A page's record is then touched when it is freed and
 //! when it leaves, not when a neighbour does: a drain knows its whole batch without walking
-//! page records, so it can prefetch them all before the zone lock is taken.
+//! page records, so it can prefetch ahead of its merges (`BulkFree::Pipelined`).
 //!
 //! [`PerCpuPages`] is pure data and policy: the caller supplies the zone access as closures
 //! (the runtime takes the zone lock inside them; a single-threaded simulation passes the zone
