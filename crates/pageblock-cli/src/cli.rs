@@ -214,7 +214,7 @@ pub struct FastpathArgs {
     pub smoke: bool,
     /// Give pageblock's memmap the kernel's shape: one record of N bytes per page holding
     /// links and state (12 to 256, a multiple of 4; 64 = the kernel's struct page). Default:
-    /// pageblock's split layout (2-byte state words beside 8-byte link records).
+    /// pageblock's split layout (1-byte state words beside 8-byte link records).
     #[arg(long, value_name = "N")]
     pub struct_page_bytes: Option<u32>,
 }
@@ -359,7 +359,7 @@ pub struct RunArgs {
     pub bulk_free: BulkFreeArg,
     /// Give the memmap the kernel's shape: one record of N bytes per page holding links and
     /// state (12 to 256, a multiple of 4; 64 = the kernel's struct page). Default: pageblock's
-    /// split layout (2-byte state words beside 8-byte link records). Speed only.
+    /// split layout (1-byte state words beside 8-byte link records). Speed only.
     #[arg(long, value_name = "N")]
     pub struct_page_bytes: Option<u32>,
 }

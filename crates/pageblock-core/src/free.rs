@@ -252,8 +252,8 @@ impl Zone {
 }
 
 impl ZoneShared {
-    /// Prefetch the state of the buddy of the block of `order` at `pfn` (with 2-byte state
-    /// words, the next orders' buddies share its line up to order 4). Hints only: nothing
+    /// Prefetch the state of the buddy of the block of `order` at `pfn` (in the split layout
+    /// the next orders' buddies share its line up to order 4). Hints only: nothing
     /// observable changes.
     #[inline]
     pub(crate) fn prefetch_buddy(&self, pfn: u64, order: u32) {

@@ -24,7 +24,7 @@
 //! |---|---|
 //! | `pg_data_t`, `build_zonelists` | [`NodeShared`], [`node`] |
 //! | `struct zone`, `zone->lock` | [`Zone`] (`&mut self`), [`ZoneShared`] (lock-free part) |
-//! | `struct page` | [`memmap::Memmap`] (12 bytes per page) |
+//! | `struct page` | [`memmap::Memmap`] (9 bytes per page) |
 //! | `free_area[o].free_list[mt]`, `nr_free`, `mt_nr_free` | [`free_area::FreeAreas`] |
 //! | `struct per_cpu_pages`, `rmqueue_pcplist`, `free_pcppages_bulk` | [`pcp::PerCpuPages`] |
 //! | `__free_one_page`, `expand`, `__rmqueue_smallest` | [`buddy`] |

@@ -1,11 +1,11 @@
 //! The memmap: one small record per base page, the analogue of the kernel's `struct page`.
 //!
-//! The kernel spends 64 bytes per 4 KiB page. Here a page costs 10 bytes by default, split
-//! between a dense array of state words and link records ([`MemmapLayout::Split`]), so a
-//! 64 GiB zone (16 Mi pages) needs 160 MiB of metadata; [`MemmapLayout::Records`] keeps the
-//! kernel's shape, one record per page of 12 to 256 bytes (64 for the kernel's footprint, in
-//! cache experiments such as seed 001's). Both live in huge-page-backed memory
-//! ([`crate::vmemmap`]), as the kernel's memmap does. A page has:
+//! The kernel spends 64 bytes per 4 KiB page. Here a page costs 9 bytes by default, split
+//! between a dense array of one-byte state words and link records ([`MemmapLayout::Split`]),
+//! so a 64 GiB zone (16 Mi pages) needs 144 MiB of metadata; [`MemmapLayout::Records`] keeps
+//! the kernel's shape, one record per page of 12 to 256 bytes (64 for the kernel's footprint,
+//! in cache experiments such as seed 001's). Arrays of 2 MiB or more live in huge-page-backed
+//! memory ([`crate::vmemmap`]), as the kernel's memmap does. A page has:
 //!
 //! * the free-list links (`next`, `prev`: zone-relative page indices, [`NIL`] for none), used
 //!   only while the page heads a block that sits on a list (`buddy_list` in the kernel);
@@ -28,7 +28,7 @@
 //!   block's pageblock type (`PageBuddy` + `buddy_order()`).
 //! * Links are meaningful only for pages on a list; stale values elsewhere are never read.
 
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering::Relaxed};
 
 use crate::migratetype::MigrateType;
 use crate::vmemmap::VmemmapArray;
@@ -68,26 +68,29 @@ impl PageState {
         PageState::Offline,
     ];
 
-    /// Decode the low three bits (a table lookup: the merge loop decodes on every step); the
-    /// unused value 7 reads as `Tail`.
+    /// Decode a kind below [`ALLOCATED_KIND`] (a table lookup: the merge loop decodes on
+    /// every step). A kind is the state's own value; `Allocated`'s value and the unused 7 are
+    /// never written and read as `Tail`.
     #[inline(always)]
-    const fn from_bits(v: u32) -> PageState {
-        const STATES: [PageState; 8] = decode_table(PageState::ALL, PageState::Tail);
-        STATES[(v & 0x7) as usize]
+    const fn from_kind(kind: u32) -> PageState {
+        const STATES: [PageState; 8] = {
+            let mut table = [PageState::Tail; 8];
+            let mut i = 0;
+            while i < PageState::ALL.len() {
+                if !matches!(PageState::ALL[i], PageState::Allocated) {
+                    table[i] = PageState::ALL[i];
+                }
+                i += 1;
+            }
+            table
+        };
+        STATES[(kind & 0x7) as usize]
     }
 }
 
-/// A table of eight entries for a 3-bit field: `values` in order, `rest` for the values the
-/// field does not use.
-const fn decode_table<T: Copy, const N: usize>(values: [T; N], rest: T) -> [T; 8] {
-    let mut table = [rest; 8];
-    let mut i = 0;
-    while i < N {
-        table[i] = values[i];
-        i += 1;
-    }
-    table
-}
+/// The kinds from this one up (the top bit of a state word's kind nibble) are allocated
+/// blocks; the low three bits are the owner's [`AllocTag::code`].
+const ALLOCATED_KIND: u32 = 8;
 
 /// What the allocation request that owns a block was: its migratetype and whether the
 /// contents can be moved by compaction (`PageLRU` or `movable_ops` in the kernel).
@@ -105,14 +108,34 @@ impl AllocTag {
         AllocTag { migratetype, movable: migratetype.is_movable() }
     }
 
-    const fn bits(self) -> u32 {
-        (self.migratetype as u32) | ((self.movable as u32) << 3)
+    /// Every tag a state word can hold, by [`AllocTag::code`]: the six migratetypes with
+    /// their own mobility, then the two movable types pinned in place.
+    const ALL: [AllocTag; 8] = {
+        let mut table = [AllocTag::of(MigrateType::Movable); 8];
+        let mut i = 0;
+        while i < MigrateType::ALL.len() {
+            table[i] = AllocTag::of(MigrateType::ALL[i]);
+            i += 1;
+        }
+        table[6] = AllocTag { migratetype: MigrateType::Movable, movable: false };
+        table[7] = AllocTag { migratetype: MigrateType::Cma, movable: false };
+        table
+    };
+
+    /// The tag's three-bit code: the migratetype's value, or 6 and 7 for Movable and CMA
+    /// pinned. Only a movable type can be movable: a tag claiming it for another type is
+    /// stored as what it is, not movable.
+    const fn code(self) -> u32 {
+        match self.migratetype {
+            MigrateType::Movable if !self.movable => 6,
+            MigrateType::Cma if !self.movable => 7,
+            mt => mt as u32,
+        }
     }
 
     #[inline(always)]
-    const fn from_bits(v: u32) -> AllocTag {
-        const TYPES: [MigrateType; 8] = decode_table(MigrateType::ALL, MigrateType::Unmovable);
-        AllocTag { migratetype: TYPES[(v & 0x7) as usize], movable: v & 0x8 != 0 }
+    const fn from_code(code: u32) -> AllocTag {
+        AllocTag::ALL[(code & 0x7) as usize]
     }
 }
 
@@ -123,7 +146,8 @@ pub struct PageInfo {
     pub state: PageState,
     /// Order of the block the page heads (meaningless for `Tail`).
     pub order: u32,
-    /// Owner of an allocated block (meaningful for `Allocated`).
+    /// Owner of an allocated block (kept for `Allocated` only; other states read back
+    /// [`PageInfo::TAIL`]'s).
     pub tag: AllocTag,
 }
 
@@ -135,10 +159,15 @@ impl PageInfo {
         tag: AllocTag { migratetype: MigrateType::Unmovable, movable: false },
     };
 
-    /// Bits 0–2 state, 3–6 order (at most `MAX_ORDER_LIMIT` = 15), 7–10 tag: 11 bits, so
-    /// a word fits the split layout's 2-byte slot.
+    /// One byte: the order in bits 0–3 (at most `MAX_ORDER_LIMIT` = 15) and the kind in bits
+    /// 4–7: [`ALLOCATED_KIND`] plus the owner's tag code for an allocated block, the state's
+    /// own value otherwise. Only an allocated block keeps its tag (no other state has one).
     const fn pack(self) -> u32 {
-        (self.state as u32) | ((self.order & 0xf) << 3) | (self.tag.bits() << 7)
+        let kind = match self.state {
+            PageState::Allocated => ALLOCATED_KIND | self.tag.code(),
+            state => state as u32,
+        };
+        (kind << 4) | (self.order & 0xf)
     }
 
     /// Decode a raw state word (from [`Memmap::info_word`]).
@@ -148,7 +177,12 @@ impl PageInfo {
     }
 
     const fn unpack(v: u32) -> PageInfo {
-        PageInfo { state: PageState::from_bits(v), order: (v >> 3) & 0xf, tag: AllocTag::from_bits(v >> 7) }
+        let (kind, order) = ((v >> 4) & 0xf, v & 0xf);
+        if kind >= ALLOCATED_KIND {
+            PageInfo { state: PageState::Allocated, order, tag: AllocTag::from_code(kind) }
+        } else {
+            PageInfo { state: PageState::from_kind(kind), order, tag: PageInfo::TAIL.tag }
+        }
     }
 }
 
@@ -203,12 +237,13 @@ pub const KERNEL_STRUCT_PAGE_BYTES: u32 = 64;
 /// Where a page's state word and its list links live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemmapLayout {
-    /// pageblock's (the default): the state words in a dense array of 2 bytes per page,
-    /// beside 8-byte link records — 10 bytes per page. Everything a free validates and every
-    /// buddy check reads sits in an array 1/32 of the kernel's memmap (2 MiB per 4 GiB), which
-    /// stays in cache; only a page on a list costs a record miss, and only when linked or
-    /// unlinked. Measured on this project's machine, a random record in a 12 MiB memmap is
-    /// a DRAM access (about 120 ns), one in a 2 MiB array about 16 ns.
+    /// pageblock's (the default): the state words in a dense array of 1 byte per page,
+    /// beside 8-byte link records — 9 bytes per page. Everything a free validates and every
+    /// buddy check reads sits in an array 1/64 of the kernel's memmap (1 MiB per 4 GiB, the
+    /// size of this project's machine's L2); only a page on a list costs a record miss, and
+    /// only when linked or unlinked. Measured on that machine, a random record in a 12 MiB
+    /// memmap is a DRAM access (about 120 ns), one in a 2 MiB array about 16 ns; halving
+    /// the state array from 2-byte words made a random-order free about 10% faster.
     Split,
     /// The kernel's: one record per page holding links and state, `bytes` apart (a multiple
     /// of 4 from [`MIN_STRUCT_PAGE_BYTES`] to [`MAX_STRUCT_PAGE_BYTES`]; 64 =
@@ -220,7 +255,7 @@ impl MemmapLayout {
     /// Bytes of metadata per page.
     pub const fn bytes_per_page(self) -> u32 {
         match self {
-            MemmapLayout::Split => 10,
+            MemmapLayout::Split => 9,
             MemmapLayout::Records(bytes) => bytes,
         }
     }
@@ -243,8 +278,11 @@ impl MemmapLayout {
 pub struct Memmap {
     /// Link records, `stride` words apart; in `Records`, word [`INFO`] is the state word.
     words: VmemmapArray<AtomicU32>,
-    /// `Split`: one state word per page. `Records`: empty.
-    states: VmemmapArray<AtomicU16>,
+    /// `Split`: one state word per page, page `idx` at `idx + colour`. `Records`: empty.
+    states: VmemmapArray<AtomicU8>,
+    /// Where page 0's state word sits in its line: the split layout's lines hold 64 state
+    /// words and start at pfns ≡ 32 (mod 64), half a line from an aligned block.
+    colour: usize,
     stride: usize,
     split: bool,
     len: usize,
@@ -253,12 +291,21 @@ pub struct Memmap {
 impl Memmap {
     /// A memmap of `nr_pages` tail pages in the default layout.
     pub fn new(nr_pages: usize) -> Memmap {
-        Memmap::with_layout(nr_pages, MemmapLayout::Split)
+        Memmap::with_layout(nr_pages, MemmapLayout::Split, 0)
     }
 
-    /// A memmap of `nr_pages` tail pages in `layout` (the zone's config is validated before
-    /// this runs). Panics on a layout that is not [`MemmapLayout::is_valid`].
-    pub fn with_layout(nr_pages: usize, layout: MemmapLayout) -> Memmap {
+    /// A memmap of `nr_pages` tail pages in `layout`, the first at pfn `start_pfn` (the
+    /// zone's config is validated before this runs). Panics on a layout that is not
+    /// [`MemmapLayout::is_valid`].
+    ///
+    /// In the split layout a line holds the state words of 64 pages, written on every
+    /// allocation and free, so two CPUs whose hot pages share a line bounce it between
+    /// them. A per-CPU refill hands out `batch` consecutive pages (2^n − 1, 63 by default)
+    /// and the list head each CPU reuses first is its batch's first page; from an aligned
+    /// block those are pfns P and P + 63, which an aligned line would hold both of. Lines
+    /// therefore start half a line off (at pfns ≡ 32 mod 64): a 32-page buddy block still
+    /// has all its state words in one line, and two consecutive batch heads never share.
+    pub fn with_layout(nr_pages: usize, layout: MemmapLayout, start_pfn: u64) -> Memmap {
         assert!(layout.is_valid(), "{layout:?}");
         let tail = PageInfo::TAIL.pack();
         let (stride, split) = match layout {
@@ -272,8 +319,10 @@ impl Memmap {
                 _ => 0,
             })
         });
-        let states = VmemmapArray::new(if split { nr_pages } else { 0 }, |_| AtomicU16::new(tail as u16));
-        Memmap { words, states, stride, split, len: nr_pages }
+        let colour = ((start_pfn + 32) % 64) as usize;
+        let states =
+            VmemmapArray::new(if split { colour + nr_pages } else { 0 }, |_| AtomicU8::new(tail as u8));
+        Memmap { words, states, colour, stride, split, len: nr_pages }
     }
 
     /// Field `field` of page `idx`'s record.
@@ -282,11 +331,17 @@ impl Memmap {
         &self.words[idx as usize * self.stride + field]
     }
 
+    /// `Split`: page `idx`'s slot in the state array.
+    #[inline(always)]
+    fn state(&self, idx: u32) -> &AtomicU8 {
+        &self.states[idx as usize + self.colour]
+    }
+
     /// The state word of `idx`, wherever the layout keeps it.
     #[inline(always)]
     fn load_word(&self, idx: u32) -> u32 {
         if self.split {
-            self.states[idx as usize].load(Relaxed) as u32
+            self.state(idx).load(Relaxed) as u32
         } else {
             self.field(idx, INFO).load(Relaxed)
         }
@@ -295,7 +350,8 @@ impl Memmap {
     #[inline(always)]
     fn store_word(&self, idx: u32, word: u32) {
         if self.split {
-            self.states[idx as usize].store(word as u16, Relaxed);
+            // Words are one byte (see `PageInfo::pack`), so the narrowing is exact.
+            self.state(idx).store(word as u8, Relaxed);
         } else {
             self.field(idx, INFO).store(word, Relaxed);
         }
@@ -350,9 +406,9 @@ impl Memmap {
     pub fn compare_exchange_word(&self, idx: u32, expected: u32, new: PageInfo) -> Result<(), u32> {
         use std::sync::atomic::Ordering::{AcqRel, Acquire};
         if self.split {
-            // Words hold 11 bits, so the narrowing casts are exact.
-            self.states[idx as usize]
-                .compare_exchange(expected as u16, new.pack() as u16, AcqRel, Acquire)
+            // Words are one byte (`expected` comes from `info_word`), so the casts are exact.
+            self.state(idx)
+                .compare_exchange(expected as u8, new.pack() as u8, AcqRel, Acquire)
                 .map(|_| ())
                 .map_err(u32::from)
         } else {
@@ -370,7 +426,10 @@ impl Memmap {
     /// order bits compared at once, without decoding (the merge loop's `page_is_buddy`).
     #[inline(always)]
     pub const fn word_heads(word: u32, state: PageState, order: u32) -> bool {
-        word & 0x7f == (state as u32) | (order << 3)
+        match state {
+            PageState::Allocated => word & 0x8f == (ALLOCATED_KIND << 4) | order,
+            state => word == ((state as u32) << 4) | order,
+        }
     }
 
     /// True if page `idx` heads a block of `order` in `state` (see [`Memmap::word_heads`]).
@@ -424,7 +483,7 @@ impl Memmap {
     #[inline]
     pub fn prefetch_state(&self, idx: u32) {
         if self.split {
-            if let Some(w) = self.states.get(idx as usize) {
+            if let Some(w) = self.states.get(idx as usize + self.colour) {
                 prefetch_line(w);
             }
         } else {
@@ -475,15 +534,24 @@ mod tests {
     #[test]
     fn info_round_trips_every_state_order_and_tag_in_every_layout() {
         for layout in [MemmapLayout::Split, MemmapLayout::Records(12), MemmapLayout::Records(64)] {
-            let m = Memmap::with_layout(4, layout);
+            let m = Memmap::with_layout(4, layout, 0);
             for state in PageState::ALL {
-                for order in [0, 1, 9, 10, 15] {
+                for order in 0..=15 {
                     for mt in MigrateType::ALL {
                         for movable in [false, true] {
                             let info = PageInfo { state, order, tag: AllocTag { migratetype: mt, movable } };
                             m.set_info(2, info);
-                            assert_eq!(m.info(2), info, "{layout:?}");
+                            // Only an allocated block keeps a tag, and only a movable type
+                            // can be movable.
+                            let tag = match state {
+                                PageState::Allocated => {
+                                    AllocTag { migratetype: mt, movable: movable && mt.is_movable() }
+                                }
+                                _ => PageInfo::TAIL.tag,
+                            };
+                            assert_eq!(m.info(2), PageInfo { tag, ..info }, "{layout:?}");
                             assert!(m.heads(2, state, order), "{layout:?}");
+                            assert!(m.info_word(2) < 256, "a state word is one byte");
                         }
                     }
                 }
@@ -492,6 +560,53 @@ mod tests {
             m.set_prev(3, 9);
             assert_eq!((m.next(3), m.prev(3), m.info(3)), (7, 9, PageInfo::TAIL), "links beside the state");
             assert_eq!((m.info(0), m.next(0), m.prev(0)), (PageInfo::TAIL, NIL, NIL));
+        }
+    }
+
+    #[test]
+    fn every_tag_has_its_own_code() {
+        for (code, tag) in AllocTag::ALL.iter().enumerate() {
+            assert_eq!(tag.code(), code as u32, "{tag:?}");
+            assert_eq!(AllocTag::from_code(tag.code()), *tag);
+        }
+        let pinned = |mt| AllocTag { migratetype: mt, movable: false };
+        assert!(AllocTag::ALL.contains(&pinned(MigrateType::Movable)));
+        assert!(AllocTag::ALL.contains(&pinned(MigrateType::Cma)));
+    }
+
+    #[test]
+    fn word_heads_agrees_with_the_decoded_word_for_every_byte() {
+        // Every byte a page can hold: the unused kinds (2, 7) are never written.
+        let words: Vec<u32> = (0..256).filter(|&w| PageInfo::from_word(w).pack() == w).collect();
+        assert_eq!(words.len(), 14 * 16, "six states and eight allocated tags, 16 orders each");
+        for word in words {
+            let info = PageInfo::from_word(word);
+            for state in PageState::ALL {
+                for order in 0..=15 {
+                    let expect = info.state == state && info.order == order;
+                    assert_eq!(Memmap::word_heads(word, state, order), expect, "{word:#x} {state:?} {order}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn state_lines_start_half_a_line_off_aligned_blocks() {
+        // Which 64-byte line holds pfn `p`'s state word, for a zone starting at `start`.
+        let line =
+            |m: &Memmap, start: u64, p: u64| m.state((p - start) as u32) as *const AtomicU8 as usize / 64;
+        for start in [0u64, 1, 31, 32, 63, 64, 1000] {
+            let m = Memmap::with_layout(4096, MemmapLayout::Split, start);
+            let p = start.next_multiple_of(1024);
+            assert_ne!(line(&m, start, p), line(&m, start, p + 63), "two batch heads, start {start}");
+            for q in p..p + 32 {
+                assert_eq!(
+                    line(&m, start, q),
+                    line(&m, start, p),
+                    "a 32-page block in one line, start {start}"
+                );
+            }
+            assert_eq!(line(&m, start, p + 32), line(&m, start, p + 95), "start {start}");
         }
     }
 

@@ -367,7 +367,7 @@ impl Zone {
         let wm = setup.watermarks;
         let initial = if setup.group_by_mobility { MigrateType::Movable } else { MigrateType::Unmovable };
         let shared = ZoneShared {
-            memmap: Memmap::with_layout(config.nr_pages() as usize, config.memmap_layout),
+            memmap: Memmap::with_layout(config.nr_pages() as usize, config.memmap_layout, config.start_pfn),
             pageblocks: Pageblocks::new(nr_blocks, initial),
             counters: ZoneCounters::new(config.nr_cpus as usize),
             free_areas: FreeAreas::new(policy.free_area_layout),
