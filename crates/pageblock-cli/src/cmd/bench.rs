@@ -46,6 +46,16 @@ fn spread(r: &FastpathReport, allocator: &str, case: &str) -> String {
     format!("{min:.1}..{max:.1}")
 }
 
+/// `min..max` over the repetitions of `peer`'s time over pageblock's in `case`, each
+/// repetition's pair measured seconds apart: the spread of the speed-up with the machine's
+/// slow and fast phases paired instead of mixed.
+fn ratio_spread(r: &FastpathReport, peer: &str, case: &str) -> String {
+    let samples = |a| result(r, a, case).map(|c| c.samples.as_slice()).unwrap_or_default();
+    let ratios = samples(peer).iter().zip(samples("pageblock")).map(|(p, b)| p / b);
+    let (min, max) = ratios.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    format!("{min:.1}..{max:.1}")
+}
+
 fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
     let mut out = String::new();
     let peers = ["pageblock", "buddy_system_allocator", "buddy-alloc"];
@@ -92,10 +102,11 @@ fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
     let _ = writeln!(
         out,
         "  f: random-order free {f_free:.1} ns (repetitions {}), {:.1}x faster than \
-         buddy_system_allocator (goal: >= 5x and <= 88 ns, twice LLFree's 44 ns measured for the \
-         issue): {}",
+         buddy_system_allocator (repetitions {}) (goal: >= 5x and <= 88 ns, twice LLFree's 44 ns \
+         measured for the issue): {}",
         spread(r, "pageblock", "f_free"),
         bsa_f_free / f_free,
+        ratio_spread(r, "buddy_system_allocator", "f_free"),
         goal(bsa_f_free / f_free >= 5.0 && f_free <= 88.0)
     );
     let _ = writeln!(
@@ -116,4 +127,32 @@ fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(allocator: &'static str, samples: &[f64]) -> CaseResult {
+        CaseResult {
+            allocator,
+            case: "f_free",
+            ns_per_op: Some(0.0),
+            mops_per_s: None,
+            samples: samples.to_vec(),
+        }
+    }
+
+    #[test]
+    fn ratio_spread_pairs_each_repetition_with_its_own() {
+        let r = FastpathReport {
+            results: vec![
+                case("pageblock", &[60.0, 80.0, 70.0]),
+                case("buddy_system_allocator", &[300.0, 480.0, 280.0]),
+            ],
+            bulk_free: Vec::new(),
+        };
+        // 300/60, 480/80, 280/70: paired, not the extremes of each list (280/80 = 3.5).
+        assert_eq!(ratio_spread(&r, "buddy_system_allocator", "f_free"), "4.0..6.0");
+    }
 }
