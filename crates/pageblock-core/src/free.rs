@@ -78,6 +78,24 @@ impl fmt::Display for FreeError {
 
 impl std::error::Error for FreeError {}
 
+/// A batch free ([`crate::page_alloc::free_pages_batch`]) that stopped at a refused block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreeBatchError {
+    /// Blocks freed before the refused one (its index in the batch); it and the blocks after
+    /// it were not touched.
+    pub freed: usize,
+    /// Why the block was refused.
+    pub error: FreeError,
+}
+
+impl fmt::Display for FreeBatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "block {} of the batch: {} (the blocks before it were freed)", self.freed, self.error)
+    }
+}
+
+impl std::error::Error for FreeBatchError {}
+
 impl ZoneShared {
     /// Check that `(pfn, order)` names a block this zone handed out and has not taken back.
     /// Reads the memmap without the zone lock; returns the page's state on success.
@@ -259,6 +277,16 @@ impl ZoneShared {
     pub(crate) fn prefetch_buddy(&self, pfn: u64, order: u32) {
         let start = self.config().start_pfn;
         self.memmap.prefetch_state((pfn ^ (1 << order)).wrapping_sub(start) as u32);
+    }
+
+    /// Prefetch the state word of the page at `pfn` (a hint: a pfn outside the zone is
+    /// ignored).
+    #[inline]
+    pub(crate) fn prefetch_state(&self, pfn: u64) {
+        let idx = pfn.wrapping_sub(self.config().start_pfn);
+        if idx < self.memmap.len() as u64 {
+            self.memmap.prefetch_state(idx as u32);
+        }
     }
 
     /// `page_is_buddy()`: the memmap index of `pfn` if it heads a free block of exactly

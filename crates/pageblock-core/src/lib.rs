@@ -79,7 +79,7 @@ pub mod zone_state;
 
 pub use alloc::AllocError;
 pub use config::{BulkFree, ConfigError, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
-pub use free::FreeError;
+pub use free::{FreeBatchError, FreeError};
 pub use gfp::{AllocFlags, Gfp};
 pub use locks::NodeLocks;
 pub use memmap::MemmapLayout;

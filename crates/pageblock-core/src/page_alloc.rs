@@ -13,7 +13,7 @@
 
 use crate::alloc::AllocError;
 use crate::config::ZoneType;
-use crate::free::FreeError;
+use crate::free::{FreeBatchError, FreeError};
 use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::memmap::{PageInfo, PageState};
@@ -235,6 +235,33 @@ pub fn free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn: Pfn, order: u32
         }
     }
     free_one_page(l, cpu, z, pfn, order)
+}
+
+/// How many frees ahead [`free_pages_batch`] prefetches a block's state word. Of 4, 8 and 16,
+/// measured on 900k random-order frees over 4 GiB, 8 and 16 were best, about 1% apart.
+const BATCH_PREFETCH: usize = 8;
+
+/// Free `pages` (blocks of `order`) one after another exactly as [`free_pages`] frees each,
+/// with the state word of the block eight frees ahead (`BATCH_PREFETCH`) already on its way: a
+/// free's first step loads that word, which in a random order is a cache miss nothing else
+/// can hide (the kernel also frees whole batches, in `free_unref_folios`). Stops at the first
+/// refused block: the blocks before it are freed, it and the rest are untouched.
+pub fn free_pages_batch<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    pages: &[Pfn],
+    order: u32,
+) -> Result<(), FreeBatchError> {
+    let node = l.node();
+    for (i, &pfn) in pages.iter().enumerate() {
+        if let Some(ahead) = pages.get(i + BATCH_PREFETCH) {
+            if let Some(z) = node.zone_of(ahead.0) {
+                node.zone(z).prefetch_state(ahead.0);
+            }
+        }
+        free_pages(l, cpu, pfn, order).map_err(|error| FreeBatchError { freed: i, error })?;
+    }
+    Ok(())
 }
 
 /// The zone path of a free: orders the CPU lists do not cache, isolated pageblocks, a

@@ -61,7 +61,8 @@ use pageblock_core::compaction::{compact_node, CompactResult};
 use pageblock_core::page_alloc;
 use pageblock_core::{show, NodeLocks, NodeShared, PageCensus, VerifyError, Zone};
 pub use pageblock_core::{
-    AllocError, BulkFree, ConfigError, FreeError, Gfp, MemmapLayout, NodeConfig, Pfn, Policy, ZoneConfig,
+    AllocError, BulkFree, ConfigError, FreeBatchError, FreeError, Gfp, MemmapLayout, NodeConfig, Pfn, Policy,
+    ZoneConfig,
 };
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 
@@ -185,6 +186,15 @@ impl Allocator {
     #[inline]
     pub fn free_pages(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         page_alloc::free_pages(&*self.pgdat, self.pgdat.this_cpu(), pfn, order)
+    }
+
+    /// Free many blocks of `order` at once, on this thread's slot: each exactly as
+    /// [`Allocator::free_pages`] frees it, in order, but faster when they are scattered
+    /// (the next blocks' state is fetched while one is freed). For tearing down a region.
+    /// Stops at the first refused block: the ones before it are freed, it and the rest are
+    /// untouched.
+    pub fn free_pages_batch(&self, pages: &[Pfn], order: u32) -> Result<(), FreeBatchError> {
+        page_alloc::free_pages_batch(&*self.pgdat, self.pgdat.this_cpu(), pages, order)
     }
 
     /// Allocate 2^`order` movable pages as a handle that compaction may move while it is not
@@ -322,6 +332,11 @@ impl OnCpu<'_> {
     #[inline]
     pub fn free_pages(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         page_alloc::free_pages(&*self.alloc.pgdat, self.cpu, pfn, order)
+    }
+
+    /// [`Allocator::free_pages_batch`] on this slot.
+    pub fn free_pages_batch(&self, pages: &[Pfn], order: u32) -> Result<(), FreeBatchError> {
+        page_alloc::free_pages_batch(&*self.alloc.pgdat, self.cpu, pages, order)
     }
 }
 
