@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use pageblock_core::MemmapLayout;
 use pageblock_lab::fastpath::{self, CaseResult, FastpathConfig, FastpathReport};
 
 use crate::cli::FastpathArgs;
@@ -126,12 +127,26 @@ fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
             before / b.ns_per_free
         );
     }
+    // The default layout's per-page frees are the last setting; a run with
+    // --struct-page-bytes batches in that layout instead.
+    let per_page = if cfg.memmap_layout == MemmapLayout::Split { r.bulk_free.last() } else { None };
+    let b = &r.free_pages_batch;
+    let _ = write!(out, "pageblock's case f in one free_pages_batch call: {:.1} ns/free", b.ns_per_free);
+    match per_page {
+        Some(p) => {
+            let _ = writeln!(out, " ({:.2}x its per-page frees, same run)", p.ns_per_free / b.ns_per_free);
+        }
+        None => {
+            let _ = writeln!(out, " ({:?} memmap)", cfg.memmap_layout);
+        }
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pageblock_lab::fastpath::BulkFreeResult;
 
     fn case(allocator: &'static str, samples: &[f64]) -> CaseResult {
         CaseResult {
@@ -151,6 +166,7 @@ mod tests {
                 case("buddy_system_allocator", &[300.0, 480.0, 280.0]),
             ],
             bulk_free: Vec::new(),
+            free_pages_batch: BulkFreeResult { setting: "", ns_per_free: 0.0, samples: Vec::new() },
         };
         // 300/60, 480/80, 280/70: paired, not the extremes of each list (280/80 = 3.5).
         assert_eq!(ratio_spread(&r, "buddy_system_allocator", "f_free"), "4.0..6.0");

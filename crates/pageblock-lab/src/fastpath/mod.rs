@@ -9,6 +9,9 @@
 //! | e | a and c on 2 threads (`e_a`, `e_c`) | million operations per second |
 //! | f | 900,000 order-0 allocations, then frees in random order (issue 12's case) | ns per alloc (`f_alloc`), per free (`f_free`) |
 //!
+//! Besides the table, pageblock's case f frees are timed under three memmap layouts and
+//! bulk-free settings, and through `free_pages_batch` (all 900,000 in one call).
+//!
 //! Repetitions are the outer loop and allocators the inner loop, so slow phases of a noisy
 //! machine hit every allocator alike; every figure is the median of the repetitions, with the
 //! raw samples kept. Wall-clock results: compare within one run, never across machines.
@@ -133,6 +136,8 @@ pub struct FastpathReport {
     pub results: Vec<CaseResult>,
     /// pageblock's case f frees under each of [`BULK_FREE_SETTINGS`].
     pub bulk_free: Vec<BulkFreeResult>,
+    /// pageblock's case f frees in one `free_pages_batch` call (the run's memmap layout).
+    pub free_pages_batch: BulkFreeResult,
 }
 
 /// The median of `v` (mean of the middle two for even lengths).
@@ -154,6 +159,7 @@ fn one_rep(
     arena: &BuddyAllocRegion,
     out: &mut Samples,
     bulk_free: &mut [Vec<f64>; 3],
+    batch: &mut Vec<f64>,
 ) {
     let seed = 0x5eed + rep as u64;
     for peer in PeerKind::ALL {
@@ -181,6 +187,8 @@ fn one_rep(
         let mut a = PageblockPeer::with_layout(Policy { bulk_free: setting, ..Policy::default() }, layout);
         bulk_free[i].push(cases::bulk_then_random_free(&mut a, cfg.f_allocs, seed).1);
     }
+    let a = PageblockPeer::with_layout(Policy::default(), cfg.memmap_layout);
+    batch.push(cases::bulk_then_batch_free(&a, cfg.f_allocs, seed));
 }
 
 fn single_thread<A: peers::FrameAlloc>(
@@ -216,8 +224,9 @@ pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> Resu
         .map_err(|e| format!("pageblock's 4 GiB arena: {e}"))?;
     let mut samples = Samples::new();
     let mut bulk_free = [Vec::new(), Vec::new(), Vec::new()];
+    let mut batch = Vec::new();
     for rep in 0..cfg.reps {
-        one_rep(cfg, rep, &arena, &mut samples, &mut bulk_free);
+        one_rep(cfg, rep, &arena, &mut samples, &mut bulk_free, &mut batch);
         progress(rep + 1, cfg.reps);
     }
     let mut results = Vec::new();
@@ -240,5 +249,7 @@ pub fn run(cfg: &FastpathConfig, progress: &mut dyn FnMut(usize, usize)) -> Resu
         .zip(bulk_free)
         .map(|(&(setting, ..), v)| BulkFreeResult { setting, ns_per_free: median(&v), samples: v })
         .collect();
-    Ok(FastpathReport { results, bulk_free })
+    let free_pages_batch =
+        BulkFreeResult { setting: "free_pages_batch, one call", ns_per_free: median(&batch), samples: batch };
+    Ok(FastpathReport { results, bulk_free, free_pages_batch })
 }
