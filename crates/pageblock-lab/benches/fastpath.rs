@@ -42,9 +42,7 @@ fn a_pair(c: &mut Criterion, region: &BuddyAllocRegion) {
 /// Allocate `n` order-0 frames and shuffle them (the untimed setup of a random-order free).
 fn allocated<A: FrameAlloc>(a: &mut A, n: usize, rng: &mut Prng) -> Vec<u64> {
     let mut v: Vec<u64> = (0..n).map(|_| a.alloc(0).expect("frame")).collect();
-    for i in (1..v.len()).rev() {
-        v.swap(i, rng.below(i as u64 + 1) as usize);
-    }
+    rng.shuffle(&mut v);
     v
 }
 

@@ -43,6 +43,13 @@ impl Prng {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
+    /// Shuffle `v` in place (Fisher-Yates, from the last element down).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            v.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
+
     /// A value in `lo..hi`. `lo < hi`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.below(hi - lo)
@@ -86,6 +93,21 @@ mod tests {
         let mut p = Prng::new(0);
         let got: Vec<u64> = (0..3).map(|_| p.next_u64()).collect();
         assert_eq!(got, vec![0x99ec_5f36_cb75_f2b4, 0xbf6e_1f78_4956_452a, 0x1a5f_849d_4933_e6e0]);
+    }
+
+    #[test]
+    fn shuffle_permutes_and_depends_only_on_the_seed() {
+        let shuffled = |seed| {
+            let mut v: Vec<u32> = (0..1000).collect();
+            Prng::new(seed).shuffle(&mut v);
+            v
+        };
+        let mut sorted = shuffled(3);
+        assert_ne!(sorted, (0..1000).collect::<Vec<_>>(), "the order changed");
+        assert_eq!(shuffled(3), sorted);
+        assert_ne!(shuffled(4), sorted);
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..1000).collect::<Vec<_>>(), "nothing lost or repeated");
     }
 
     #[test]

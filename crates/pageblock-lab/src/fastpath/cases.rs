@@ -34,7 +34,7 @@ pub fn bulk_then_random_free<A: FrameAlloc>(a: &mut A, n: usize, seed: u64) -> (
         frames.push(a.alloc(0).expect("order-0 frame"));
     }
     let alloc_ns = t.elapsed().as_nanos() as f64 / n as f64;
-    shuffle(&mut frames, seed);
+    Prng::new(seed).shuffle(&mut frames);
     let t = Instant::now();
     for &f in &frames {
         a.free(f, 0);
@@ -47,18 +47,10 @@ pub fn bulk_then_random_free<A: FrameAlloc>(a: &mut A, n: usize, seed: u64) -> (
 pub fn bulk_then_batch_free(a: &PageblockPeer, n: usize, seed: u64) -> f64 {
     let mut frames: Vec<Pfn> =
         (0..n).map(|_| Pfn(SharedFrameAlloc::alloc(a, 0).expect("order-0 frame"))).collect();
-    shuffle(&mut frames, seed);
+    Prng::new(seed).shuffle(&mut frames);
     let t = Instant::now();
     a.0.free_pages_batch(&frames, 0).expect("frames this allocator handed out");
     t.elapsed().as_nanos() as f64 / n as f64
-}
-
-/// A seeded Fisher-Yates shuffle (the same order for every allocator of a repetition).
-fn shuffle<T>(v: &mut [T], seed: u64) {
-    let mut rng = Prng::new(seed);
-    for i in (1..v.len()).rev() {
-        v.swap(i, rng.below(i as u64 + 1) as usize);
-    }
 }
 
 /// The live set of the mixed workload, capped at `cap` pages.

@@ -89,10 +89,7 @@ fn bulk_free_ns(
                     let mut pages: Vec<_> = (0..n / 2)
                         .map(|_| cpu.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).expect("page"))
                         .collect();
-                    let mut rng = Prng::new(seed + c as u64);
-                    for i in (1..pages.len()).rev() {
-                        pages.swap(i, rng.below(i as u64 + 1) as usize);
-                    }
+                    Prng::new(seed + c as u64).shuffle(&mut pages);
                     barrier.wait();
                     let t = Instant::now();
                     for p in pages {
