@@ -275,17 +275,15 @@ impl ZoneShared {
     /// observable changes.
     #[inline]
     pub(crate) fn prefetch_buddy(&self, pfn: u64, order: u32) {
-        let start = self.config().start_pfn;
-        self.memmap.prefetch_state((pfn ^ (1 << order)).wrapping_sub(start) as u32);
+        self.prefetch_state(pfn ^ (1 << order));
     }
 
     /// Prefetch the state word of the page at `pfn` (a hint: a pfn outside the zone is
     /// ignored).
     #[inline]
     pub(crate) fn prefetch_state(&self, pfn: u64) {
-        let idx = pfn.wrapping_sub(self.config().start_pfn);
-        if idx < self.memmap.len() as u64 {
-            self.memmap.prefetch_state(idx as u32);
+        if let Some(idx) = self.page_idx(pfn) {
+            self.memmap.prefetch_state(idx);
         }
     }
 
@@ -294,11 +292,9 @@ impl ZoneShared {
     /// (the pipelined drain's prefetches).
     #[inline]
     pub(crate) fn free_block_idx(&self, pfn: u64, order: u32) -> u32 {
-        let idx = pfn.wrapping_sub(self.config().start_pfn);
-        if idx < self.memmap.len() as u64 && self.memmap.heads(idx as u32, PageState::Buddy, order) {
-            idx as u32
-        } else {
-            NIL
+        match self.page_idx(pfn) {
+            Some(idx) if self.memmap.heads(idx, PageState::Buddy, order) => idx,
+            _ => NIL,
         }
     }
 }

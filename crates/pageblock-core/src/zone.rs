@@ -217,9 +217,17 @@ impl ZoneShared {
     /// True if `pfn` is one of this zone's pages (reserved, managed or offline).
     #[inline]
     pub fn contains(&self, pfn: u64) -> bool {
+        self.page_idx(pfn).is_some()
+    }
+
+    /// The memmap index of `pfn`, if it is one of this zone's pages: one range test covers
+    /// pfns below the zone too (the subtraction wraps).
+    #[inline(always)]
+    pub(crate) fn page_idx(&self, pfn: u64) -> Option<u32> {
         // The memmap covers exactly the zone's pages (its length is `config.nr_pages()`,
         // which costs three saturating additions to recompute on every buddy check).
-        pfn.wrapping_sub(self.config.start_pfn) < self.memmap.len() as u64
+        let idx = pfn.wrapping_sub(self.config.start_pfn);
+        (idx < self.memmap.len() as u64).then_some(idx as u32)
     }
 
     /// True if page `pfn` (in the zone) is offline memory (`!pfn_to_online_page`).
