@@ -332,10 +332,16 @@ impl Memmap {
         &self.words[idx as usize * self.stride + field]
     }
 
+    /// `Split`: where page `idx`'s state word sits in the state array.
+    #[inline(always)]
+    fn state_pos(&self, idx: u32) -> usize {
+        idx as usize + self.colour
+    }
+
     /// `Split`: page `idx`'s slot in the state array.
     #[inline(always)]
     fn state(&self, idx: u32) -> &AtomicU8 {
-        &self.states[idx as usize + self.colour]
+        &self.states[self.state_pos(idx)]
     }
 
     /// The state word of `idx`, wherever the layout keeps it.
@@ -484,7 +490,7 @@ impl Memmap {
     #[inline]
     pub fn prefetch_state(&self, idx: u32) {
         if self.split {
-            if let Some(w) = self.states.get(idx as usize + self.colour) {
+            if let Some(w) = self.states.get(self.state_pos(idx)) {
                 prefetch_line(w);
             }
         } else {
