@@ -121,12 +121,7 @@ impl FreeAreas {
     /// `free_area[order].free_list[mt]`.
     #[inline]
     pub fn list(&self, order: u32, mt: MigrateType) -> &ListHead {
-        let (o, m) = (order as usize, mt as usize);
-        match &self.storage {
-            Storage::Plain(a) => &a[o].lists[m],
-            Storage::Counts(a) => &a[o].lists[m],
-            Storage::PerList(a) => &a[o].lists[m].list,
-        }
+        self.entry(order, mt).list
     }
 
     #[inline]
@@ -140,12 +135,7 @@ impl FreeAreas {
 
     #[inline]
     fn mt_counter(&self, order: u32, mt: MigrateType) -> Option<&Counter> {
-        let (o, m) = (order as usize, mt as usize);
-        match &self.storage {
-            Storage::Plain(_) => None,
-            Storage::Counts(a) => Some(&a[o].mt_nr_free[m]),
-            Storage::PerList(a) => Some(&a[o].lists[m].nr_free),
-        }
+        self.entry(order, mt).mt_nr_free
     }
 
     /// `free_area[order].nr_free`: free blocks of `order`, all types.
