@@ -221,10 +221,7 @@ impl Zone {
                     if self.policy().buddy_prefetch { self.shared.pageset().batch as usize } else { 0 };
                 let mut dep = 0;
                 for (i, &(pfn, order)) in blocks.iter().enumerate() {
-                    if i < prefetch_nr {
-                        self.shared.prefetch_buddy(memmap::after(pfn.0, dep), order);
-                    }
-                    dep = self.shared.memmap.walk_step(self.idx(pfn.0), dep);
+                    dep = self.shared.pcp_walk_step(pfn.0, order, i < prefetch_nr, dep);
                     self.free_pcp_page(pfn, order);
                 }
             }
@@ -270,6 +267,19 @@ impl Zone {
 }
 
 impl ZoneShared {
+    /// One step of the kernel's walk down a per-CPU list, through `struct page` (the
+    /// [`BulkFree::TwoPass`] and [`BulkFree::SinglePass`] models): with `buddy_prefetch`,
+    /// seed 001's prefetch of the buddy of the block of `order` at `pfn`, which waits for
+    /// the previous step (`dep`) to name the page; then the step's own load. Returns what the
+    /// next step depends on. Timing only.
+    #[inline]
+    pub(crate) fn pcp_walk_step(&self, pfn: u64, order: u32, buddy_prefetch: bool, dep: u32) -> u32 {
+        if buddy_prefetch {
+            self.prefetch_buddy(memmap::after(pfn, dep), order);
+        }
+        self.memmap.walk_step((pfn - self.config().start_pfn) as u32, dep)
+    }
+
     /// Prefetch the state of the buddy of the block of `order` at `pfn` (in the split layout
     /// the next orders' buddies share its line up to order 4). Hints only: nothing
     /// observable changes.

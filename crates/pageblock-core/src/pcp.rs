@@ -25,7 +25,7 @@
 use std::collections::VecDeque;
 
 use crate::config::{BulkFree, ZoneType};
-use crate::memmap::{self, AllocTag, PageInfo, PageState};
+use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::verify::VerifyError;
@@ -417,7 +417,6 @@ impl PerCpuPages {
         let mut left = count.min(self.count) as i64;
         let mut buf = std::mem::take(&mut self.drain_buf);
         buf.clear();
-        let mm = &shared.memmap;
         let start = shared.config().start_pfn;
         let mut p = (pindex + NR_PCP_LISTS - 1) % NR_PCP_LISTS;
         while left > 0 {
@@ -443,10 +442,8 @@ impl PerCpuPages {
         if self.bulk_free == BulkFree::TwoPass {
             let mut dep = 0;
             for (i, &(pfn, order)) in buf.iter().enumerate() {
-                if self.buddy_prefetch && i < self.batch as usize {
-                    shared.prefetch_buddy(memmap::after(pfn.0, dep), order);
-                }
-                dep = mm.walk_step((pfn.0 - start) as u32, dep);
+                let prefetch = self.buddy_prefetch && i < self.batch as usize;
+                dep = shared.pcp_walk_step(pfn.0, order, prefetch, dep);
             }
         }
         drain(&buf);
