@@ -192,6 +192,7 @@ impl PerCpuPages {
         }
     }
 
+    #[inline(always)]
     fn publish(&self, shared: &ZoneShared) {
         let c = shared.counters().cpu(self.cpu);
         c.count.set(self.count);
@@ -296,6 +297,9 @@ impl PerCpuPages {
         mt: MigrateType,
         drain: impl FnMut(&[(Pfn, u32)]),
     ) {
+        // Every free runs this, so its helpers (`note_free_order`, `nr_pcp_high`, `publish`)
+        // are inlined: as calls they cost 2.5% of a random-order free (117k frees over
+        // 512 MiB, 9 interleaved runs: 55.5 -> 54.1 ns median).
         let pindex = self.order_to_pindex(mt, order);
         let idx = (pfn.0 - shared.config().start_pfn) as u32;
         self.alloc_factor >>= 1;
@@ -315,6 +319,7 @@ impl PerCpuPages {
 
     /// Track runs of high-order frees: a CPU that frees many order 1..=3 blocks in a row
     /// (a process exiting) flushes them instead of caching them (`free_high`).
+    #[inline(always)]
     fn note_free_order(&mut self, order: u32) -> bool {
         if (1..=PAGE_ALLOC_COSTLY_ORDER).contains(&order) {
             let free_high = self.free_count >= self.batch + self.high_min / 2
@@ -356,6 +361,7 @@ impl PerCpuPages {
     /// `nr_pcp_high()`: the effective high mark for this free, auto-tuning `self.high`:
     /// shrink while the zone is short of memory or kswapd reclaims it, grow while the CPU
     /// keeps freeing into a healthy zone.
+    #[inline(always)]
     fn nr_pcp_high(&mut self, shared: &ZoneShared, free_high: bool) -> u64 {
         let batch = self.batch;
         self.high = kernel_clamp(self.high, self.high_min, self.high_max);
