@@ -161,7 +161,7 @@ impl Zone {
                 continue;
             };
             let pfn = self.free_list_first(cur, fmt)?;
-            self.page_del_and_expand(pfn, order, cur, fmt);
+            self.page_del_and_expand(self.pages(), pfn, order, cur, fmt);
             self.count(VmEvent::Steal, 1);
             self.trace_extfrag(pfn, order, cur, start_mt, fmt);
             return Some(pfn);
@@ -184,7 +184,7 @@ impl Zone {
             // A whole free pageblock (or more): take it over without polluting anything.
             self.del_page_from_free_list(pfn, cur_order, block_mt);
             self.set_pageblock_range(pfn, cur_order, start_mt);
-            let added = self.expand(pfn, order, cur_order, start_mt);
+            let added = self.expand(self.pages(), pfn, order, cur_order, start_mt);
             self.account_freepages(added as i64, start_mt);
             self.count(VmEvent::ClaimWholeBlock, 1);
             return Some(pfn);
@@ -236,7 +236,7 @@ impl Zone {
     /// `trace_mm_page_alloc_extfrag` and its counters. `change_ownership` is whether the
     /// pageblock now belongs to the requester (read after the claim or steal, as the kernel).
     pub(crate) fn trace_extfrag(
-        &mut self,
+        &self,
         pfn: u64,
         order: u32,
         fallback_order: u32,

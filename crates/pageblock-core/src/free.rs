@@ -9,8 +9,10 @@
 use std::fmt;
 
 use crate::buddy::FreeTo;
+use crate::compaction::Capture;
 use crate::config::BulkFree;
 use crate::memmap::{self, Memmap, PageInfo, PageState, NIL};
+use crate::pagemap::{with_pages, PageMap};
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
@@ -188,31 +190,48 @@ impl Zone {
     /// that order is a bug, caught by a debug assertion and by `verify()`, as the kernel
     /// checks it only under `CONFIG_DEBUG_VM`.
     pub fn free_pcp_page(&mut self, pfn: Pfn, order: u32) {
+        self.with_capture(
+            |z, capture| with_pages!(z.shared.memmap, mm => z.free_pcp_page_in(mm, capture, pfn, order)),
+        );
+    }
+
+    /// [`Zone::free_pcp_page`] in a view of the memmap, with the zone's capture wish copied
+    /// out (see [`Zone::free_one_page`]).
+    #[inline(always)]
+    fn free_pcp_page_in<M: PageMap>(&self, mm: M, capture: &mut Option<Capture>, pfn: Pfn, order: u32) {
         let idx = self.idx(pfn.0);
         // The free fast path's compare-and-swap made the block a per-CPU block before it
         // went on the list, so this holds by construction (verify() checks it in tests).
         debug_assert!(
-            self.shared.memmap.heads(idx, PageState::Pcp, order),
+            mm.heads(idx, PageState::Pcp, order),
             "pfn {pfn} order {order}: not a per-CPU block ({:?})",
-            self.shared.memmap.info(idx)
+            mm.info(idx)
         );
-        self.shared.memmap.clear(idx);
+        mm.clear(idx);
         let mt = self.pageblock_migratetype(pfn.0);
         self.emit(|| TraceEvent::PagePcpuDrain { pfn: pfn.0, order, migratetype: mt });
         if order <= self.pageblock_order() {
             // free_pages_to_buddy()'s common case, with the type just read.
-            self.free_one_page(pfn.0, order, mt, FreeTo::Heuristic);
+            self.free_one_page(mm, capture, pfn.0, order, mt, FreeTo::Heuristic);
         } else {
-            self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
+            self.free_pages_to_buddy_in(mm, capture, pfn.0, order, FreeTo::Heuristic);
         }
     }
 
     /// `free_pcppages_bulk()` after the blocks were taken off their per-CPU lists: one zone
-    /// lock hold for the whole batch. The prefetches differ by `Policy::bulk_free`; the
-    /// blocks, their order and every decision do not.
+    /// lock hold for the whole batch, one memmap view and one copy of the capture wish. The
+    /// prefetches differ by `Policy::bulk_free`; the blocks, their order and every decision
+    /// do not.
     pub fn free_pcppages_bulk(&mut self, blocks: &[(Pfn, u32)]) {
+        self.with_capture(
+            |z, capture| with_pages!(z.shared.memmap, mm => z.free_pcppages_bulk_in(mm, capture, blocks)),
+        );
+    }
+
+    #[inline(always)]
+    fn free_pcppages_bulk_in<M: PageMap>(&self, mm: M, capture: &mut Option<Capture>, blocks: &[(Pfn, u32)]) {
         match self.policy().bulk_free {
-            BulkFree::Pipelined => self.free_pcppages_pipelined(blocks),
+            BulkFree::Pipelined => self.free_pcppages_pipelined(mm, capture, blocks),
             BulkFree::SinglePass => {
                 // The kernel takes each page off its list under the lock (a step of the walk
                 // through struct page), prefetches its buddy if seed 001 is on, and merges it.
@@ -221,14 +240,14 @@ impl Zone {
                     if self.policy().buddy_prefetch { self.shared.pageset().batch as usize } else { 0 };
                 let mut dep = 0;
                 for (i, &(pfn, order)) in blocks.iter().enumerate() {
-                    dep = self.shared.pcp_walk_step(pfn.0, order, i < prefetch_nr, dep);
-                    self.free_pcp_page(pfn, order);
+                    dep = self.shared.pcp_walk_step(mm, pfn.0, order, i < prefetch_nr, dep);
+                    self.free_pcp_page_in(mm, capture, pfn, order);
                 }
             }
             // The walk ran before the lock was taken (`PerCpuPages::free_pcppages_bulk`).
             BulkFree::TwoPass => {
                 for &(pfn, order) in blocks {
-                    self.free_pcp_page(pfn, order);
+                    self.free_pcp_page_in(mm, capture, pfn, order);
                 }
             }
         }
@@ -242,26 +261,32 @@ impl Zone {
     /// the unlink will write, which are fetched last. A merge earlier in the batch can
     /// change a list under a prefetch; that only wastes the prefetch. `AHEAD` = 8 was the
     /// best of 8–24 (by 1–2%) for 900k random-order frees over 4 GiB in the split layout.
-    fn free_pcppages_pipelined(&mut self, blocks: &[(Pfn, u32)]) {
+    #[inline(always)]
+    fn free_pcppages_pipelined<M: PageMap>(
+        &self,
+        mm: M,
+        capture: &mut Option<Capture>,
+        blocks: &[(Pfn, u32)],
+    ) {
         const AHEAD: usize = 8;
         // Stage two's finding for blocks i + 4 ..= i + 8: the free buddy's index, or NIL.
         let mut free_buddy = [NIL; AHEAD / 2];
         for (i, &(pfn, order)) in blocks.iter().enumerate() {
             if let Some(&(p, o)) = blocks.get(i + AHEAD) {
-                self.shared.prefetch_buddy(p.0, o);
+                self.shared.prefetch_buddy(mm, p.0, o);
             }
             if let Some(&(p, o)) = blocks.get(i + AHEAD / 2) {
-                self.shared.memmap.prefetch(self.idx(p.0));
-                let buddy = self.shared.free_block_idx(p.0 ^ (1 << o), o);
-                self.shared.memmap.prefetch(buddy);
+                mm.prefetch_links(self.idx(p.0));
+                let buddy = self.shared.free_block_idx(mm, p.0 ^ (1 << o), o);
+                mm.prefetch_links(buddy);
                 free_buddy[(i + AHEAD / 2) % (AHEAD / 2)] = buddy;
             }
             let buddy = free_buddy[(i + AHEAD / 4) % (AHEAD / 2)];
             if buddy != NIL && i + AHEAD / 4 < blocks.len() {
-                self.shared.memmap.prefetch(self.shared.memmap.next(buddy));
-                self.shared.memmap.prefetch(self.shared.memmap.prev(buddy));
+                mm.prefetch_links(mm.next(buddy));
+                mm.prefetch_links(mm.prev(buddy));
             }
-            self.free_pcp_page(pfn, order);
+            self.free_pcp_page_in(mm, capture, pfn, order);
         }
     }
 }
@@ -273,27 +298,34 @@ impl ZoneShared {
     /// the previous step (`dep`) to name the page; then the step's own load. Returns what the
     /// next step depends on. Timing only.
     #[inline]
-    pub(crate) fn pcp_walk_step(&self, pfn: u64, order: u32, buddy_prefetch: bool, dep: u32) -> u32 {
+    pub(crate) fn pcp_walk_step<M: PageMap>(
+        &self,
+        mm: M,
+        pfn: u64,
+        order: u32,
+        buddy_prefetch: bool,
+        dep: u32,
+    ) -> u32 {
         if buddy_prefetch {
-            self.prefetch_buddy(memmap::after(pfn, dep), order);
+            self.prefetch_buddy(mm, memmap::after(pfn, dep), order);
         }
-        self.memmap.walk_step((pfn - self.config().start_pfn) as u32, dep)
+        mm.walk_step((pfn - self.config().start_pfn) as u32, dep)
     }
 
     /// Prefetch the state of the buddy of the block of `order` at `pfn` (in the split layout
     /// the next orders' buddies share its line up to order 4). Hints only: nothing
     /// observable changes.
     #[inline]
-    pub(crate) fn prefetch_buddy(&self, pfn: u64, order: u32) {
-        self.prefetch_state(pfn ^ (1 << order));
+    pub(crate) fn prefetch_buddy<M: PageMap>(&self, mm: M, pfn: u64, order: u32) {
+        self.prefetch_state(mm, pfn ^ (1 << order));
     }
 
     /// Prefetch the state word of the page at `pfn` (a hint: a pfn outside the zone is
     /// ignored).
     #[inline]
-    pub(crate) fn prefetch_state(&self, pfn: u64) {
+    pub(crate) fn prefetch_state<M: PageMap>(&self, mm: M, pfn: u64) {
         if let Some(idx) = self.page_idx(pfn) {
-            self.memmap.prefetch_state(idx);
+            mm.prefetch_state(idx);
         }
     }
 
@@ -301,9 +333,9 @@ impl ZoneShared {
     /// `order` in this zone, else [`NIL`]. Read without the zone lock it is only a hint
     /// (the pipelined drain's prefetches).
     #[inline]
-    pub(crate) fn free_block_idx(&self, pfn: u64, order: u32) -> u32 {
+    pub(crate) fn free_block_idx<M: PageMap>(&self, mm: M, pfn: u64, order: u32) -> u32 {
         match self.page_idx(pfn) {
-            Some(idx) if self.memmap.heads(idx, PageState::Buddy, order) => idx,
+            Some(idx) if mm.heads(idx, PageState::Buddy, order) => idx,
             _ => NIL,
         }
     }

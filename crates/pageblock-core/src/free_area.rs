@@ -21,6 +21,7 @@
 use crate::list::ListHead;
 use crate::memmap::PageState;
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
+use crate::pagemap::PageMap;
 use crate::stats::{Counter, ZoneStat};
 use crate::types::NR_ORDER_SLOTS;
 use crate::zone::Zone;
@@ -249,11 +250,17 @@ impl Zone {
     }
 
     /// `__add_to_free_list()`: make the page at `pfn` the head of a free block of `order` and
-    /// link it on `free_list[order][mt]`.
-    #[inline]
-    pub(crate) fn add_to_free_list(&mut self, pfn: u64, order: u32, mt: MigrateType, end: ListEnd) {
+    /// link it on `free_list[order][mt]`. `mm` is this zone's memmap (as in all of these).
+    #[inline(always)]
+    pub(crate) fn add_to_free_list<M: PageMap>(
+        &self,
+        mm: M,
+        pfn: u64,
+        order: u32,
+        mt: MigrateType,
+        end: ListEnd,
+    ) {
         let idx = self.idx(pfn);
-        let mm = &self.shared.memmap;
         debug_assert_eq!(
             mm.info(idx).state,
             PageState::Tail,
@@ -272,22 +279,20 @@ impl Zone {
     /// `__del_page_from_free_list()`: unlink the free block at `pfn` (of `order`, on the `mt`
     /// list) and make its head a plain page again. Free-page statistics are not changed.
     #[inline]
-    pub(crate) fn del_from_free_list(&mut self, pfn: u64, order: u32, mt: MigrateType) {
+    pub(crate) fn del_from_free_list<M: PageMap>(&self, mm: M, pfn: u64, order: u32, mt: MigrateType) {
         let idx = self.idx(pfn);
-        let mm = &self.shared.memmap;
         assert!(
             mm.heads(idx, PageState::Buddy, order),
             "pfn {pfn:#x}: expected a free block of order {order} on the {mt:?} list, found {:?}",
             mm.info(idx)
         );
-        self.unlink_free_block(idx, order, mt);
+        self.unlink_free_block(mm, idx, order, mt);
     }
 
     /// [`Zone::del_from_free_list`] for a caller that has just seen page `idx` head a free
     /// block of `order` (the merge loop's `page_is_buddy`), so the check is not repeated.
     #[inline(always)]
-    pub(crate) fn unlink_free_block(&mut self, idx: u32, order: u32, mt: MigrateType) {
-        let mm = &self.shared.memmap;
+    pub(crate) fn unlink_free_block<M: PageMap>(&self, mm: M, idx: u32, order: u32, mt: MigrateType) {
         debug_assert!(
             mm.heads(idx, PageState::Buddy, order),
             "page {idx} is not a free block of order {order}"
@@ -301,22 +306,16 @@ impl Zone {
 
     /// `del_page_from_free_list()`: unlink and account the pages as no longer free.
     #[inline]
-    pub(crate) fn del_page_from_free_list(&mut self, pfn: u64, order: u32, mt: MigrateType) {
-        self.del_from_free_list(pfn, order, mt);
+    pub(crate) fn del_page_from_free_list(&self, pfn: u64, order: u32, mt: MigrateType) {
+        self.del_from_free_list(self.pages(), pfn, order, mt);
         self.account_freepages(-(1 << order), mt);
     }
 
     /// `move_to_free_list()`: move a free block to the tail of another type's list, with the
     /// accounting of both types.
-    pub(crate) fn move_to_free_list(
-        &mut self,
-        pfn: u64,
-        order: u32,
-        old_mt: MigrateType,
-        new_mt: MigrateType,
-    ) {
+    pub(crate) fn move_to_free_list(&self, pfn: u64, order: u32, old_mt: MigrateType, new_mt: MigrateType) {
         let idx = self.idx(pfn);
-        let mm = &self.shared.memmap;
+        let mm = self.pages();
         debug_assert_eq!(mm.info(idx).state, PageState::Buddy);
         let fa = &self.shared.free_areas;
         fa.list(order, old_mt).del(mm, idx);

@@ -61,6 +61,7 @@ pub mod named_policy;
 pub mod node;
 pub mod page_alloc;
 pub mod pageblock;
+pub mod pagemap;
 pub mod pcp;
 pub mod show;
 pub mod sim_node;

@@ -1,4 +1,4 @@
-//! Index-linked doubly linked lists threaded through the [`Memmap`] (the kernel's
+//! Index-linked doubly linked lists threaded through the [`crate::memmap::Memmap`] (the kernel's
 //! `list_head` embedded in `struct page`).
 //!
 //! A list is two `u32`s; its nodes are memmap records, so adding, removing and moving a page
@@ -16,7 +16,8 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
-use crate::memmap::{Memmap, NIL};
+use crate::memmap::NIL;
+use crate::pagemap::PageMap;
 
 /// Head and tail of one list. The two words are relaxed atomics, written only by the holder
 /// of the lock that owns the list and readable by anyone (a lock-free reader may see a list
@@ -76,7 +77,7 @@ impl ListHead {
 
     /// Link `idx` in front of the first page (`list_add`).
     #[inline]
-    pub fn add_head(&self, mm: &Memmap, idx: u32) {
+    pub fn add_head<M: PageMap>(&self, mm: M, idx: u32) {
         let head = self.head();
         mm.set_prev(idx, NIL);
         mm.set_next(idx, head);
@@ -90,7 +91,7 @@ impl ListHead {
 
     /// Link `idx` after the last page (`list_add_tail`).
     #[inline]
-    pub fn add_tail(&self, mm: &Memmap, idx: u32) {
+    pub fn add_tail<M: PageMap>(&self, mm: M, idx: u32) {
         let tail = self.tail();
         mm.set_next(idx, NIL);
         mm.set_prev(idx, tail);
@@ -104,7 +105,7 @@ impl ListHead {
 
     /// Unlink `idx`, which must be on this list (`list_del`).
     #[inline]
-    pub fn del(&self, mm: &Memmap, idx: u32) {
+    pub fn del<M: PageMap>(&self, mm: M, idx: u32) {
         let (prev, next) = (mm.prev(idx), mm.next(idx));
         if prev == NIL {
             debug_assert_eq!(self.head(), idx, "page {idx} is not on this list");
@@ -121,18 +122,18 @@ impl ListHead {
     }
 
     /// Iterate from head to tail. The list must not change while iterating.
-    pub fn iter<'a>(&self, mm: &'a Memmap) -> ListIter<'a> {
+    pub fn iter<M: PageMap>(&self, mm: M) -> ListIter<M> {
         ListIter { mm, cur: self.head() }
     }
 }
 
 /// Iterator over the page indices of a list, head first.
-pub struct ListIter<'a> {
-    mm: &'a Memmap,
+pub struct ListIter<M> {
+    mm: M,
     cur: u32,
 }
 
-impl Iterator for ListIter<'_> {
+impl<M: PageMap> Iterator for ListIter<M> {
     type Item = u32;
 
     #[inline]
@@ -149,30 +150,35 @@ impl Iterator for ListIter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memmap::{Memmap, MemmapLayout};
+    use crate::pagemap::Pages;
 
-    fn collect(l: &ListHead, mm: &Memmap) -> Vec<u32> {
+    fn collect(l: &ListHead, mm: Pages<'_>) -> Vec<u32> {
         l.iter(mm).collect()
     }
 
     #[test]
-    fn head_tail_and_delete_keep_order() {
-        let mm = Memmap::new(8);
-        let l = ListHead::new();
-        assert!(l.is_empty());
-        l.add_head(&mm, 3);
-        l.add_tail(&mm, 5);
-        l.add_head(&mm, 1);
-        l.add_tail(&mm, 7);
-        assert_eq!(collect(&l, &mm), vec![1, 3, 5, 7]);
-        l.del(&mm, 3);
-        assert_eq!(collect(&l, &mm), vec![1, 5, 7]);
-        l.del(&mm, 1);
-        l.del(&mm, 7);
-        assert_eq!(collect(&l, &mm), vec![5]);
-        assert_eq!(l.first(), Some(5));
-        assert_eq!(l.last(), Some(5));
-        l.del(&mm, 5);
-        assert!(l.is_empty());
-        assert_eq!(l.last(), None);
+    fn head_tail_and_delete_keep_order_in_every_layout() {
+        for layout in [MemmapLayout::Split, MemmapLayout::Records(12), MemmapLayout::Records(64)] {
+            let memmap = Memmap::with_layout(8, layout, 0);
+            let mm = memmap.pages();
+            let l = ListHead::new();
+            assert!(l.is_empty());
+            l.add_head(mm, 3);
+            l.add_tail(mm, 5);
+            l.add_head(mm, 1);
+            l.add_tail(mm, 7);
+            assert_eq!(collect(&l, mm), vec![1, 3, 5, 7], "{layout:?}");
+            l.del(mm, 3);
+            assert_eq!(collect(&l, mm), vec![1, 5, 7]);
+            l.del(mm, 1);
+            l.del(mm, 7);
+            assert_eq!(collect(&l, mm), vec![5]);
+            assert_eq!(l.first(), Some(5));
+            assert_eq!(l.last(), Some(5));
+            l.del(mm, 5);
+            assert!(l.is_empty());
+            assert_eq!(l.last(), None);
+        }
     }
 }

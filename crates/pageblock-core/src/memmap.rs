@@ -28,9 +28,10 @@
 //!   block's pageblock type (`PageBuddy` + `buddy_order()`).
 //! * Links are meaningful only for pages on a list; stale values elsewhere are never read.
 
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU8};
 
 use crate::migratetype::MigrateType;
+use crate::pagemap::{PageMap, Pages, RecordPages, SplitPages, INFO, NEXT, PREV};
 use crate::vmemmap::VmemmapArray;
 
 /// "No page": the end of a list.
@@ -162,7 +163,7 @@ impl PageInfo {
     /// One byte: the order in bits 0–3 (at most `MAX_ORDER_LIMIT` = 15) and the kind in bits
     /// 4–7: [`ALLOCATED_KIND`] plus the owner's tag code for an allocated block, the state's
     /// own value otherwise. Only an allocated block keeps its tag (no other state has one).
-    const fn pack(self) -> u32 {
+    pub(crate) const fn pack(self) -> u32 {
         let kind = match self.state {
             PageState::Allocated => ALLOCATED_KIND | self.tag.code(),
             state => state as u32,
@@ -221,12 +222,6 @@ impl Iterator for Extents<'_> {
     }
 }
 
-/// Word offsets of a record's fields: `next`, `prev`, and in [`MemmapLayout::Records`] the
-/// state word; the rest of a longer record is padding that nothing reads.
-const NEXT: usize = 0;
-const PREV: usize = 1;
-const INFO: usize = 2;
-
 /// The smallest record holding links and state: the three fields.
 pub const MIN_STRUCT_PAGE_BYTES: u32 = 12;
 /// The largest record accepted (four cache lines).
@@ -274,19 +269,29 @@ impl MemmapLayout {
 
 /// The memmap of one zone, indexed by zone-relative page index (`pfn - zone_start_pfn`),
 /// laid out as its [`MemmapLayout`] says. Arrays are aligned to a cache line (large ones to
-/// 2 MiB), so a 64-byte record is exactly one line, as `struct page` is.
+/// 2 MiB), so a 64-byte record is exactly one line, as `struct page` is. Its methods read or
+/// write one page; a loop over pages takes [`Memmap::pages`] once.
 #[derive(Debug)]
 pub struct Memmap {
-    /// Link records, `stride` words apart; in `Records`, word [`INFO`] is the state word.
-    words: VmemmapArray<AtomicU32>,
-    /// `Split`: one state word per page, page `idx` at `idx + colour`. `Records`: empty.
-    states: VmemmapArray<AtomicU8>,
-    /// Where page 0's state word sits in its line: the split layout's lines hold 64 state
-    /// words and start at pfns ≡ 32 (mod 64), half a line from an aligned block.
-    colour: usize,
-    stride: usize,
-    split: bool,
+    storage: Storage,
     len: usize,
+}
+
+#[derive(Debug)]
+enum Storage {
+    /// [`MemmapLayout::Split`].
+    Split {
+        /// One state word per page, page `idx` at `idx + colour`.
+        states: VmemmapArray<AtomicU8>,
+        /// Where page 0's state word sits in its line: lines hold 64 state words and start
+        /// at pfns ≡ 32 (mod 64), half a line from an aligned block.
+        colour: usize,
+        /// Page `idx`'s `[next, prev]`.
+        links: VmemmapArray<[AtomicU32; 2]>,
+    },
+    /// [`MemmapLayout::Records`]: `stride` words per page, [`NEXT`], [`PREV`], [`INFO`]
+    /// first.
+    Records { words: VmemmapArray<AtomicU32>, stride: usize },
 }
 
 impl Memmap {
@@ -309,58 +314,39 @@ impl Memmap {
     pub fn with_layout(nr_pages: usize, layout: MemmapLayout, start_pfn: u64) -> Memmap {
         assert!(layout.is_valid(), "{layout:?}");
         let tail = PageInfo::TAIL.pack();
-        let (stride, split) = match layout {
-            MemmapLayout::Split => (2, true),
-            MemmapLayout::Records(bytes) => (bytes as usize / 4, false),
+        let storage = match layout {
+            MemmapLayout::Split => {
+                let colour = ((start_pfn + 32) % 64) as usize;
+                Storage::Split {
+                    states: VmemmapArray::new(colour + nr_pages, |_| AtomicU8::new(tail as u8)),
+                    colour,
+                    links: VmemmapArray::new(nr_pages, |_| [AtomicU32::new(NIL), AtomicU32::new(NIL)]),
+                }
+            }
+            MemmapLayout::Records(bytes) => {
+                let stride = bytes as usize / 4;
+                let words = VmemmapArray::new(nr_pages * stride, |w| {
+                    AtomicU32::new(match w % stride {
+                        NEXT | PREV => NIL,
+                        INFO => tail,
+                        _ => 0,
+                    })
+                });
+                Storage::Records { words, stride }
+            }
         };
-        let words = VmemmapArray::new(nr_pages * stride, |w| {
-            AtomicU32::new(match w % stride {
-                NEXT | PREV => NIL,
-                INFO => tail,
-                _ => 0,
-            })
-        });
-        let colour = ((start_pfn + 32) % 64) as usize;
-        let states =
-            VmemmapArray::new(if split { colour + nr_pages } else { 0 }, |_| AtomicU8::new(tail as u8));
-        Memmap { words, states, colour, stride, split, len: nr_pages }
+        Memmap { storage, len: nr_pages }
     }
 
-    /// Field `field` of page `idx`'s record.
+    /// The memmap as a [`PageMap`], for loops over pages: match it once with
+    /// `with_pages!` (or use it as it is for a few accesses).
     #[inline(always)]
-    fn field(&self, idx: u32, field: usize) -> &AtomicU32 {
-        &self.words[idx as usize * self.stride + field]
-    }
-
-    /// `Split`: where page `idx`'s state word sits in the state array.
-    #[inline(always)]
-    fn state_pos(&self, idx: u32) -> usize {
-        idx as usize + self.colour
-    }
-
-    /// `Split`: page `idx`'s slot in the state array.
-    #[inline(always)]
-    fn state(&self, idx: u32) -> &AtomicU8 {
-        &self.states[self.state_pos(idx)]
-    }
-
-    /// The state word of `idx`, wherever the layout keeps it.
-    #[inline(always)]
-    fn load_word(&self, idx: u32) -> u32 {
-        if self.split {
-            self.state(idx).load(Relaxed) as u32
-        } else {
-            self.field(idx, INFO).load(Relaxed)
-        }
-    }
-
-    #[inline(always)]
-    fn store_word(&self, idx: u32, word: u32) {
-        if self.split {
-            // Words are one byte (see `PageInfo::pack`), so the narrowing is exact.
-            self.state(idx).store(word as u8, Relaxed);
-        } else {
-            self.field(idx, INFO).store(word, Relaxed);
+    pub fn pages(&self) -> Pages<'_> {
+        match &self.storage {
+            Storage::Split { states, colour, links } => {
+                Pages::Split(SplitPages { states: &states[*colour..], links })
+            }
+            Storage::Records { words, stride } => Pages::Records(RecordPages { words, stride: *stride }),
         }
     }
 
@@ -376,51 +362,48 @@ impl Memmap {
         self.len == 0
     }
 
+    /// Walk pages `start..end` block by block: each head yields its whole block, so a walk
+    /// from a block boundary visits every block once (how the kernel scans a pageblock).
+    pub fn extents(&self, start: u32, end: u32) -> Extents<'_> {
+        Extents { mm: self, next: start as u64, end: (end as u64).min(self.len as u64) }
+    }
+
     /// The decoded state of page `idx`.
     #[inline]
     pub fn info(&self, idx: u32) -> PageInfo {
-        PageInfo::unpack(self.load_word(idx))
+        self.pages().info(idx)
     }
 
     /// Overwrite the state of page `idx`.
     #[inline]
     pub fn set_info(&self, idx: u32, info: PageInfo) {
-        self.store_word(idx, info.pack());
+        self.pages().set_info(idx, info)
     }
 
     /// Set page `idx` to the head of a block of `order` in `state` (no owner tag).
     #[inline]
     pub fn set_head(&self, idx: u32, state: PageState, order: u32) {
-        self.set_info(idx, PageInfo { state, order, ..PageInfo::TAIL });
+        self.pages().set_head(idx, state, order)
     }
 
     /// Make page `idx` a tail page again (it stopped heading a block).
     #[inline]
     pub fn clear(&self, idx: u32) {
-        self.set_info(idx, PageInfo::TAIL);
+        self.pages().clear(idx)
     }
 
     /// The raw state word of page `idx` (an opaque encoding of [`PageInfo`], for fast paths
     /// that compare and swap it without decoding).
     #[inline]
     pub fn info_word(&self, idx: u32) -> u32 {
-        self.load_word(idx)
+        self.pages().word(idx)
     }
 
     /// Atomically replace the raw state word of `idx` if it is still `expected`; on failure
     /// returns the word found.
     #[inline]
     pub fn compare_exchange_word(&self, idx: u32, expected: u32, new: PageInfo) -> Result<(), u32> {
-        use std::sync::atomic::Ordering::{AcqRel, Acquire};
-        if self.split {
-            // Words are one byte (`expected` comes from `info_word`), so the casts are exact.
-            self.state(idx)
-                .compare_exchange(expected as u8, new.pack() as u8, AcqRel, Acquire)
-                .map(|_| ())
-                .map_err(u32::from)
-        } else {
-            self.field(idx, INFO).compare_exchange(expected, new.pack(), AcqRel, Acquire).map(|_| ())
-        }
+        self.pages().compare_exchange_word(idx, expected, new.pack())
     }
 
     /// True if a raw state word says "head of an allocated block of `order`".
@@ -440,73 +423,33 @@ impl Memmap {
     }
 
     /// True if page `idx` heads a block of `order` in `state` (see [`Memmap::word_heads`]).
-    #[inline(always)]
+    #[inline]
     pub fn heads(&self, idx: u32, state: PageState, order: u32) -> bool {
-        Memmap::word_heads(self.load_word(idx), state, order)
-    }
-
-    /// Walk pages `start..end` block by block: each head yields its whole block, so a walk
-    /// from a block boundary visits every block once (how the kernel scans a pageblock).
-    pub fn extents(&self, start: u32, end: u32) -> Extents<'_> {
-        Extents { mm: self, next: start as u64, end: (end as u64).min(self.len as u64) }
+        self.pages().heads(idx, state, order)
     }
 
     /// Next page on the list `idx` is on.
     #[inline]
     pub fn next(&self, idx: u32) -> u32 {
-        self.field(idx, NEXT).load(Relaxed)
+        self.pages().next(idx)
     }
 
     /// Previous page on the list `idx` is on.
     #[inline]
     pub fn prev(&self, idx: u32) -> u32 {
-        self.field(idx, PREV).load(Relaxed)
-    }
-
-    /// One step of a walk down a list threaded through the memmap, as the kernel's per-CPU
-    /// lists are (`page->lru.next`): load `idx`'s forward link, at an address that depends on
-    /// the previous step's value `dep`, so a walk's misses come one after another as a
-    /// pointer chase's do. Returns the value the next step depends on. Timing only: the
-    /// dependency is through an opaque zero, so `idx` is the page read.
-    #[inline]
-    pub fn walk_step(&self, idx: u32, dep: u32) -> u32 {
-        self.next(after(idx.into(), dep) as u32)
+        self.pages().prev(idx)
     }
 
     /// Set the forward link of `idx`.
     #[inline]
     pub fn set_next(&self, idx: u32, next: u32) {
-        self.field(idx, NEXT).store(next, Relaxed);
+        self.pages().set_next(idx, next)
     }
 
     /// Set the backward link of `idx`.
     #[inline]
     pub fn set_prev(&self, idx: u32, prev: u32) {
-        self.field(idx, PREV).store(prev, Relaxed);
-    }
-
-    /// Hint the CPU to bring `idx`'s state word into cache (its record, in the kernel's
-    /// layout). See [`Memmap::prefetch`].
-    #[inline]
-    pub fn prefetch_state(&self, idx: u32) {
-        if self.split {
-            if let Some(w) = self.states.get(self.state_pos(idx)) {
-                prefetch_line(w);
-            }
-        } else {
-            self.prefetch(idx);
-        }
-    }
-
-    /// Hint the CPU to bring `idx`'s record into cache (in `free_pcppages_bulk`: the drain's
-    /// batch, and the buddy prefetch of seed 001). On x86_64 this is the `prefetcht0` instruction: it
-    /// never blocks, faults or changes anything the program can observe. Elsewhere it does
-    /// nothing.
-    #[inline]
-    pub fn prefetch(&self, idx: u32) {
-        if let Some(w) = self.words.get(idx as usize * self.stride) {
-            prefetch_line(w);
-        }
+        self.pages().set_prev(idx, prev)
     }
 }
 
@@ -516,22 +459,6 @@ impl Memmap {
 #[inline]
 pub fn after(value: u64, dep: u32) -> u64 {
     value ^ u64::from(dep & std::hint::black_box(0u32))
-}
-
-/// `prefetcht0` of the line holding `r`; nothing elsewhere than x86_64.
-#[inline(always)]
-fn prefetch_line<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is `unsafe` only because it is a target-feature function; SSE
-    // is part of the x86_64 baseline, and a prefetch of any address (here, one we hold a
-    // reference to) has no effect but on the cache.
-    #[allow(unsafe_code)]
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
 
 #[cfg(test)]
@@ -600,8 +527,10 @@ mod tests {
     #[test]
     fn state_lines_start_half_a_line_off_aligned_blocks() {
         // Which 64-byte line holds pfn `p`'s state word, for a zone starting at `start`.
-        let line =
-            |m: &Memmap, start: u64, p: u64| m.state((p - start) as u32) as *const AtomicU8 as usize / 64;
+        let line = |m: &Memmap, start: u64, p: u64| match m.pages() {
+            Pages::Split(s) => &s.states[(p - start) as usize] as *const AtomicU8 as usize / 64,
+            Pages::Records(_) => unreachable!("a split memmap"),
+        };
         for start in [0u64, 1, 31, 32, 63, 64, 1000] {
             let m = Memmap::with_layout(4096, MemmapLayout::Split, start);
             let p = start.next_multiple_of(1024);

@@ -256,7 +256,8 @@ pub fn free_pages_batch<L: NodeLocks + ?Sized>(
     for (i, &pfn) in pages.iter().enumerate() {
         if let Some(ahead) = pages.get(i + BATCH_PREFETCH) {
             if let Some(z) = node.zone_of(ahead.0) {
-                node.zone(z).prefetch_state(ahead.0);
+                let zone = node.zone(z);
+                zone.prefetch_state(zone.memmap().pages(), ahead.0);
             }
         }
         free_pages(l, cpu, pfn, order).map_err(|error| FreeBatchError { freed: i, error })?;

@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 use crate::config::{BulkFree, ZoneType};
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
+use crate::pagemap::with_pages;
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::verify::VerifyError;
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
@@ -446,11 +447,13 @@ impl PerCpuPages {
         // TwoPass: the kernel walks its lists through struct page before taking the lock, a
         // pointer chase; seed 001 prefetched the first `batch` buddies as the walk went.
         if self.bulk_free == BulkFree::TwoPass {
-            let mut dep = 0;
-            for (i, &(pfn, order)) in buf.iter().enumerate() {
-                let prefetch = self.buddy_prefetch && i < self.batch as usize;
-                dep = shared.pcp_walk_step(pfn.0, order, prefetch, dep);
-            }
+            with_pages!(shared.memmap(), mm => {
+                let mut dep = 0;
+                for (i, &(pfn, order)) in buf.iter().enumerate() {
+                    let prefetch = self.buddy_prefetch && i < self.batch as usize;
+                    dep = shared.pcp_walk_step(mm, pfn.0, order, prefetch, dep);
+                }
+            });
         }
         drain(&buf);
         self.drain_buf = buf;

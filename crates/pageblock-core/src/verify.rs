@@ -10,6 +10,7 @@ use std::fmt;
 use crate::locks::NodeLocks;
 use crate::memmap::{PageState, NIL};
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
+use crate::pagemap::PageMap;
 use crate::stats::ZoneStat;
 use crate::zone::Zone;
 
@@ -205,8 +206,8 @@ impl Zone {
     /// Every list is well linked and holds only free heads of its order and type, no page is
     /// on two lists (or twice on one), and every free head of the memmap is on a list.
     fn verify_lists(&self, heads: &HeadsPerOrder) -> Result<(), VerifyError> {
-        let mm = &self.shared.memmap;
-        let mut seen = vec![0u64; mm.len().div_ceil(64)];
+        let mm = self.pages();
+        let mut seen = vec![0u64; mm.nr_pages().div_ceil(64)];
         for order in 0..=self.max_order() {
             let mut on_lists = 0;
             for mt in MigrateType::ALL {
@@ -240,7 +241,7 @@ impl Zone {
     fn verify_counts(&self) -> Result<(), VerifyError> {
         let c = &self.shared.counters;
         let fa = self.shared.free_areas();
-        let mm = &self.shared.memmap;
+        let mm = self.pages();
         let mut pages = [0u64; MIGRATE_TYPES];
         let mut blocks_pages = 0;
         for order in 0..=self.max_order() {
@@ -296,7 +297,7 @@ impl Zone {
     /// mergeable types may legitimately stay split there; pairs that could never merge
     /// (HighAtomic, CMA, Isolate against another type) need no check.
     fn verify_merged(&self) -> Result<(), VerifyError> {
-        let mm = &self.shared.memmap;
+        let mm = self.pages();
         for order in 0..self.max_order().min(self.pageblock_order()) {
             for mt in MigrateType::ALL {
                 for idx in self.shared.free_areas().list(order, mt).iter(mm) {

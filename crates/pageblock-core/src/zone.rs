@@ -35,6 +35,7 @@ use crate::free_area::FreeAreas;
 use crate::memmap::{Memmap, PageState};
 use crate::migratetype::MigrateType;
 use crate::pageblock::Pageblocks;
+use crate::pagemap::Pages;
 use crate::pcp::PagesetLimits;
 use crate::stats::{Counter, EventCounters, VmEvent, ZoneStat, NR_ZONE_STATS};
 use crate::trace::{TraceEvent, TraceHub};
@@ -578,9 +579,16 @@ impl Zone {
         self.shared.pageblocks.migratetype(self.block_of(pfn))
     }
 
+    /// The memmap as a [`PageMap`](crate::pagemap::PageMap) (layout tested on each access:
+    /// a loop over many pages uses [`crate::pagemap::with_pages!`]).
+    #[inline]
+    pub(crate) fn pages(&self) -> Pages<'_> {
+        self.shared.memmap.pages()
+    }
+
     /// Set the type of every pageblock covered by the block at `pfn` of `order`
     /// (`change_pageblock_range`, or `set_pageblock_migratetype` for order ≤ pageblock order).
-    pub(crate) fn set_pageblock_range(&mut self, pfn: u64, order: u32, mt: MigrateType) {
+    pub(crate) fn set_pageblock_range(&self, pfn: u64, order: u32, mt: MigrateType) {
         let pb = self.pageblock_nr_pages();
         let start = pfn & !(pb - 1);
         let nr = 1u64 << order.saturating_sub(self.pageblock_order);
@@ -591,7 +599,7 @@ impl Zone {
 
     /// `set_pageblock_migratetype()`: with grouping by mobility off, the kernel stores every
     /// mobility type as Unmovable.
-    pub(crate) fn set_pageblock_migratetype(&mut self, pfn: u64, mt: MigrateType) {
+    pub(crate) fn set_pageblock_migratetype(&self, pfn: u64, mt: MigrateType) {
         let mt = if !self.group_by_mobility && mt.is_mergeable() { MigrateType::Unmovable } else { mt };
         self.shared.pageblocks.set_migratetype(self.block_of(pfn), mt);
     }
@@ -611,7 +619,7 @@ impl Zone {
 
     /// The free blocks on `free_list[order][mt]`, head first.
     pub fn free_list(&self, order: u32, mt: MigrateType) -> impl Iterator<Item = Pfn> + '_ {
-        self.shared.free_areas.list(order, mt).iter(&self.shared.memmap).map(|idx| Pfn(self.pfn_at(idx)))
+        self.shared.free_areas.list(order, mt).iter(self.pages()).map(|idx| Pfn(self.pfn_at(idx)))
     }
 
     /// Free pages on Isolate lists (not counted in `NR_FREE_PAGES`).

@@ -534,7 +534,7 @@ fn free_lists(node: &Node) -> String {
         let _ = write!(s, "\n  {}:", z.config().zone_type.name());
         for mt in MigrateType::ALL {
             let per_order: Vec<u64> = (0..=z.config().max_order)
-                .map(|o| z.free_areas().list(o, mt).iter(z.memmap()).count() as u64)
+                .map(|o| z.free_areas().list(o, mt).iter(z.memmap().pages()).count() as u64)
                 .collect();
             if per_order.iter().any(|&n| n > 0) {
                 let _ = write!(s, " {}={per_order:?}", mt.name());

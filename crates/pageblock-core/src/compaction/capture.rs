@@ -9,6 +9,7 @@
 
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::MigrateType;
+use crate::pagemap::PageMap;
 use crate::zone::Zone;
 
 /// A direct compaction's wish, published in the zone for the run's duration.
@@ -59,12 +60,32 @@ impl Zone {
         }
     }
 
+    /// Run `f` with the zone's capture wish copied out, and store what `f` left in it back:
+    /// the merge loop reads the zone without borrowing it mutably (so that it can hold a
+    /// [`crate::pagemap::PageMap`] view of the memmap for a whole batch), and a block
+    /// captured during `f` is recorded in the wish.
+    #[inline(always)]
+    pub(crate) fn with_capture<R>(&mut self, f: impl FnOnce(&Zone, &mut Option<Capture>) -> R) -> R {
+        let mut capture = self.capture;
+        let r = f(self, &mut capture);
+        self.capture = capture;
+        r
+    }
+
     /// `compaction_capture()`, called at every step of `__free_one_page`'s merge loop with
-    /// the block being freed (`pfn`, `order`, on the `mt` list). True if the block was taken
-    /// for the request: it is then allocated to it and not freed.
+    /// the block being freed (`pfn`, `order`, on the `mt` list) and the zone's wish
+    /// (`capture`, copied out by the merge loop's caller, which stores it back). True if the
+    /// block was taken for the request: it is then allocated to it and not freed.
     #[inline]
-    pub(crate) fn compaction_capture(&mut self, pfn: u64, order: u32, mt: MigrateType) -> bool {
-        let Some(capc) = self.capture else {
+    pub(crate) fn compaction_capture<M: PageMap>(
+        &self,
+        mm: M,
+        capture: &mut Option<Capture>,
+        pfn: u64,
+        order: u32,
+        mt: MigrateType,
+    ) -> bool {
+        let Some(capc) = *capture else {
             return false;
         };
         if capc.page.is_some() || capc.cpu != self.cpu() || order != capc.order {
@@ -85,8 +106,8 @@ impl Zone {
             self.trace_extfrag(pfn, order, order, capc.migratetype, mt);
         }
         let info = PageInfo { state: PageState::Allocated, order, tag: AllocTag::of(capc.migratetype) };
-        self.shared.memmap.set_info(self.idx(pfn), info);
-        self.capture = Some(Capture { page: Some(pfn), ..capc });
+        mm.set_info(self.idx(pfn), info);
+        *capture = Some(Capture { page: Some(pfn), ..capc });
         true
     }
 
@@ -99,13 +120,7 @@ impl Zone {
     /// pageblock that is no longer reserved. The pageblock stays reserved, as the kernel's
     /// capture leaves every pageblock's type alone, and the rest of the block stays on the
     /// HighAtomic lists.
-    pub(crate) fn claim_captured_block(
-        &mut self,
-        pfn: u64,
-        high: u32,
-        low: u32,
-        mt: MigrateType,
-    ) -> crate::Pfn {
+    pub(crate) fn claim_captured_block(&self, pfn: u64, high: u32, low: u32, mt: MigrateType) -> crate::Pfn {
         let pb = self.pageblock_nr_pages();
         let list_mt = if self.pageblock_migratetype(pfn) == MigrateType::HighAtomic {
             MigrateType::HighAtomic
@@ -117,7 +132,7 @@ impl Zone {
             }
             mt
         };
-        let added = self.expand(pfn, low, high, list_mt);
+        let added = self.expand(self.pages(), pfn, low, high, list_mt);
         self.account_freepages(added as i64, list_mt);
         let info = PageInfo { state: PageState::Allocated, order: low, tag: AllocTag::of(mt) };
         self.shared.memmap.set_info(self.idx(pfn), info);
