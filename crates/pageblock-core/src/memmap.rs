@@ -281,11 +281,10 @@ pub struct Memmap {
 enum Storage {
     /// [`MemmapLayout::Split`].
     Split {
-        /// One state word per page, page `idx` at `idx + colour`.
+        /// One state word per page, starting `(start_pfn + 32) % 64` bytes into its
+        /// allocation: lines hold 64 state words and start at pfns ≡ 32 (mod 64), half a
+        /// line from an aligned block.
         states: VmemmapArray<AtomicU8>,
-        /// Where page 0's state word sits in its line: lines hold 64 state words and start
-        /// at pfns ≡ 32 (mod 64), half a line from an aligned block.
-        colour: usize,
         /// Page `idx`'s `[next, prev]`.
         links: VmemmapArray<[AtomicU32; 2]>,
     },
@@ -318,8 +317,7 @@ impl Memmap {
             MemmapLayout::Split => {
                 let colour = ((start_pfn + 32) % 64) as usize;
                 Storage::Split {
-                    states: VmemmapArray::new(colour + nr_pages, |_| AtomicU8::new(tail as u8)),
-                    colour,
+                    states: VmemmapArray::with_offset(colour, nr_pages, |_| AtomicU8::new(tail as u8)),
                     links: VmemmapArray::new(nr_pages, |_| [AtomicU32::new(NIL), AtomicU32::new(NIL)]),
                 }
             }
@@ -343,9 +341,7 @@ impl Memmap {
     #[inline(always)]
     pub fn pages(&self) -> Pages<'_> {
         match &self.storage {
-            Storage::Split { states, colour, links } => {
-                Pages::Split(SplitPages { states: &states[*colour..], links })
-            }
+            Storage::Split { states, links } => Pages::Split(SplitPages { states, links }),
             Storage::Records { words, stride } => Pages::Records(RecordPages { words, stride: *stride }),
         }
     }

@@ -97,7 +97,7 @@ pub trait PageMap: Copy {
 /// records.
 #[derive(Clone, Copy, Debug)]
 pub struct SplitPages<'a> {
-    /// Page `idx`'s state word (the slice starts at the memmap's colour).
+    /// Page `idx`'s state word.
     pub(crate) states: &'a [AtomicU8],
     /// Page `idx`'s `[next, prev]`.
     pub(crate) links: &'a [[AtomicU32; 2]],

@@ -10,8 +10,9 @@
 //!
 //! # Invariants
 //!
-//! * `ptr` points to `len` initialised `T`s allocated with `layout` (or is dangling when
-//!   `len == 0`), owned by this value alone and freed with that same layout.
+//! * The allocation at `base` (made with `layout`, or dangling when it has no bytes) holds
+//!   `offset + len` initialised `T`s, owned by this value alone and freed with that same
+//!   layout; the array is the last `len` of them, from `ptr = base + offset`.
 
 use std::alloc::Layout;
 use std::ops::Deref;
@@ -25,6 +26,8 @@ const HUGE_ALIGN: usize = 2 << 20;
 pub struct VmemmapArray<T> {
     ptr: NonNull<T>,
     len: usize,
+    base: NonNull<T>,
+    offset: usize,
     layout: Layout,
 }
 
@@ -39,26 +42,37 @@ impl<T> VmemmapArray<T> {
     /// `len` elements, element `i` set to `init(i)`. Arrays of 2 MiB or more are aligned to
     /// 2 MiB and advised for transparent huge pages before anything is written; smaller ones
     /// are aligned to a cache line. Aborts like `Box::new` if memory is exhausted.
-    #[allow(unsafe_code)]
     pub fn new(len: usize, init: impl Fn(usize) -> T) -> VmemmapArray<T> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).expect("memmap size overflows");
+        VmemmapArray::with_offset(0, len, init)
+    }
+
+    /// [`VmemmapArray::new`] for an array that starts `offset` elements into its
+    /// allocation (so that its lines start where the caller wants them); element `i` is set
+    /// to `init(i)`, and so are the `offset` elements before it, which nothing can reach.
+    #[allow(unsafe_code)]
+    pub fn with_offset(offset: usize, len: usize, init: impl Fn(usize) -> T) -> VmemmapArray<T> {
+        let total = offset.checked_add(len).expect("memmap size overflows");
+        let bytes = total.checked_mul(std::mem::size_of::<T>()).expect("memmap size overflows");
         let align = if bytes >= HUGE_ALIGN { HUGE_ALIGN } else { 64.max(std::mem::align_of::<T>()) };
         let layout = Layout::from_size_align(bytes, align).expect("memmap layout");
         if bytes == 0 {
-            return VmemmapArray { ptr: NonNull::dangling(), len, layout };
+            let ptr = NonNull::dangling();
+            return VmemmapArray { ptr, len, base: ptr, offset: 0, layout };
         }
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) };
-        let Some(ptr) = NonNull::new(raw.cast::<T>()) else { std::alloc::handle_alloc_error(layout) };
+        let Some(base) = NonNull::new(raw.cast::<T>()) else { std::alloc::handle_alloc_error(layout) };
         if align == HUGE_ALIGN {
             advise_huge(raw, bytes);
         }
-        for i in 0..len {
-            // SAFETY: `i < len`, inside the allocation; the element is written before any
+        for i in 0..total {
+            // SAFETY: `i < total`, inside the allocation; the element is written before any
             // read. (If `init` panics, the elements written so far leak with the memory.)
-            unsafe { ptr.as_ptr().add(i).write(init(i)) };
+            unsafe { base.as_ptr().add(i).write(init(i.saturating_sub(offset))) };
         }
-        VmemmapArray { ptr, len, layout }
+        // SAFETY: `offset <= total`, so the pointer is inside the allocation (or one past it).
+        let ptr = unsafe { NonNull::new_unchecked(base.as_ptr().add(offset)) };
+        VmemmapArray { ptr, len, base, offset, layout }
     }
 }
 
@@ -91,12 +105,14 @@ impl<T> Deref for VmemmapArray<T> {
 impl<T> Drop for VmemmapArray<T> {
     #[allow(unsafe_code)]
     fn drop(&mut self) {
-        // SAFETY: the elements are initialised and dropped once, here; the memory was
-        // allocated in `new` with exactly `self.layout` (nothing was allocated for 0 bytes).
+        // SAFETY: the `offset + len` elements are initialised and dropped once, here; the
+        // memory was allocated in `with_offset` with exactly `self.layout` (nothing was
+        // allocated for 0 bytes).
         unsafe {
-            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len));
+            let all = std::ptr::slice_from_raw_parts_mut(self.base.as_ptr(), self.offset + self.len);
+            std::ptr::drop_in_place(all);
             if self.layout.size() > 0 {
-                std::alloc::dealloc(self.ptr.as_ptr().cast(), self.layout);
+                std::alloc::dealloc(self.base.as_ptr().cast(), self.layout);
             }
         }
     }
@@ -132,5 +148,20 @@ mod tests {
         assert_eq!(std::rc::Rc::strong_count(&counter), 11);
         drop(arr);
         assert_eq!(std::rc::Rc::strong_count(&counter), 1);
+        let arr = VmemmapArray::with_offset(3, 10, |_| counter.clone());
+        assert_eq!(std::rc::Rc::strong_count(&counter), 14, "the skipped elements too");
+        drop(arr);
+        assert_eq!(std::rc::Rc::strong_count(&counter), 1);
+    }
+
+    #[test]
+    fn an_offset_array_starts_that_far_into_its_allocation() {
+        for (offset, len) in [(0, 100), (37, 100), (63, 1 << 21)] {
+            let arr = VmemmapArray::with_offset(offset, len, |i| AtomicU32::new(i as u32));
+            assert_eq!(arr.len(), len);
+            assert_eq!((arr.as_ptr() as usize - offset * 4) % 64, 0, "the allocation is aligned");
+            assert_eq!(arr[0].load(Relaxed), 0);
+            assert_eq!(arr[len - 1].load(Relaxed), len as u32 - 1);
+        }
     }
 }
