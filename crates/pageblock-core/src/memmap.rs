@@ -417,36 +417,6 @@ impl Memmap {
             state => word == ((state as u32) << 4) | order,
         }
     }
-
-    /// True if page `idx` heads a block of `order` in `state` (see [`Memmap::word_heads`]).
-    #[inline]
-    pub fn heads(&self, idx: u32, state: PageState, order: u32) -> bool {
-        self.pages().heads(idx, state, order)
-    }
-
-    /// Next page on the list `idx` is on.
-    #[inline]
-    pub fn next(&self, idx: u32) -> u32 {
-        self.pages().next(idx)
-    }
-
-    /// Previous page on the list `idx` is on.
-    #[inline]
-    pub fn prev(&self, idx: u32) -> u32 {
-        self.pages().prev(idx)
-    }
-
-    /// Set the forward link of `idx`.
-    #[inline]
-    pub fn set_next(&self, idx: u32, next: u32) {
-        self.pages().set_next(idx, next)
-    }
-
-    /// Set the backward link of `idx`.
-    #[inline]
-    pub fn set_prev(&self, idx: u32, prev: u32) {
-        self.pages().set_prev(idx, prev)
-    }
 }
 
 /// `value`, computed only once `dep` is known: the kernel learns a page's address from the
@@ -464,7 +434,8 @@ mod tests {
     #[test]
     fn info_round_trips_every_state_order_and_tag_in_every_layout() {
         for layout in [MemmapLayout::Split, MemmapLayout::Records(12), MemmapLayout::Records(64)] {
-            let m = Memmap::with_layout(4, layout, 0);
+            let memmap = Memmap::with_layout(4, layout, 0);
+            let m = memmap.pages();
             for state in PageState::ALL {
                 for order in 0..=15 {
                     for mt in MigrateType::ALL {
@@ -481,7 +452,7 @@ mod tests {
                             };
                             assert_eq!(m.info(2), PageInfo { tag, ..info }, "{layout:?}");
                             assert!(m.heads(2, state, order), "{layout:?}");
-                            assert!(m.info_word(2) < 256, "a state word is one byte");
+                            assert!(m.word(2) < 256, "a state word is one byte");
                         }
                     }
                 }

@@ -48,7 +48,8 @@ impl<T> VmemmapArray<T> {
 
     /// [`VmemmapArray::new`] for an array that starts `offset` elements into its
     /// allocation (so that its lines start where the caller wants them); element `i` is set
-    /// to `init(i)`, and so are the `offset` elements before it, which nothing can reach.
+    /// to `init(i)`, and the `offset` elements before it, which nothing can reach, to
+    /// `init(0)`.
     #[allow(unsafe_code)]
     pub fn with_offset(offset: usize, len: usize, init: impl Fn(usize) -> T) -> VmemmapArray<T> {
         let total = offset.checked_add(len).expect("memmap size overflows");
