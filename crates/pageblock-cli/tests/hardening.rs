@@ -102,3 +102,62 @@ fn a_refused_benchmark_mapping_is_a_message() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("4 GiB") && !err.contains("panicked"), "{err}");
 }
+
+/// Regression: output files were truncated before the work, so a failed or interrupted run
+/// destroyed an earlier result of the same name and left 0-byte files. Now a result is written
+/// beside its path and renamed over it only when complete.
+#[test]
+fn a_failed_run_keeps_the_earlier_result_and_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_trace = dir.path().join("bad.txt");
+    std::fs::write(&bad_trace, "this is not a trace line\n").unwrap();
+    let json = dir.path().join("r.json");
+    let html = dir.path().join("r.html");
+    std::fs::write(&json, "{\"earlier\": true}\n").unwrap();
+    std::fs::write(&html, "<p>earlier</p>\n").unwrap();
+    let (j, h) = (json.to_str().unwrap(), html.to_str().unwrap());
+    fails_with(&["replay", bad_trace.to_str().unwrap(), "--json", j, "--html", h], "bad.txt:1");
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), "{\"earlier\": true}\n");
+    assert_eq!(std::fs::read_to_string(&html).unwrap(), "<p>earlier</p>\n");
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 3, "no temporary file is left behind: {names:?}");
+}
+
+/// Regression: an interrupted run (SIGINT, SIGTERM) left its output truncated to 0 bytes.
+#[test]
+fn an_interrupted_run_keeps_the_earlier_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("seeds.json");
+    std::fs::write(&json, "earlier\n").unwrap();
+    let mut child = pageblock()
+        .args(["lab", "seeds", "--json", json.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(!child.wait().unwrap().success());
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), "earlier\n");
+}
+
+/// `show --trace t.zst` (or `.gz`) writes the trace compressed, as its name says, and the
+/// project's own reader reads it back.
+#[test]
+fn show_trace_is_compressed_by_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let zst = dir.path().join("t.zst");
+    let out = pageblock()
+        .args(["show", "buddyinfo", "--mem", "1G", "--workload", "fragment", "--ops", "20000"])
+        .args(["--trace", zst.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let raw = std::fs::read(&zst).unwrap();
+    assert_eq!(&raw[..4], &[0x28, 0xb5, 0x2f, 0xfd], "a zstd frame");
+    let text = String::from_utf8(zstd::decode_all(&raw[..]).unwrap()).unwrap();
+    assert!(text.lines().any(|l| l.contains("mm_page_alloc:")), "kmem events inside");
+    let stats = pageblock().args(["trace", "stats", zst.to_str().unwrap()]).output().unwrap();
+    assert!(stats.status.success(), "{}", String::from_utf8_lossy(&stats.stderr));
+}

@@ -49,6 +49,11 @@ impl<W: Write + Send> FtraceWriter<W> {
     pub fn get_ref(&self) -> &W {
         &self.out
     }
+
+    /// The underlying writer, to complete it after [`FtraceWriter::finish`].
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
 }
 
 impl<W: Write + Send + 'static> TraceSink for FtraceWriter<W> {

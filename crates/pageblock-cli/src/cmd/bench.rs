@@ -19,7 +19,7 @@ pub fn fastpath(args: &FastpathArgs) -> Result<String, String> {
     };
     let reps = if args.smoke { base.reps } else { args.reps };
     let cfg = FastpathConfig { reps, memmap_layout, ..base };
-    let json = super::create_output(args.json.as_deref())?;
+    let json = crate::output::create_output(args.json.as_deref())?;
     let bar = crate::progress::bar(cfg.reps as u64, "repetitions");
     let report = fastpath::run(&cfg, &mut |done, _| bar.set_position(done as u64));
     bar.finish_and_clear();

@@ -16,8 +16,8 @@ struct Samples<'a> {
 
 /// Inspect once (the summary is returned) or, with `--watch`, print a line per sample.
 pub fn run(args: &InspectArgs) -> Result<String, String> {
-    let json = super::create_output(args.json.as_deref())?;
-    let html = super::create_output(args.html.as_deref())?;
+    let json = crate::output::create_output(args.json.as_deref())?;
+    let html = crate::output::create_output(args.html.as_deref())?;
     let once = || inspect::inspect(&args.proc).map_err(|e| e.to_string());
     let Some(every) = args.watch else {
         let report = once()?;

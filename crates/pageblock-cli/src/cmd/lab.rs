@@ -8,7 +8,7 @@ use crate::cli::{SeedsArgs, ThpArgs};
 /// Run every seed experiment and return the report text.
 pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
     let cfg = SeedsConfig { quick: args.quick, seed: args.seed, only: args.only };
-    let json = super::create_output(args.json.as_deref())?;
+    let json = crate::output::create_output(args.json.as_deref())?;
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
         spinner.set_style(style);
@@ -46,8 +46,8 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     }
     let cfg =
         ThpLabConfig { workload, policies, runs: args.runs, quick: args.quick, seed: args.seed, defrag };
-    let json = super::create_output(args.json.as_deref())?;
-    let html = super::create_output(args.html.as_deref())?;
+    let json = crate::output::create_output(args.json.as_deref())?;
+    let html = crate::output::create_output(args.html.as_deref())?;
     let total = (cfg.runs * cfg.policies.len()) as u64;
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({eta})") {

@@ -17,8 +17,8 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         args.policy.iter().map(String::as_str).collect()
     };
     let policies = names.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<NamedPolicy>, _>>()?;
-    let json = super::create_output(args.json.as_deref())?;
-    let html = super::create_output(args.html.as_deref())?;
+    let json = crate::output::create_output(args.json.as_deref())?;
+    let html = crate::output::create_output(args.html.as_deref())?;
     // Bytes while reading (the file's size is known once it is open), records while replaying.
     let (mut reading, mut replaying): (Option<ProgressBar>, Option<ProgressBar>) = (None, None);
     let report = replay::run(&args.trace, &policies, args.skip_bad, &mut |stage| match stage {

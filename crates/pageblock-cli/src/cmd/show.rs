@@ -21,7 +21,7 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
             "--free-area-layout plain keeps no per-migratetype counts: use --pagetypeinfo-mode walk".into()
         );
     }
-    let html = super::create_output(args.html.as_deref())?;
+    let html = crate::output::create_output(args.html.as_deref())?;
     let run = super::run_with_progress(&spec, "running", args.run.trace.as_deref())?;
     let node = &run.node;
     let shared = node.shared();

@@ -6,7 +6,7 @@ use crate::cli::TraceStatsArgs;
 
 /// Read the trace and return the summary to print.
 pub fn stats(args: &TraceStatsArgs) -> Result<String, String> {
-    let json = super::create_output(args.json.as_deref())?;
+    let json = crate::output::create_output(args.json.as_deref())?;
     // A file, or a `pageblock record` directory.
     let file = trace_file(&args.file)?;
     let mut reader = TraceReader::open(&file).map_err(|e| e.to_string())?.skip_bad_lines(args.skip_bad);
