@@ -5,6 +5,7 @@
 //! directory holding files with the kernel's names and contents.
 
 mod events;
+mod journal;
 mod mount;
 mod pipe;
 mod state;
@@ -19,7 +20,8 @@ pub use events::resolve_events;
 pub(crate) use mount::c_path;
 pub use mount::Mounted;
 pub use pipe::TracePipe;
-pub use state::{Session, SessionConfig};
+pub use journal::{FILE_NAME as JOURNAL_FILE, RUN_PATH as JOURNAL_RUN_PATH};
+pub use state::{restore_journal, Session, SessionConfig};
 pub use stats::{cpu_stats, CpuStats};
 
 /// A tracefs directory: the top-level trace instance.

@@ -57,6 +57,20 @@ fn run(cmd: &str, args: &[&str]) {
     assert!(out.status.success(), "{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Writes `values` into tracefs (mounting it for that if needed, and unmounting it again).
+fn set_tracefs(values: &[(&str, &str)]) {
+    let mounted = tracefs_mounted();
+    if !mounted {
+        run("mount", &["-t", "tracefs", "nodev", TRACING]);
+    }
+    for (rel, value) in values {
+        std::fs::write(Path::new(TRACING).join(rel), value).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    }
+    if !mounted {
+        run("umount", &[TRACING]);
+    }
+}
+
 /// Every control file a recording may touch, trimmed; mounting tracefs to read it if needed
 /// (and unmounting it again), so the reading changes nothing.
 fn tracefs_state() -> (bool, BTreeMap<String, String>) {
@@ -277,7 +291,7 @@ fn refusals_come_before_anything_is_touched() {
     let tmp = tempfile::tempdir().unwrap();
     let before = tracefs_state();
     let new = tmp.path().join("new");
-    let fails = |args: &[&str], uid: Option<u32>, why: &str| -> String {
+    let fails_with = |code: i32, args: &[&str], uid: Option<u32>, why: &str| -> String {
         let mut cmd =
             if uid.is_some() { Command::new(public_copy_of_the_binary(tmp.path())) } else { pageblock() };
         if let Some(uid) = uid {
@@ -285,12 +299,12 @@ fn refusals_come_before_anything_is_touched() {
         }
         let out = cmd.args(args).output().unwrap();
         let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(why), "{args:?} must say `{why}`: {err}");
         err
     };
     let refused = |args: &[&str], uid: Option<u32>, why: &str| {
-        let err = fails(args, uid, why);
+        let err = fails_with(1, args, uid, why);
         assert_eq!(err.lines().count(), 1, "one line: {err}");
     };
     refused(&["record", "-o", new.to_str().unwrap()], None, "no COMMAND given");
@@ -303,11 +317,110 @@ fn refusals_come_before_anything_is_touched() {
     refused(&["record", "-o", full.to_str().unwrap(), "--", "true"], None, "exists and is not empty");
     assert_eq!(files_in(&full), ["keep"]);
     assert_restored(&before);
+    refused(&["record", "--restore", tmp.path().to_str().unwrap()], None, "no journal, nothing to restore");
     // A command that cannot start is found out after tracefs was set up: restored, and no
-    // half recording is left to block the next try.
-    fails(&["record", "-o", new.to_str().unwrap(), "--", "/nonexistent/cmd"], None, "cannot run");
+    // half recording is left to block the next try. The exit codes are a shell's.
+    fails_with(127, &["record", "-o", new.to_str().unwrap(), "--", "/nonexistent/cmd"], None, "cannot run");
     assert!(!new.exists(), "the directory made for it is gone again");
     assert_restored(&before);
+    let script = tmp.path().join("not-executable");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    fails_with(126, &["record", "-o", new.to_str().unwrap(), "--", script.to_str().unwrap()], None, "cannot run");
+    assert!(!new.exists());
+    assert_restored(&before);
+}
+
+/// The well-known journal of a recording.
+const JOURNAL: &str = "/run/pageblock/record.state";
+
+/// Puts tracefs back however the test ends: kills the recorder and its command if still
+/// there, restores what the killed recording left from its journal, then writes `values`
+/// back.
+struct PutBack {
+    values: Vec<(&'static str, String)>,
+    recorder: Option<std::process::Child>,
+    command: Option<libc::pid_t>,
+}
+
+impl Drop for PutBack {
+    fn drop(&mut self) {
+        if let Some(mut recorder) = self.recorder.take() {
+            let _ = recorder.kill();
+            let _ = recorder.wait();
+        }
+        if let Some(pid) = self.command {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        if Path::new(JOURNAL).exists() {
+            let _ = pageblock().args(["record", "--restore"]).status();
+        }
+        let values: Vec<(&str, &str)> = self.values.iter().map(|(r, v)| (*r, v.as_str())).collect();
+        set_tracefs(&values);
+    }
+}
+
+#[test]
+fn a_killed_recording_is_named_and_restore_puts_tracefs_back() {
+    let Some(_lock) = lock() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rec");
+    let (_, found) = tracefs_state();
+    let clock = found["trace_clock"].split('[').nth(1).and_then(|c| c.split(']').next()).unwrap().to_owned();
+    let mut put_back = PutBack {
+        values: vec![("trace_clock", clock), ("tracing_on", found["tracing_on"].clone())],
+        recorder: None,
+        command: None,
+    };
+    // A state the recording changes in all three files (the buffer expanded, as any
+    // recording leaves it, so that it reads back exactly).
+    let expanded = found["buffer_size_kb"].split("expanded: ").nth(1).map(|e| e.trim_end_matches(')').to_owned());
+    let buffer = expanded.unwrap_or_else(|| found["buffer_size_kb"].clone());
+    set_tracefs(&[("tracing_on", "0"), ("trace_clock", "global"), ("buffer_size_kb", &buffer)]);
+    let before = tracefs_state();
+    let recorder = put_back.recorder.insert(
+        pageblock()
+            .args(["record", "-o", out.to_str().unwrap(), "--buffer-size-kb", "2048", "--", "sleep", "5"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(recorder.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("until COMMAND pid") {
+        let mut line = String::new();
+        assert_ne!(err.read_line(&mut line).unwrap(), 0, "the recorder ended before starting:\n{seen}");
+        seen += &line;
+    }
+    let after_pid = seen.split("until COMMAND pid ").nth(1).unwrap();
+    put_back.command = Some(after_pid.split_whitespace().next().unwrap().parse().unwrap());
+    let pid = recorder.id();
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+    let (_, during) = tracefs_state();
+    for rel in ["tracing_on", "buffer_size_kb", "trace_clock"] {
+        assert_ne!(during[rel], before.1[rel], "{rel}: the recording changed it and died");
+    }
+    assert!(Path::new(JOURNAL).is_file() && out.join("record.state").is_file(), "both journals are there");
+    let next = tmp.path().join("next");
+    let refused = pageblock().args(["record", "-o", next.to_str().unwrap(), "--", "true"]).output().unwrap();
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("a pageblock record (pid {pid}, no longer running) left tracing on"))
+            && err.contains("run `pageblock record --restore`"),
+        "the refusal names the dead recording: {err}"
+    );
+    let restored = pageblock().args(["record", "--restore"]).output().unwrap();
+    assert_eq!(restored.status.code(), Some(0), "{}", stderr(&restored));
+    let after = tracefs_state();
+    for rel in ["tracing_on", "buffer_size_kb", "trace_clock"] {
+        assert_eq!(after.1[rel], before.1[rel], "{rel} restored exactly");
+    }
+    assert_restored(&before);
+    assert!(!Path::new(JOURNAL).exists() && !out.join("record.state").exists(), "the journals are gone");
 }
 
 /// The test binary may sit under a directory only root can enter; an unprivileged user

@@ -4,23 +4,28 @@
 //! `/proc/{zoneinfo,pagetypeinfo,buddyinfo,vmstat}` as `before.*` and `after.*`.
 //!
 //! Order of a recording: refuse early (no command, not root, a non-empty directory), create
-//! the directory, catch signals, find or mount tracefs, save and change its state (tracing
-//! off, buffer size, events), read the `before` snapshot, tracing on, run the command while
-//! streaming the pipe, tracing off, read the `after` snapshot, drain the pipe, restore
-//! tracefs, unmount it if we mounted it, finish the files, report. The snapshots are taken
-//! next to the switches of `tracing_on`, after the ring buffer is allocated and before it
-//! is freed, so its pages are in neither the trace nor the difference of the snapshots.
+//! the directory, catch signals, find or mount tracefs, claim the journal (refused while
+//! another recording's is there), save and change tracefs's state (tracing off, buffer size,
+//! events), read the `before` snapshot, tracing on, run the command while streaming the pipe,
+//! tracing off, read the `after` snapshot, drain the pipe, restore tracefs and remove the
+//! journal, unmount tracefs if we mounted it, finish the files, report. The snapshots are
+//! taken next to the switches of `tracing_on`, after the ring buffer is allocated and before
+//! it is freed, so its pages are in neither the trace nor the difference of the snapshots.
+//!
+//! A recording killed by SIGKILL restores nothing; its journal (`record.state` in the
+//! directory and in `/run/pageblock`) lets `pageblock record --restore` do it.
 
 mod args;
 mod count;
 mod outdir;
 mod report;
+mod restore;
 mod signals;
 mod snapshot;
 mod stream;
 mod writer;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode};
 
 pub use args::RecordArgs;
@@ -38,40 +43,57 @@ const PROC: &str = "/proc";
 const TRACE_FILE: &str = "trace.txt.zst";
 
 /// Runs the command; its exit code is the recorded command's (see [`report::exit_code`]),
-/// or 1 after an error.
+/// or [`Failure::code`] after an error.
 pub fn main(args: &RecordArgs) -> ExitCode {
-    match run(args) {
+    let result = match &args.restore {
+        Some(dir) => restore::run(dir.as_deref()).map(|()| 0).map_err(Failure::from),
+        None => run(args),
+    };
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("pageblock: {e}");
-            ExitCode::FAILURE
+            eprintln!("pageblock: {}", e.message);
+            ExitCode::from(e.code)
         }
     }
 }
 
-fn run(args: &RecordArgs) -> Result<u8, String> {
+/// Why a recording failed, and its exit code: 1, or as shells say a command cannot be run,
+/// 127 (not found) and 126 (found but not executable).
+#[derive(Debug)]
+struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure { message, code: 1 }
+    }
+}
+
+fn run(args: &RecordArgs) -> Result<u8, Failure> {
     if args.command.is_empty() {
-        return Err("record: no COMMAND given; usage: pageblock record [-o DIR] -- COMMAND [ARGS...]".into());
+        return Err(Failure::from(
+            "record: no COMMAND given; usage: pageblock record [-o DIR] -- COMMAND [ARGS...]".to_owned(),
+        ));
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("record needs root (it changes tracefs and reads /proc/pagetypeinfo); try sudo".into());
-    }
+    need_root()?;
     let out = OutDir::prepare(args.output.as_deref())?;
     let signals = Signals::install()?;
-    let result = Mounted::find_or_mount().and_then(|mut mounted| {
+    let result = Mounted::find_or_mount().map_err(Failure::from).and_then(|mut mounted| {
         if mounted.mounted_here() {
             eprintln!(
                 "pageblock record: mounted tracefs on {} (unmounted at the end)",
                 mounted.fs.root().display()
             );
         }
-        let recorded = record(&mounted.fs, args, &out, &signals);
+        let recorded = record(&mounted, args, &out, &signals);
         let unmounted = mounted.unmount();
         if let (Err(e), Err(_)) = (&unmounted, &recorded) {
             eprintln!("pageblock: {e}");
         }
-        recorded.and_then(|code| unmounted.map(|()| code))
+        recorded.and_then(|code| unmounted.map(|()| code).map_err(Failure::from))
     });
     if result.is_err() {
         out.remove_if_created();
@@ -79,12 +101,29 @@ fn run(args: &RecordArgs) -> Result<u8, String> {
     result
 }
 
+/// Refuses unless root.
+fn need_root() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("record needs root (it changes tracefs and reads /proc/pagetypeinfo); try sudo".into());
+    }
+    Ok(())
+}
+
 /// Everything between finding tracefs and unmounting it. The [`Session`] restores tracefs
 /// when it goes out of scope, on every path out of here.
-fn record(fs: &Tracefs, args: &RecordArgs, out: &OutDir, signals: &Signals) -> Result<u8, String> {
+fn record(mounted: &Mounted, args: &RecordArgs, out: &OutDir, signals: &Signals) -> Result<u8, Failure> {
+    let fs = &mounted.fs;
     let events = events_to_enable(fs, &args.events)?;
     check_memory(fs, args.buffer_size_kb)?;
-    let cfg = SessionConfig { events: &events, buffer_size_kb: args.buffer_size_kb, force: args.force };
+    let journal = [PathBuf::from(tracefs::JOURNAL_RUN_PATH), out.file(tracefs::JOURNAL_FILE)];
+    let cfg = SessionConfig {
+        events: &events,
+        buffer_size_kb: args.buffer_size_kb,
+        force: args.force,
+        journal: &journal,
+        mounted_here: mounted.mounted_here(),
+    };
     let mut session = Session::start(fs, &cfg)?;
     let mut stream = Stream::open(fs, &out.file(TRACE_FILE))?;
     let before = Snapshot::read(Path::new(PROC))?;
@@ -104,8 +143,8 @@ fn record(fs: &Tracefs, args: &RecordArgs, out: &OutDir, signals: &Signals) -> R
         }
     })?;
     eprintln!(
-        "pageblock record: recording {} events into {} until COMMAND pid {} ends",
-        events.len(),
+        "pageblock record: recording {} into {} until COMMAND pid {} ends",
+        report::count(events.len() as u64, "event"),
         out.path.display(),
         child.id()
     );
@@ -124,9 +163,12 @@ fn record(fs: &Tracefs, args: &RecordArgs, out: &OutDir, signals: &Signals) -> R
     Ok(report::exit_code(status, signals.received()))
 }
 
-fn spawn(command: &[String]) -> Result<Child, String> {
-    let (program, rest) = command.split_first().ok_or("no COMMAND")?;
-    Command::new(program).args(rest).spawn().map_err(|e| format!("cannot run `{program}`: {e}"))
+fn spawn(command: &[String]) -> Result<Child, Failure> {
+    let (program, rest) = command.split_first().ok_or_else(|| Failure::from("no COMMAND".to_owned()))?;
+    Command::new(program).args(rest).spawn().map_err(|e| Failure {
+        message: format!("cannot run `{program}`: {e}"),
+        code: if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 },
+    })
 }
 
 /// The event list resolved. Items of the default list that this kernel lacks are

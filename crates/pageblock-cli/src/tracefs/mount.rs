@@ -45,6 +45,11 @@ impl Mounted {
         self.mounted_here.is_some()
     }
 
+    /// Takes the mount over (a dead recording mounted it): [`Mounted::unmount`] unmounts it.
+    pub fn take_over_mount(&mut self) {
+        self.mounted_here = Some(self.fs.root().to_owned());
+    }
+
     /// Unmounts tracefs if we mounted it. Every file in it must be closed.
     pub fn unmount(&mut self) -> Result<(), String> {
         let Some(path) = self.mounted_here.take() else { return Ok(()) };

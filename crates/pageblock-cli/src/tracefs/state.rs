@@ -1,11 +1,15 @@
-//! A recording's hold on tracefs: every control file it changes is saved first, and the
-//! [`Session`] writes them all back, in reverse order, when it is restored or dropped (on
-//! success, on error and after a signal alike).
+//! A recording's hold on tracefs: every control file it changes is saved first, in the
+//! recording's journal on disk, and the [`Session`] writes them all back, in reverse order,
+//! when it is restored or dropped (on success, on error and after a signal alike). After a
+//! SIGKILL, [`restore_journal`] writes them back from the journal.
 //!
 //! What cannot be restored: the ring buffer's contents (resizing and clearing it discard
 //! them) and a boot-time buffer that was never expanded (`7 (expanded: 1408)` comes back as
 //! `1408`, the size the next tracer would get anyway).
 
+use std::path::{Path, PathBuf};
+
+use super::journal::{self, Journal, JournalState, Saved};
 use super::value::{self, BufferSize};
 use super::Tracefs;
 
@@ -36,32 +40,30 @@ pub struct SessionConfig<'a> {
     pub buffer_size_kb: u64,
     /// Take over tracefs even if someone else is tracing.
     pub force: bool,
-}
-
-/// One saved control file: where, and the value that writes its old state back.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Saved {
-    rel: String,
-    value: String,
+    /// Where to keep the journal of what to write back, the well-known copy first.
+    pub journal: &'a [PathBuf],
+    /// Whether the recording mounted this tracefs.
+    pub mounted_here: bool,
 }
 
 /// The changed tracefs, restored by [`Session::restore`] or on drop.
 #[derive(Debug)]
 pub struct Session {
     fs: Tracefs,
-    /// What to write back, oldest first; emptied by the restore.
-    saved: Vec<Saved>,
+    /// What to write back, on disk too; taken by the restore.
+    journal: Option<Journal>,
 }
 
 impl Session {
-    /// Refuses if someone else is tracing (unless `force`), then saves and changes the
-    /// state: tracing off, tracer `nop`, the default text format and clock, no pid lists
+    /// Refuses if a journal is in the way (another recording, or a dead one's) or someone
+    /// else is tracing (unless `force`), then saves (in the journal) and changes the state: tracing off, tracer `nop`, the default text format and clock, no pid lists
     /// or filters on the events, the buffer size, the events enabled, the buffer cleared.
     /// Tracing stays off until [`Session::tracing_on`]. On error everything changed so far
     /// is restored.
     pub fn start(fs: &Tracefs, cfg: &SessionConfig<'_>) -> Result<Session, String> {
+        let journal = Journal::claim(cfg.journal, fs, cfg.mounted_here)?;
+        let mut s = Session { fs: fs.clone(), journal: Some(journal) };
         check_idle(fs, cfg.force)?;
-        let mut s = Session { fs: fs.clone(), saved: Vec::new() };
         s.change("tracing_on", "0")?;
         s.change_if_differs("current_tracer", "nop")?;
         for (option, default) in FORMAT_OPTIONS {
@@ -90,40 +92,30 @@ impl Session {
         self.change("tracing_on", "0")
     }
 
-    /// Writes every saved value back, newest first, with tracing off during the restore
-    /// and back to its old value last. Tries every file even if one fails; the error lists
-    /// all that failed. Restoring twice does nothing the second time.
+    /// Writes every saved value back (see [`write_back`]) and removes the journal; a
+    /// failed restore keeps the journal for `pageblock record --restore`. Restoring twice
+    /// does nothing the second time.
     pub fn restore(&mut self) -> Result<(), String> {
-        let saved = std::mem::take(&mut self.saved);
-        let mut errors = Vec::new();
-        if saved.iter().any(|s| s.rel == "tracing_on") {
-            if let Err(e) = self.fs.write("tracing_on", "0") {
-                errors.push(e);
+        let Some(journal) = self.journal.take() else { return Ok(()) };
+        match write_back(&self.fs, journal.saved()) {
+            Ok(()) => {
+                journal.remove();
+                Ok(())
             }
-        }
-        for s in saved.iter().rev() {
-            if let Err(e) = self.fs.write(&s.rel, &s.value) {
-                errors.push(e);
-            }
-        }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("tracefs not fully restored: {}", errors.join("; ")))
+            Err(e) => Err(format!("{e}; the journal {} keeps what to restore", journal_paths(&journal))),
         }
     }
 
-    /// Saves `rel`'s restore value unless it is saved already (the first value is the
-    /// one found).
-    fn save(&mut self, rel: &str, value: String) {
-        if !self.saved.iter().any(|s| s.rel == rel) {
-            self.saved.push(Saved { rel: rel.to_owned(), value });
-        }
+    /// Saves `rel`'s restore value in the journal, on disk, unless it is saved already
+    /// (the first value is the one found).
+    fn save(&mut self, rel: &str, value: String) -> Result<(), String> {
+        let journal = self.journal.as_mut().ok_or("tracefs changed after its restore")?;
+        journal.save(Saved { rel: rel.to_owned(), value })
     }
 
     fn change(&mut self, rel: &str, value: &str) -> Result<(), String> {
         let now = self.fs.read_trimmed(rel)?;
-        self.save(rel, now);
+        self.save(rel, now)?;
         self.fs.write(rel, value)
     }
 
@@ -139,7 +131,7 @@ impl Session {
         let now =
             value::current_clock(&text).ok_or_else(|| format!("no current clock in `{}`", text.trim()))?;
         if now != CLOCK {
-            self.save("trace_clock", now.to_owned());
+            self.save("trace_clock", now.to_owned())?;
             self.fs.write("trace_clock", CLOCK)?;
         }
         Ok(())
@@ -153,7 +145,7 @@ impl Session {
             }
             let pids = value::pid_list(&self.fs.read(rel)?);
             if !pids.is_empty() {
-                self.save(rel, pids);
+                self.save(rel, pids)?;
                 self.fs.write(rel, "")?;
             }
         }
@@ -161,7 +153,7 @@ impl Session {
             let rel = format!("events/{event}/filter");
             let text = self.fs.read(&rel)?;
             if value::filter_is_set(&text) {
-                self.save(&rel, value::filter_restore(&text));
+                self.save(&rel, value::filter_restore(&text))?;
                 self.fs.write(&rel, "0")?;
             }
         }
@@ -172,12 +164,12 @@ impl Session {
     fn set_buffer_size(&mut self, kb: u64) -> Result<(), String> {
         let now = BufferSize::parse(&self.fs.read("buffer_size_kb")?)?;
         match now.restore_kb() {
-            Some(old) => self.save("buffer_size_kb", old.to_string()),
+            Some(old) => self.save("buffer_size_kb", old.to_string())?,
             None => {
                 for cpu in self.fs.list("per_cpu")? {
                     let rel = format!("per_cpu/{cpu}/buffer_size_kb");
                     let old = self.fs.read_trimmed(&rel)?;
-                    self.save(&rel, old);
+                    self.save(&rel, old)?;
                 }
             }
         }
@@ -194,6 +186,46 @@ impl Drop for Session {
             eprintln!("pageblock: {e}");
         }
     }
+}
+
+/// Writes `saved` back, newest first, with tracing off during the restore and back to its
+/// old value last. Tries every file even if one fails; the error lists all that failed.
+fn write_back(fs: &Tracefs, saved: &[Saved]) -> Result<(), String> {
+    let mut errors = Vec::new();
+    if saved.iter().any(|s| s.rel == "tracing_on") {
+        if let Err(e) = fs.write("tracing_on", "0") {
+            errors.push(e);
+        }
+    }
+    for s in saved.iter().rev() {
+        if let Err(e) = fs.write(&s.rel, &s.value) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("tracefs not fully restored: {}", errors.join("; ")))
+    }
+}
+
+/// Restores what the dead recording of the journal at `path` changed in `fs` and removes
+/// its journal; refuses while that recording runs. Returns the journal.
+pub fn restore_journal(fs: &Tracefs, path: &Path) -> Result<JournalState, String> {
+    let state = journal::load(path)?;
+    if state.owner.is_running() {
+        return Err(format!(
+            "pageblock record pid {} is still recording; it restores tracefs when it ends",
+            state.owner.pid
+        ));
+    }
+    write_back(fs, &state.saved)?;
+    journal::remove_copies(&state);
+    Ok(state)
+}
+
+fn journal_paths(journal: &Journal) -> String {
+    journal.paths().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
 }
 
 /// Refuses when someone else is tracing: a tracer other than `nop`, or tracing on with

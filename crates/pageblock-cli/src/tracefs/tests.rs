@@ -3,14 +3,15 @@
 //! value was written back).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::*;
 
-/// A fake of this machine's idle tracefs (Linux 6.18 after boot), two CPUs.
+/// A fake of this machine's idle tracefs (Linux 6.18 after boot), two CPUs, in `tracefs/`
+/// of a temporary directory whose `run/` holds the journal ([`journal`]).
 fn fake() -> (tempfile::TempDir, Tracefs) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let fs = Tracefs::at(dir.path());
+    let fs = Tracefs::at(dir.path().join("tracefs"));
     let mut files: Vec<(String, &str)> = [
         ("tracing_on", "1\n"),
         ("buffer_size_kb", "7 (expanded: 1408)\n"),
@@ -45,7 +46,7 @@ fn fake() -> (tempfile::TempDir, Tracefs) {
         files.push((format!("per_cpu/cpu{cpu}/stats"), "entries: 0\noverrun: 0\ndropped events: 0\n"));
     }
     for (rel, content) in files {
-        let path = dir.path().join(rel);
+        let path = fs.path(&rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, content).unwrap();
     }
@@ -72,8 +73,14 @@ fn state(root: &Path) -> BTreeMap<String, String> {
 
 const EVENTS: [&str; 2] = ["kmem/mm_page_alloc", "compaction/mm_compaction_begin"];
 
-fn config(events: &[String], force: bool) -> SessionConfig<'_> {
-    SessionConfig { events, buffer_size_kb: 65536, force }
+/// The fake's journal: the well-known copy and the recording directory's.
+fn journal(fs: &Tracefs) -> [PathBuf; 2] {
+    let dir = fs.root().parent().unwrap();
+    [dir.join("run/record.state"), dir.join("out/record.state")]
+}
+
+fn config<'a>(events: &'a [String], force: bool, journal: &'a [PathBuf]) -> SessionConfig<'a> {
+    SessionConfig { events, buffer_size_kb: 65536, force, journal, mounted_here: false }
 }
 
 fn events() -> Vec<String> {
@@ -82,11 +89,11 @@ fn events() -> Vec<String> {
 
 #[test]
 fn a_session_changes_what_it_needs_and_restores_it() {
-    let (dir, fs) = fake();
-    let before = state(dir.path());
+    let (_dir, fs) = fake();
+    let before = state(fs.root());
     let events = events();
-    let mut session = Session::start(&fs, &config(&events, false)).expect("starts");
-    let during = state(dir.path());
+    let mut session = Session::start(&fs, &config(&events, false, &journal(&fs))).expect("starts");
+    let during = state(fs.root());
     assert_eq!(during["tracing_on"], "0", "tracing stays off until asked");
     assert_eq!(during["buffer_size_kb"], "65536");
     assert_eq!(during["events/kmem/mm_page_alloc/enable"], "1");
@@ -96,7 +103,7 @@ fn a_session_changes_what_it_needs_and_restores_it() {
     session.tracing_on().unwrap();
     assert_eq!(fs.read_trimmed("tracing_on").unwrap(), "1");
     session.restore().expect("restores");
-    let mut after = state(dir.path());
+    let mut after = state(fs.root());
     assert_eq!(after.remove("buffer_size_kb").as_deref(), Some("1408"), "the expanded size comes back");
     assert_eq!(after.remove("trace").as_deref(), Some(""), "the old buffer contents are gone");
     let mut expected = before;
@@ -110,7 +117,7 @@ fn a_session_changes_what_it_needs_and_restores_it() {
 
 #[test]
 fn unusual_settings_are_neutralised_and_written_back() {
-    let (dir, fs) = fake();
+    let (_dir, fs) = fake();
     let preset = [
         ("tracing_on", "0"),
         ("buffer_size_kb", "X"),
@@ -127,8 +134,8 @@ fn unusual_settings_are_neutralised_and_written_back() {
         fs.write(rel, value).unwrap();
     }
     let events = events();
-    let mut session = Session::start(&fs, &config(&events, false)).expect("tracing is off: nobody traces");
-    let during = state(dir.path());
+    let mut session = Session::start(&fs, &config(&events, false, &journal(&fs))).expect("tracing is off: nobody traces");
+    let during = state(fs.root());
     for (rel, want) in [
         ("trace_clock", "local"),
         ("set_event_pid", ""),
@@ -140,7 +147,7 @@ fn unusual_settings_are_neutralised_and_written_back() {
         assert_eq!(during[rel], want, "{rel} during the recording");
     }
     session.restore().unwrap();
-    let after = state(dir.path());
+    let after = state(fs.root());
     for (rel, want) in [
         ("tracing_on", "0"),
         ("per_cpu/cpu0/buffer_size_kb", "1024"),
@@ -158,23 +165,23 @@ fn unusual_settings_are_neutralised_and_written_back() {
 
 #[test]
 fn dropping_the_session_restores_and_a_failed_start_undoes_itself() {
-    let (dir, fs) = fake();
-    let before = state(dir.path());
+    let (_dir, fs) = fake();
+    let before = state(fs.root());
     let events = events();
-    drop(Session::start(&fs, &config(&events, false)).unwrap());
-    let mut after = state(dir.path());
+    drop(Session::start(&fs, &config(&events, false, &journal(&fs))).unwrap());
+    let mut after = state(fs.root());
     after.insert("buffer_size_kb".into(), before["buffer_size_kb"].clone());
     after.insert("trace".into(), before["trace"].clone());
     assert_eq!(after, before, "drop restores");
 
     // The second event has a filter but no enable file: the start fails after enabling the
     // first event and resizing the buffer.
-    std::fs::create_dir_all(dir.path().join("events/kmem/no_such_event")).unwrap();
-    std::fs::write(dir.path().join("events/kmem/no_such_event/filter"), "none\n").unwrap();
+    std::fs::create_dir_all(fs.path("events/kmem/no_such_event")).unwrap();
+    std::fs::write(fs.path("events/kmem/no_such_event/filter"), "none\n").unwrap();
     let broken = vec!["kmem/mm_page_alloc".to_owned(), "kmem/no_such_event".to_owned()];
-    let err = Session::start(&fs, &config(&broken, false)).expect_err("no enable file");
+    let err = Session::start(&fs, &config(&broken, false, &journal(&fs))).expect_err("no enable file");
     assert!(err.contains("no_such_event/enable"), "{err}");
-    let after = state(dir.path());
+    let after = state(fs.root());
     assert_eq!(after["tracing_on"], "1");
     assert_eq!(after["events/kmem/mm_page_alloc/enable"], "0");
     assert_eq!(after["buffer_size_kb"], "1408");
@@ -182,27 +189,72 @@ fn dropping_the_session_restores_and_a_failed_start_undoes_itself() {
 
 #[test]
 fn someone_else_tracing_is_refused_unless_forced() {
-    let (dir, fs) = fake();
+    let (_dir, fs) = fake();
     fs.write("set_event", "kmem:mm_page_alloc\nsched:sched_switch\n").unwrap();
-    let untouched = state(dir.path());
+    let untouched = state(fs.root());
     let events = events();
-    let err = Session::start(&fs, &config(&events, false)).expect_err("tracing on with events");
+    let err = Session::start(&fs, &config(&events, false, &journal(&fs))).expect_err("tracing on with events");
     assert!(
         err.contains("enabled events: kmem:mm_page_alloc, sched:sched_switch") && err.contains("--force"),
         "{err}"
     );
-    assert_eq!(state(dir.path()), untouched, "a refusal touches nothing");
+    assert_eq!(state(fs.root()), untouched, "a refusal touches nothing");
     fs.write("tracing_on", "0").unwrap();
-    drop(Session::start(&fs, &config(&events, false)).expect("enabled but off: nobody is tracing"));
+    drop(Session::start(&fs, &config(&events, false, &journal(&fs))).expect("enabled but off: nobody is tracing"));
     fs.write("tracing_on", "1").unwrap();
     fs.write("set_event", "").unwrap();
     fs.write("current_tracer", "function").unwrap();
-    let err = Session::start(&fs, &config(&events, false)).expect_err("another tracer");
+    let err = Session::start(&fs, &config(&events, false, &journal(&fs))).expect_err("another tracer");
     assert!(err.contains("current_tracer is function"), "{err}");
-    let mut session = Session::start(&fs, &config(&events, true)).expect("--force takes over");
+    let mut session = Session::start(&fs, &config(&events, true, &journal(&fs))).expect("--force takes over");
     assert_eq!(fs.read_trimmed("current_tracer").unwrap(), "nop");
     session.restore().unwrap();
     assert_eq!(fs.read_trimmed("current_tracer").unwrap(), "function");
+}
+
+#[test]
+fn a_recording_that_dies_is_named_and_restored_from_its_journal() {
+    let (_dir, fs) = fake();
+    let before = state(fs.root());
+    let (events, copies) = (events(), journal(&fs));
+    let mut session = Session::start(&fs, &config(&events, false, &copies)).unwrap();
+    session.tracing_on().unwrap();
+    let err = Session::start(&fs, &config(&events, true, &copies)).expect_err("one recording at a time");
+    let me = std::process::id();
+    assert!(err.contains(&format!("another pageblock record (pid {me}) is recording")), "{err}");
+    // The recording dies: no restore, and its journal names a process that is gone.
+    std::mem::forget(session);
+    let during = state(fs.root());
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let dead = child.id();
+    for path in &copies {
+        let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        json["owner"]["pid"] = dead.into();
+        std::fs::write(path, json.to_string()).unwrap();
+    }
+    let err = Session::start(&fs, &config(&events, true, &copies)).expect_err("not even with --force");
+    assert!(
+        err.contains(&format!(
+            "a pageblock record (pid {dead}, no longer running) left tracing on; run `pageblock record --restore`"
+        )),
+        "{err}"
+    );
+    assert_eq!(state(fs.root()), during, "a refusal touches nothing");
+    let restored = restore_journal(&fs, &copies[1]).expect("restores from the directory's copy");
+    assert_eq!(restored.owner.pid, dead);
+    let mut after = state(fs.root());
+    assert_eq!(after.remove("buffer_size_kb").as_deref(), Some("1408"), "the expanded size comes back");
+    let mut expected = before;
+    expected.remove("buffer_size_kb");
+    after.remove("trace");
+    expected.remove("trace");
+    assert_eq!(after, expected, "every file is back");
+    assert!(copies.iter().all(|p| !p.exists()), "both copies of the journal are gone");
+    let err = restore_journal(&fs, &copies[0]).expect_err("nothing left to restore");
+    assert!(err.contains("record.state"), "{err}");
+    drop(Session::start(&fs, &config(&events, false, &copies)).expect("the next recording starts"));
+    assert!(copies.iter().all(|p| !p.exists()), "a clean restore removes the journal");
 }
 
 #[test]

@@ -32,6 +32,11 @@ pub struct RecordArgs {
     /// afterwards, their buffered events are lost).
     #[arg(long)]
     pub force: bool,
+    /// Restore the tracefs state a killed recording left changed, from its journal
+    /// (/run/pageblock/record.state, or DIR/record.state of the recording's directory), and
+    /// record nothing.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["output", "force", "command"])]
+    pub restore: Option<Option<PathBuf>>,
     /// The command to run while recording, after `--`; the recorder exits with its status.
     #[arg(value_name = "COMMAND", trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,

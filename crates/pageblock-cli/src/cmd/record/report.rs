@@ -30,6 +30,15 @@ pub fn describe(status: ExitStatus) -> String {
     }
 }
 
+/// `n noun`, the noun in the plural unless `n` is 1.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
 }
@@ -47,9 +56,9 @@ pub fn render(
     let _ = writeln!(out, "pageblock record: `{command}` {}", describe(status));
     let _ = writeln!(
         out,
-        "pageblock record: {}: {} events, {} of text, {} compressed",
+        "pageblock record: {}: {}, {} of text, {} compressed",
         trace.display(),
-        c.total_events(),
+        count(c.total_events(), "event"),
         mib(summary.text_bytes),
         mib(summary.compressed_bytes)
     );
@@ -66,9 +75,9 @@ pub fn render(
         if c.lost_uncounted > 0 { format!(" and {} uncounted", c.lost_uncounted) } else { String::new() };
     let _ = writeln!(
         out,
-        "pageblock record: lost events: {}{uncounted} in {} [LOST] lines; ring buffer overrun per CPU: {}",
+        "pageblock record: lost events: {}{uncounted} in {}; ring buffer overrun per CPU: {}",
         c.lost_events,
-        c.lost_lines,
+        count(c.lost_lines, "[LOST] line"),
         per_cpu.join(", ")
     );
     if c.lost_lines > 0 || overrun > 0 {
@@ -117,6 +126,10 @@ mod tests {
         summary.counts.lost_lines = 1;
         summary.counts.lost_events = 99;
         let text = render(Path::new("t"), "true", status(0), &summary, &cpus);
-        assert!(text.contains("lost events: 99 in 1 [LOST] lines") && text.contains("WARNING"), "{text}");
+        assert!(text.contains("lost events: 99 in 1 [LOST] line;") && text.contains("WARNING"), "{text}");
+        summary.counts.events.clear();
+        summary.counts.events.insert("mm_page_alloc".into(), 1);
+        let text = render(Path::new("t"), "true", status(0), &summary, &cpus);
+        assert!(text.contains("t: 1 event, "), "one event is not `1 events`: {text}");
     }
 }
