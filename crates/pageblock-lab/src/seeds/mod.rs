@@ -79,6 +79,10 @@ pub struct Experiment {
     pub improvement_ratio: f64,
     /// True for work units and counts (machine-independent); false for wall clock.
     pub deterministic: bool,
+    /// How the figure compares with the kernel's (`reproduced`, `met`, ...), or why there is
+    /// no verdict (`not enough data (1 run; a verdict needs ≥ 5)`); `None` where the
+    /// experiment states no verdict.
+    pub verdict: Option<String>,
 }
 
 /// Whether a figure depends on the machine.
@@ -116,6 +120,7 @@ impl Spec {
             patched_value: values.1,
             improvement_ratio: values.0 / nonzero(values.1),
             deterministic: self.measure == Measure::Deterministic,
+            verdict: None,
         }
     }
 
@@ -203,6 +208,16 @@ pub fn run(cfg: &SeedsConfig, progress: &mut dyn FnMut(&str)) -> SeedsReport {
         free_area_layout::run(cfg, &mut report);
     }
     report
+}
+
+/// `verdict()` if there are at least `needed` samples (`noun`s), else that there is not
+/// enough data for one: a wall-clock verdict from one run or no reads is noise.
+pub fn verdict_from(samples: u64, needed: u64, noun: &str, verdict: impl FnOnce() -> String) -> String {
+    if samples >= needed {
+        return verdict();
+    }
+    let plural = if samples == 1 { "" } else { "s" };
+    format!("not enough data ({samples} {noun}{plural}; a verdict needs ≥ {needed})")
 }
 
 /// `x`, or 1 if it is zero (a ratio's denominator).

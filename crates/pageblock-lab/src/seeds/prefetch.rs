@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use pageblock::{Allocator, BulkFree, Gfp, MemmapLayout, Policy, ZoneConfig};
 
-use super::{Measure, Section, SeedsConfig, SeedsReport, Spec};
+use super::{verdict_from, Experiment, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
 use crate::fastpath::{median, pin_to};
 use crate::prng::Prng;
@@ -58,8 +58,10 @@ const STRIDES: [(u32, [&str; 2]); 3] = [
 
 /// A direction is claimed only for a change of at least this much (percent) ...
 const NOISE_PCT: f64 = 1.0;
-/// ... that at least this share of the repetitions show on their own.
+/// ... that at least this share of the repetitions show on their own ...
 const AGREEING: f64 = 0.75;
+/// ... out of at least this many repetitions.
+const MIN_RUNS: u64 = 5;
 
 /// Nanoseconds per free of `n` order-0 pages, half allocated on each of two CPUs, then freed
 /// in random order by two threads at once (wall time of both over all frees).
@@ -174,22 +176,23 @@ pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
         for (k, name) in KERNELS.iter().zip(names) {
             let label = format!("{bytes} B, {}", k.label);
             let m = measure(cfg, bytes, k, n, reps);
-            report.experiments.push(
-                Spec {
+            let verdict = verdict_from(reps, MIN_RUNS, "run", || direction(&m, k.kernel).to_owned());
+            notes.push(format!(
+                "{label:<24} {:>+7.1}% {:>6}  {:<42} {verdict}",
+                m.change_pct(),
+                format!("{}/{}", m.agreeing(), m.changes.len()),
+                k.kernel_note,
+            ));
+            report.experiments.push(Experiment {
+                verdict: Some(verdict),
+                ..Spec {
                     name,
                     metric: format!("time per random-order free of {n} pages on two CPUs, {label}"),
                     unit: "ns",
                     measure: Measure::WallClock,
                 }
-                .lower_is_better(("no prefetch", "prefetch"), (m.off, m.on)),
-            );
-            notes.push(format!(
-                "{label:<24} {:>+7.1}% {:>6}  {:<42} {}",
-                m.change_pct(),
-                format!("{}/{}", m.agreeing(), m.changes.len()),
-                k.kernel_note,
-                direction(&m, k.kernel)
-            ));
+                .lower_is_better(("no prefetch", "prefetch"), (m.off, m.on))
+            });
             rows.push(Row {
                 stat: label,
                 op: "free-ns".into(),
