@@ -123,11 +123,12 @@ pub struct ThpArgs {
     /// (mmtests' shape).
     #[arg(long, default_value = "kbuild-thp")]
     pub workload: String,
-    /// Comma-separated policies, the first is the baseline. Default: every policy
-    /// (vanilla, defrag_mode, defrag_mode_2026, pageblock, pageblock_swap, pageblock_no_wake,
-    /// pageblock_any_zone, pageblock_no_targets, no_rmqueue_mode_memory).
-    #[arg(long, value_delimiter = ',')]
-    pub policies: Vec<String>,
+    /// A policy to run (repeat, or separate with commas; also --policies), the first is the
+    /// baseline. Default: every policy (vanilla, defrag_mode, defrag_mode_2026, pageblock,
+    /// pageblock_swap, pageblock_no_wake, pageblock_any_zone, pageblock_no_targets,
+    /// no_rmqueue_mode_memory).
+    #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]
+    pub policy: Vec<String>,
     /// Consecutive runs on each node.
     #[arg(long, default_value_t = 15)]
     pub runs: usize,
@@ -173,11 +174,11 @@ pub struct ReplayArgs {
     /// The trace: ftrace or perf-script text, plain, gzip or zstd, or a directory holding
     /// trace.txt.zst and before.*/after.* snapshots.
     pub trace: std::path::PathBuf,
-    /// A policy to replay under (repeat for several): vanilla, defrag_mode,
-    /// defrag_mode_2026, pageblock (and its variants pageblock_swap, pageblock_no_wake,
-    /// pageblock_any_zone, pageblock_no_targets), no_rmqueue_mode_memory. Default: vanilla and
-    /// defrag_mode.
-    #[arg(long)]
+    /// A policy to replay under (repeat, or separate with commas; also --policies):
+    /// vanilla, defrag_mode, defrag_mode_2026, pageblock (and its variants pageblock_swap,
+    /// pageblock_no_wake, pageblock_any_zone, pageblock_no_targets), no_rmqueue_mode_memory.
+    /// Default: vanilla and defrag_mode.
+    #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]
     pub policy: Vec<String>,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
@@ -292,14 +293,15 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = ZonesArg::X86_64)]
     pub zones: ZonesArg,
     /// Take the zones and the CPU count from a real /proc/zoneinfo file instead of --mem,
-    /// --zones and --cpus.
-    #[arg(long, value_name = "FILE")]
+    /// --zones and --cpus (which it excludes).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["mem", "zones", "cpus"])]
     pub zoneinfo: Option<std::path::PathBuf>,
     /// Workload to run before reporting (`fragment`); none means a freshly booted zone.
-    /// `demo` always runs `fragment`.
+    /// `demo` runs `fragment` unless told otherwise.
     #[arg(long)]
     pub workload: Option<String>,
-    /// Operations (allocation attempts plus frees) the workload performs.
+    /// Operations (allocation attempts plus frees) the workload performs (default: 1000000,
+    /// `demo` 4000000). `show` needs --workload with it.
     #[arg(long)]
     pub ops: Option<u64>,
     /// Seed of every random choice; the same seed gives byte-identical output.

@@ -18,13 +18,18 @@ pub const HOST_BYTES_PER_PAGE_BESIDE_MEMMAP: u64 = 8;
 
 /// Build the run specification, or say what is wrong with the arguments.
 pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Result<RunSpec, String> {
-    let workload = match workload {
-        None => None,
-        Some(name) => Some(WorkloadKind::from_name(name).ok_or_else(|| {
-            let known: Vec<&str> = WorkloadKind::ALL.iter().map(|w| w.name()).collect();
-            format!("unknown workload `{name}`; known: {}", known.join(", "))
-        })?),
-    };
+    let workload =
+        match workload {
+            None if args.ops.is_some() => return Err(
+                "--ops needs --workload: without a workload the zone is freshly booted and no operation runs"
+                    .into(),
+            ),
+            None => None,
+            Some(name) => Some(WorkloadKind::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = WorkloadKind::ALL.iter().map(|w| w.name()).collect();
+                format!("unknown workload `{name}`; known: {}", known.join(", "))
+            })?),
+        };
     let node = node_config(args)?;
     let policy = Policy {
         min_free_kbytes: args.min_free_kbytes,
@@ -78,9 +83,24 @@ fn node_config(args: &RunArgs) -> Result<NodeConfig, String> {
     if let (Some(cma), Some(top)) = (args.cma, node.zones.last_mut()) {
         top.cma_pages = cma / pageblock_core::types::PAGE_SIZE;
     }
+    if args.zoneinfo.is_none() && node.managed_pages() == 0 {
+        return Err(mem_too_small(args));
+    }
     node.validate().map_err(|e| format!("machine: {e}"))?;
     check_host_memory(&node)?;
     Ok(node)
+}
+
+/// Why `--mem` gives a machine without a managed page: its size and the layout's minimum.
+fn mem_too_small(args: &RunArgs) -> String {
+    let bytes = args.mem;
+    let unit =
+        if bytes > 0 && bytes < 1 << 20 { " (a number without a unit is bytes: 16G is 16 GiB)" } else { "" };
+    let minimum = match args.zones {
+        ZonesArg::X86_64 => "more than 1 MiB (the x86-64 layout leaves the first MiB to the firmware)",
+        ZonesArg::Normal => "at least one 4 KiB page",
+    };
+    format!("--mem is {bytes} bytes{unit}: a machine needs {minimum}")
 }
 
 /// Refuse, before anything is allocated, a machine whose metadata would not fit in the

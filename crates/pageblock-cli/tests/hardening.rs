@@ -161,3 +161,74 @@ fn show_trace_is_compressed_by_extension() {
     let stats = pageblock().args(["trace", "stats", zst.to_str().unwrap()]).output().unwrap();
     assert!(stats.status.success(), "{}", String::from_utf8_lossy(&stats.stderr));
 }
+
+/// Regression: `--mem 16` said "a node needs at least one zone", and flags that change
+/// nothing were ignored silently: `--ops` without a workload, `--mem` beside `--zoneinfo`.
+#[test]
+fn a_size_too_small_and_flags_that_would_do_nothing_are_named() {
+    fails_with(&["show", "buddyinfo", "--mem", "16"], "--mem is 16 bytes (a number without a unit is bytes");
+    fails_with(&["show", "buddyinfo", "--mem", "16"], "a machine needs more than 1 MiB");
+    fails_with(&["show", "buddyinfo", "--mem", "16", "--zones", "normal"], "at least one 4 KiB page");
+    fails_with(
+        &["show", "buddyinfo", "--mem", "1M"],
+        "--mem is 1048576 bytes: a machine needs more than 1 MiB",
+    );
+    fails_with(&["show", "buddyinfo", "--ops", "5"], "--ops needs --workload");
+    let zoneinfo = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/inspect/zoneinfo");
+    for flag in [["--mem", "8G"], ["--zones", "normal"], ["--cpus", "4"]] {
+        let out =
+            pageblock().args(["show", "buddyinfo", "--zoneinfo", zoneinfo]).args(flag).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag:?} beside --zoneinfo is a usage error: {err}");
+        assert!(err.contains("cannot be used with") && err.contains(flag[0]), "{err}");
+    }
+    assert!(pageblock()
+        .args(["show", "buddyinfo", "--zoneinfo", zoneinfo])
+        .output()
+        .unwrap()
+        .status
+        .success());
+}
+
+/// Regression: `replay` took `--policy` once per policy and `lab thp` a comma-separated
+/// `--policies`; both now take either form, and repeated or comma-separated lists alike.
+#[test]
+fn policies_are_named_the_same_way_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.txt");
+    let out = pageblock()
+        .args(["show", "buddyinfo", "--mem", "1G", "--workload", "fragment", "--ops", "20000"])
+        .args(["--trace", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = trace.to_str().unwrap();
+    let same_output = |command: &[&str], forms: &[&[&str]]| {
+        let outputs: Vec<String> = forms
+            .iter()
+            .map(|form| {
+                let out = pageblock().args(command).args(*form).output().unwrap();
+                assert!(out.status.success(), "{form:?}: {}", String::from_utf8_lossy(&out.stderr));
+                // Speeds are wall clock; everything else is the same for the same policies.
+                let text = String::from_utf8(out.stdout).unwrap();
+                text.lines()
+                    .filter(|l| !l.contains("per second") && !l.contains(" s end to end"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .collect();
+        assert!(outputs[0].contains("vanilla") && outputs[0].contains("defrag_mode"), "{}", outputs[0]);
+        for (form, o) in forms.iter().zip(&outputs) {
+            let first = o.lines().zip(outputs[0].lines()).find(|(a, b)| a != b);
+            assert!(*o == outputs[0], "{command:?} {form:?}: the same policies, the same output: {first:?}");
+        }
+    };
+    let forms: [&[&str]; 4] = [
+        &["--policy", "vanilla", "--policy", "defrag_mode"],
+        &["--policy", "vanilla,defrag_mode"],
+        &["--policies", "vanilla,defrag_mode"],
+        &["--policies", "vanilla", "--policy", "defrag_mode"],
+    ];
+    same_output(&["replay", trace], &forms);
+    same_output(&["lab", "thp", "--quick", "--runs", "1"], &forms);
+}

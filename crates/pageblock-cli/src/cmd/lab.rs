@@ -36,10 +36,10 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
             args.defrag
         )
     })?;
-    let policies = if args.policies.is_empty() {
+    let policies = if args.policy.is_empty() {
         replay::policies()
     } else {
-        args.policies.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<_>, _>>()?
+        args.policy.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<_>, _>>()?
     };
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
