@@ -17,10 +17,10 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 pub use events::resolve_events;
+pub use journal::{FILE_NAME as JOURNAL_FILE, RUN_PATH as JOURNAL_RUN_PATH};
 pub(crate) use mount::c_path;
 pub use mount::Mounted;
 pub use pipe::TracePipe;
-pub use journal::{FILE_NAME as JOURNAL_FILE, RUN_PATH as JOURNAL_RUN_PATH};
 pub use state::{restore_journal, Session, SessionConfig};
 pub use stats::{cpu_stats, CpuStats};
 

@@ -474,3 +474,22 @@ fn lab_thp_quick_pageblock_policy_keeps_the_gain_without_the_swap() {
     assert!(scanned(2) <= scanned(1), "{} > {}", scanned(2), scanned(1));
     assert_eq!(total(2, "atomic_failures"), 0);
 }
+
+/// Regression: the demo showed ten thousand "failed" order-0 requests without saying they
+/// are the ones the kernel would answer with the OOM killer, which the simulation lacks.
+#[test]
+fn the_demo_says_which_failed_requests_reached_the_oom_killer() {
+    let demo = stdout_of(&["demo"]);
+    let line = demo.lines().find(|l| l.starts_with("failed requests: ")).unwrap_or_else(|| panic!("{demo}"));
+    let numbers: Vec<u64> = line.split([' ', ',']).filter_map(|w| w.parse().ok()).collect();
+    let (failed, oom, other) = (numbers[0], numbers[1], numbers[2]);
+    assert!(line.contains("reached the OOM killer, which the simulation does not have"), "{line}");
+    assert!(oom > 0 && failed == oom + other, "{line}");
+    // The same run through `show`: the kernel's counters agree.
+    let counters = stdout_of(&["show", "counters", "--workload", "fragment", "--ops", "4000000"]);
+    let counter = |name: &str| -> u64 {
+        let line = counters.lines().find(|l| l.split(' ').next() == Some(name)).expect(name);
+        line.split(' ').nth(1).unwrap().parse().unwrap()
+    };
+    assert_eq!((failed, oom), (counter("pgalloc_fail"), counter("pgalloc_oom")), "{line}");
+}

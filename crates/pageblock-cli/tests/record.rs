@@ -326,7 +326,12 @@ fn refusals_come_before_anything_is_touched() {
     let script = tmp.path().join("not-executable");
     std::fs::write(&script, "#!/bin/sh\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
-    fails_with(126, &["record", "-o", new.to_str().unwrap(), "--", script.to_str().unwrap()], None, "cannot run");
+    fails_with(
+        126,
+        &["record", "-o", new.to_str().unwrap(), "--", script.to_str().unwrap()],
+        None,
+        "cannot run",
+    );
     assert!(!new.exists());
     assert_restored(&before);
 }
@@ -375,7 +380,8 @@ fn a_killed_recording_is_named_and_restore_puts_tracefs_back() {
     };
     // A state the recording changes in all three files (the buffer expanded, as any
     // recording leaves it, so that it reads back exactly).
-    let expanded = found["buffer_size_kb"].split("expanded: ").nth(1).map(|e| e.trim_end_matches(')').to_owned());
+    let expanded =
+        found["buffer_size_kb"].split("expanded: ").nth(1).map(|e| e.trim_end_matches(')').to_owned());
     let buffer = expanded.unwrap_or_else(|| found["buffer_size_kb"].clone());
     set_tracefs(&[("tracing_on", "0"), ("trace_clock", "global"), ("buffer_size_kb", &buffer)]);
     let before = tracefs_state();

@@ -37,15 +37,27 @@ pub fn run(args: &DemoArgs) -> Result<String, String> {
         "== /proc/pagetypeinfo after `{workload}` ==\n{}",
         show::pagetypeinfo_by_policy(&run.node).render()
     );
-    summary(&mut out, &run);
+    summary(&mut out, &run, workload);
     Ok(out)
 }
 
-fn summary(out: &mut String, run: &Run) {
+fn summary(out: &mut String, run: &Run, workload: &str) {
     let node = run.node.shared();
     let ev = |e: VmEvent| node.event(e);
     let _ = writeln!(out, "== summary ==");
     requests(out, &run.report);
+    let failed: u64 = run.report.orders().into_iter().map(|o| run.report.by_order(o).failures()).sum();
+    let oom = ev(VmEvent::PgAllocOom);
+    if failed > 0 {
+        let _ = writeln!(
+        out,
+        "failed requests: {failed}, of which {oom} reached the OOM killer, which the simulation does not have: \
+         the request fails where the kernel would kill a process (`{}` fills the zone to its watermarks at each \
+         peak); the other {} may fail without it (atomic and costly-order requests)",
+        workload,
+        failed.saturating_sub(oom)
+    );
+    }
     let _ = writeln!(
         out,
         "fallbacks: {} (fragmenting {}, took ownership {}); whole-block claims {}, partial claims {} (rejected {}), steals {}",

@@ -144,7 +144,8 @@ impl Journal {
 /// The journal at `path`.
 pub fn load(path: &Path) -> Result<JournalState, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: not a pageblock record journal: {e}", path.display()))
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not a pageblock record journal: {e}", path.display()))
 }
 
 /// Removes the copies of `state` that are still its own.
@@ -159,10 +160,9 @@ pub fn remove_copies(state: &JournalState) {
 /// Why a recording cannot start while the journal at `path` exists.
 fn refusal(path: &Path, fs: &Tracefs) -> String {
     match load(path) {
-        Ok(other) if other.owner.is_running() => format!(
-            "another pageblock record (pid {}) is recording; wait until it ends",
-            other.owner.pid
-        ),
+        Ok(other) if other.owner.is_running() => {
+            format!("another pageblock record (pid {}) is recording; wait until it ends", other.owner.pid)
+        }
         Ok(other) => {
             let left = if fs.read_trimmed("tracing_on").as_deref() == Ok("1") {
                 "tracing on"

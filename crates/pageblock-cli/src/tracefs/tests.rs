@@ -134,7 +134,8 @@ fn unusual_settings_are_neutralised_and_written_back() {
         fs.write(rel, value).unwrap();
     }
     let events = events();
-    let mut session = Session::start(&fs, &config(&events, false, &journal(&fs))).expect("tracing is off: nobody traces");
+    let mut session =
+        Session::start(&fs, &config(&events, false, &journal(&fs))).expect("tracing is off: nobody traces");
     let during = state(fs.root());
     for (rel, want) in [
         ("trace_clock", "local"),
@@ -193,14 +194,18 @@ fn someone_else_tracing_is_refused_unless_forced() {
     fs.write("set_event", "kmem:mm_page_alloc\nsched:sched_switch\n").unwrap();
     let untouched = state(fs.root());
     let events = events();
-    let err = Session::start(&fs, &config(&events, false, &journal(&fs))).expect_err("tracing on with events");
+    let err =
+        Session::start(&fs, &config(&events, false, &journal(&fs))).expect_err("tracing on with events");
     assert!(
         err.contains("enabled events: kmem:mm_page_alloc, sched:sched_switch") && err.contains("--force"),
         "{err}"
     );
     assert_eq!(state(fs.root()), untouched, "a refusal touches nothing");
     fs.write("tracing_on", "0").unwrap();
-    drop(Session::start(&fs, &config(&events, false, &journal(&fs))).expect("enabled but off: nobody is tracing"));
+    drop(
+        Session::start(&fs, &config(&events, false, &journal(&fs)))
+            .expect("enabled but off: nobody is tracing"),
+    );
     fs.write("tracing_on", "1").unwrap();
     fs.write("set_event", "").unwrap();
     fs.write("current_tracer", "function").unwrap();
@@ -229,7 +234,8 @@ fn a_recording_that_dies_is_named_and_restored_from_its_journal() {
     child.wait().unwrap();
     let dead = child.id();
     for path in &copies {
-        let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         json["owner"]["pid"] = dead.into();
         std::fs::write(path, json.to_string()).unwrap();
     }

@@ -183,7 +183,8 @@ pub fn run(cfg: &SeedsConfig, a: &Allocator, report: &mut SeedsReport) {
     let verdict = verdict_from(fewest_reads, MIN_READS, "read", || {
         if counts <= walk / 3.0 { "met" } else { "NOT met" }.to_owned()
     });
-    if let Some(e) = report.experiments.iter_mut().find(|e| e.name == "monitor_alloc_stddev_counts_increase") {
+    if let Some(e) = report.experiments.iter_mut().find(|e| e.name == "monitor_alloc_stddev_counts_increase")
+    {
         e.verdict = Some(verdict.clone());
     }
     if let Some(last) = report.sections.last_mut() {

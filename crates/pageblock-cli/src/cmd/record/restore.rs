@@ -9,7 +9,8 @@ use crate::tracefs::{self, Mounted};
 /// Restores from the well-known journal, or from the one in the recording directory `dir`.
 pub fn run(dir: Option<&Path>) -> Result<(), String> {
     super::need_root()?;
-    let path = dir.map_or_else(|| PathBuf::from(tracefs::JOURNAL_RUN_PATH), |d| d.join(tracefs::JOURNAL_FILE));
+    let path =
+        dir.map_or_else(|| PathBuf::from(tracefs::JOURNAL_RUN_PATH), |d| d.join(tracefs::JOURNAL_FILE));
     if !path.exists() {
         return Err(format!(
             "{}: no journal, nothing to restore (a recording that ended by itself restored tracefs)",
