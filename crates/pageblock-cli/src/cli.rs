@@ -197,7 +197,9 @@ pub struct ReplayArgs {
 pub enum BenchCommand {
     /// The fast path against buddy_system_allocator and buddy-alloc on a 4 GiB region:
     /// (a) order-0 alloc+free pairs, (b) 1M allocations then random-order frees, (c) a mixed
-    /// workload, (e) a and c on two threads. Medians of several repetitions.
+    /// workload, (e) a and c on two threads, (f) 900,000 allocations then random-order frees,
+    /// also under three memmap layouts and bulk-free settings and in one free_pages_batch
+    /// call. Medians of several repetitions.
     Fastpath(FastpathArgs),
 }
 
