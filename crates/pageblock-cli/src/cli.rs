@@ -153,7 +153,7 @@ pub struct ThpArgs {
 /// `pageblock lab seeds`.
 #[derive(Debug, Args)]
 pub struct SeedsArgs {
-    /// Small sizes (about a minute): deterministic figures keep their meaning.
+    /// Small sizes (about ten seconds): deterministic figures keep their meaning.
     #[arg(long)]
     pub quick: bool,
     /// Also write the results as JSON to FILE.

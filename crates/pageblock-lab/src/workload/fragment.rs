@@ -2,10 +2,11 @@
 //! after days of kernel builds, page cache churn and slab growth.
 //!
 //! Each operation either frees the allocation whose lifetime ended first or allocates a new
-//! block. The footprint first ramps up to 90% of the zone, then swings between 90% and 50%
-//! (70% on average), the way page cache and anonymous memory grow until memory is full and
-//! are then cut back: each swing down punches holes all over the zone, each swing up fills
-//! them with whatever type asks next.
+//! block. The footprint first ramps up until the zone is full (an order-0 request fails at
+//! the watermarks), then swings between 100% and 40% of the zone (70% on average), the way
+//! page cache and anonymous memory grow until memory is full and are then cut back: each
+//! swing down punches holes all over the zone, each swing up fills them with whatever type
+//! asks next.
 //!
 //! Requests:
 //!
