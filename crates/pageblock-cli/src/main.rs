@@ -1,12 +1,14 @@
 //! `pageblock`: the command-line front end of the pageblock lab.
 //!
 //! Exit codes: 0 success, 1 a run failed (bad configuration, I/O — including a failed write
-//! to stdout), 2 bad usage (from clap). A closed pipe on stdout (`| head`) is not a failure.
+//! to stdout), 2 bad usage (from clap), 128 + the signal after SIGINT or SIGTERM. A closed
+//! pipe on stdout (`| head`) is not a failure.
 
 mod cli;
 mod cmd;
 mod output;
 mod progress;
+mod signals;
 mod size;
 mod spec;
 mod tracefs;
@@ -18,6 +20,17 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    if let cli::Command::Demo(_)
+    | cli::Command::Show(_)
+    | cli::Command::Bench(_)
+    | cli::Command::Lab(_)
+    | cli::Command::Replay(_) = &cli.command
+    {
+        if let Err(e) = signals::install() {
+            eprintln!("pageblock: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match &cli.command {
         cli::Command::Demo(args) => cmd::demo::run(args),
         cli::Command::Show(args) => cmd::show::run(args),

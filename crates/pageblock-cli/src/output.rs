@@ -4,7 +4,8 @@
 //! the command starts, so a path that cannot be written fails in milliseconds instead of after
 //! a long run) and renamed over the path only once it is complete and synced. A run that fails,
 //! is interrupted or cannot write leaves whatever was at the path before untouched; the
-//! temporary file is removed when the [`OutputFile`] is dropped unfinished.
+//! temporary file is removed when the [`OutputFile`] is dropped unfinished, or by
+//! [`crate::signals`] when SIGINT or SIGTERM ends the process.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,6 +16,19 @@ use std::path::{Path, PathBuf};
 pub struct OutputFile {
     path: PathBuf,
     tmp: tempfile::NamedTempFile,
+    /// Removes the temporary file on a signal while it exists.
+    _on_signal: OnSignal,
+}
+
+/// A temporary file registered with [`crate::signals`], unregistered on drop (once it is
+/// renamed into place or removed).
+#[derive(Debug)]
+struct OnSignal(PathBuf);
+
+impl Drop for OnSignal {
+    fn drop(&mut self) {
+        crate::signals::forget(&self.0);
+    }
 }
 
 impl OutputFile {
@@ -38,7 +52,9 @@ impl OutputFile {
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)
             .map_err(|e| err(&e))?;
-        Ok(OutputFile { path: path.to_owned(), tmp })
+        crate::signals::remove_on_signal(tmp.path());
+        let on_signal = OnSignal(tmp.path().to_owned());
+        Ok(OutputFile { path: path.to_owned(), tmp, _on_signal: on_signal })
     }
 
     /// The path the result will have.

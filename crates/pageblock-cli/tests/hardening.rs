@@ -123,23 +123,41 @@ fn a_failed_run_keeps_the_earlier_result_and_leaves_no_partial_file() {
     assert_eq!(names.len(), 3, "no temporary file is left behind: {names:?}");
 }
 
-/// Regression: an interrupted run (SIGINT, SIGTERM) left its output truncated to 0 bytes.
+/// Regression: an interrupted run (SIGINT, SIGTERM) left its output truncated to 0 bytes,
+/// and then its hidden temporary file `.NAME.XXXXXX.part` beside the earlier result.
 #[test]
 fn an_interrupted_run_keeps_the_earlier_result() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("seeds.json");
-    std::fs::write(&json, "earlier\n").unwrap();
-    let mut child = pageblock()
-        .args(["lab", "seeds", "--json", json.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    assert!(!child.wait().unwrap().success());
-    assert_eq!(std::fs::read_to_string(&json).unwrap(), "earlier\n");
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("seeds.json");
+        std::fs::write(&json, "earlier\n").unwrap();
+        let mut child = pageblock()
+            .args(["lab", "seeds", "--json", json.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let names = || -> Vec<String> {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        // The run is under way once its temporary file is there.
+        let start = Instant::now();
+        while !names().iter().any(|n| n.starts_with(".seeds.json.") && n.ends_with(".part")) {
+            assert!(start.elapsed() < Duration::from_secs(60), "no temporary file: {:?}", names());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        assert_eq!(child.wait().unwrap().code(), Some(code), "128 + signal {signal}");
+        assert_eq!(std::fs::read_to_string(&json).unwrap(), "earlier\n");
+        assert_eq!(names(), ["seeds.json"], "no temporary file is left behind");
+    }
 }
 
 /// `show --trace t.zst` (or `.gz`) writes the trace compressed, as its name says, and the
