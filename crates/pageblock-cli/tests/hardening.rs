@@ -160,18 +160,23 @@ fn an_interrupted_run_keeps_the_earlier_result() {
     }
 }
 
+/// A short `fragment` run's trace at `path` (compressed by its extension).
+fn write_a_trace(path: &std::path::Path) {
+    let out = pageblock()
+        .args(["show", "buddyinfo", "--mem", "1G", "--workload", "fragment", "--ops", "20000"])
+        .args(["--trace", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// `show --trace t.zst` (or `.gz`) writes the trace compressed, as its name says, and the
 /// project's own reader reads it back.
 #[test]
 fn show_trace_is_compressed_by_extension() {
     let dir = tempfile::tempdir().unwrap();
     let zst = dir.path().join("t.zst");
-    let out = pageblock()
-        .args(["show", "buddyinfo", "--mem", "1G", "--workload", "fragment", "--ops", "20000"])
-        .args(["--trace", zst.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    write_a_trace(&zst);
     let raw = std::fs::read(&zst).unwrap();
     assert_eq!(&raw[..4], &[0x28, 0xb5, 0x2f, 0xfd], "a zstd frame");
     let text = String::from_utf8(zstd::decode_all(&raw[..]).unwrap()).unwrap();
@@ -214,12 +219,7 @@ fn a_size_too_small_and_flags_that_would_do_nothing_are_named() {
 fn policies_are_named_the_same_way_in_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.txt");
-    let out = pageblock()
-        .args(["show", "buddyinfo", "--mem", "1G", "--workload", "fragment", "--ops", "20000"])
-        .args(["--trace", trace.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    write_a_trace(&trace);
     let trace = trace.to_str().unwrap();
     let same_output = |command: &[&str], forms: &[&[&str]]| {
         let outputs: Vec<String> = forms

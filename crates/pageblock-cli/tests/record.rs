@@ -252,26 +252,39 @@ fn records_a_command_that_allocates_pages_and_restores_tracefs() {
     assert_snapshots_look_like_proc(&out);
 }
 
+/// `pageblock record -o OUT EXTRA -- sleep 5`, its stderr piped.
+fn record_sleep(out: &Path, extra: &[&str]) -> std::process::Child {
+    pageblock()
+        .args(["record", "-o", out.to_str().unwrap()])
+        .args(extra)
+        .args(["--", "sleep", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (no clock) until the recorder says the command runs: then tracing is on. Returns
+/// its stderr and what it said so far.
+fn wait_until_recording(child: &mut std::process::Child) -> (BufReader<std::process::ChildStderr>, String) {
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("until COMMAND pid") {
+        let mut line = String::new();
+        assert_ne!(err.read_line(&mut line).unwrap(), 0, "the recorder ended before starting:\n{seen}");
+        seen += &line;
+    }
+    (err, seen)
+}
+
 #[test]
 fn ctrl_c_restores_tracefs_finishes_the_file_and_exits_130() {
     let Some(_lock) = lock() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("rec");
     let before = tracefs_state();
-    let mut child = pageblock()
-        .args(["record", "-o", out.to_str().unwrap(), "--", "sleep", "5"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    // Wait (no clock) until the recorder says the command runs: then tracing is on.
-    while !seen.contains("until COMMAND pid") {
-        let mut line = String::new();
-        assert_ne!(err.read_line(&mut line).unwrap(), 0, "the recorder ended before starting:\n{seen}");
-        seen += &line;
-    }
+    let mut child = record_sleep(&out, &[]);
+    let (mut err, mut seen) = wait_until_recording(&mut child);
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: kill has no memory-safety preconditions; `pid` is our unreaped child.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
@@ -385,21 +398,8 @@ fn a_killed_recording_is_named_and_restore_puts_tracefs_back() {
     let buffer = expanded.unwrap_or_else(|| found["buffer_size_kb"].clone());
     set_tracefs(&[("tracing_on", "0"), ("trace_clock", "global"), ("buffer_size_kb", &buffer)]);
     let before = tracefs_state();
-    let recorder = put_back.recorder.insert(
-        pageblock()
-            .args(["record", "-o", out.to_str().unwrap(), "--buffer-size-kb", "2048", "--", "sleep", "5"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut err = BufReader::new(recorder.stderr.take().unwrap());
-    let mut seen = String::new();
-    while !seen.contains("until COMMAND pid") {
-        let mut line = String::new();
-        assert_ne!(err.read_line(&mut line).unwrap(), 0, "the recorder ended before starting:\n{seen}");
-        seen += &line;
-    }
+    let recorder = put_back.recorder.insert(record_sleep(&out, &["--buffer-size-kb", "2048"]));
+    let (_, seen) = wait_until_recording(recorder);
     let after_pid = seen.split("until COMMAND pid ").nth(1).unwrap();
     put_back.command = Some(after_pid.split_whitespace().next().unwrap().parse().unwrap());
     let pid = recorder.id();
