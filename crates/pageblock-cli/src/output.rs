@@ -5,7 +5,9 @@
 //! a long run) and renamed over the path only once it is complete and synced. A run that fails,
 //! is interrupted or cannot write leaves whatever was at the path before untouched; the
 //! temporary file is removed when the [`OutputFile`] is dropped unfinished, or by
-//! [`crate::signals`] when SIGINT or SIGTERM ends the process.
+//! [`crate::signals`] when SIGINT or SIGTERM ends the process. A symbolic link keeps pointing
+//! to its (new) file; a device or pipe (`/dev/null`, `/dev/stdout`, anything under `/dev` or
+//! `/proc`) is written as it is, never replaced.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,9 +17,21 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct OutputFile {
     path: PathBuf,
-    tmp: tempfile::NamedTempFile,
-    /// Removes the temporary file on a signal while it exists.
-    _on_signal: OnSignal,
+    target: Target,
+}
+
+/// Where the bytes go.
+#[derive(Debug)]
+enum Target {
+    /// A temporary file beside the regular file (or the new one) it is renamed over.
+    Beside {
+        tmp: tempfile::NamedTempFile,
+        /// Removes the temporary file on a signal while it exists.
+        _on_signal: OnSignal,
+    },
+    /// A device, pipe or socket (`/dev/null`, `/dev/stdout`, a FIFO), written as it is:
+    /// renaming a file over it would replace the device node.
+    InPlace(File),
 }
 
 /// A temporary file registered with [`crate::signals`], unregistered on drop (once it is
@@ -32,7 +46,8 @@ impl Drop for OnSignal {
 }
 
 impl OutputFile {
-    /// Start a result for `path`: check it can be written and open the temporary file beside it.
+    /// Start a result for `path`: check it can be written and open the temporary file beside it
+    /// (beside the file a symbolic link names), or open a device or pipe as it is.
     pub fn create(path: &Path) -> Result<OutputFile, String> {
         let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
         if path.is_dir() {
@@ -41,8 +56,17 @@ impl OutputFile {
         if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
             return Err(err(&"the file is read-only"));
         }
-        let name = path.file_name().ok_or_else(|| err(&"names no file"))?;
-        let dir = match path.parent() {
+        let special = path.starts_with("/dev") || path.starts_with("/proc");
+        if special || std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| err(&e))?;
+            return Ok(OutputFile { path: path.to_owned(), target: Target::InPlace(file) });
+        }
+        let real = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| err(&e))?,
+            _ => path.to_owned(),
+        };
+        let name = real.file_name().ok_or_else(|| err(&"names no file"))?;
+        let dir = match real.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
@@ -54,7 +78,7 @@ impl OutputFile {
             .map_err(|e| err(&e))?;
         crate::signals::remove_on_signal(tmp.path());
         let on_signal = OnSignal(tmp.path().to_owned());
-        Ok(OutputFile { path: path.to_owned(), tmp, _on_signal: on_signal })
+        Ok(OutputFile { path: real, target: Target::Beside { tmp, _on_signal: on_signal } })
     }
 
     /// The path the result will have.
@@ -70,24 +94,30 @@ impl OutputFile {
     }
 
     /// Write `text` and put it in place.
-    pub fn write_text(mut self, text: &str) -> Result<(), String> {
-        self.tmp
-            .as_file_mut()
-            .write_all(text.as_bytes())
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+    pub fn write_text(self, text: &str) -> Result<(), String> {
+        self.stream()?.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", self.path.display()))?;
         self.commit()
     }
 
-    /// A second handle on the temporary file, for a writer that streams into it.
+    /// A second handle on the file written, for a writer that streams into it.
     fn stream(&self) -> Result<File, String> {
-        self.tmp.as_file().try_clone().map_err(|e| format!("{}: {e}", self.path.display()))
+        let file = match &self.target {
+            Target::Beside { tmp, .. } => tmp.as_file(),
+            Target::InPlace(file) => file,
+        };
+        file.try_clone().map_err(|e| format!("{}: {e}", self.path.display()))
     }
 
     /// Sync what was written and rename it over the path.
     pub fn commit(self) -> Result<(), String> {
         let err = |e: &dyn std::fmt::Display| format!("{}: {e}", self.path.display());
-        self.tmp.as_file().sync_all().map_err(|e| err(&e))?;
-        self.tmp.persist(&self.path).map_err(|e| err(&e.error))?;
+        match self.target {
+            Target::Beside { tmp, .. } => {
+                tmp.as_file().sync_all().map_err(|e| err(&e))?;
+                tmp.persist(&self.path).map_err(|e| err(&e.error))?;
+            }
+            Target::InPlace(_) => {}
+        }
         Ok(())
     }
 }
@@ -172,6 +202,26 @@ mod tests {
         OutputFile::create(&path).unwrap().write_text("new\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn devices_are_written_as_they_are_and_links_keep_pointing_to_the_result() {
+        let err = OutputFile::create(Path::new("/dev/full")).unwrap().write_text("x").unwrap_err();
+        assert!(err.contains("/dev/full"), "{err}");
+        let meta = std::fs::metadata("/dev/full").unwrap();
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_char_device(&meta.file_type()),
+            "/dev/full stays a device"
+        );
+        OutputFile::create(Path::new("/dev/null")).unwrap().write_text("gone\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (real, link) = (dir.path().join("real.json"), dir.path().join("link.json"));
+        std::fs::write(&real, "earlier\n").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        OutputFile::create(&link).unwrap().write_text("new\n").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "still a link");
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "no temporary file left");
     }
 
     #[test]

@@ -138,10 +138,10 @@ fn bad_arguments_get_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown workload `nope`; known: fragment"));
     let out = pageblock(&["show", "buddyinfo", "--mem", "1K"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("a node needs at least one zone"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--mem is 1024 bytes"));
     let out = pageblock(&["show", "buddyinfo", "--mem", "1K", "--zones", "normal"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("a zone needs at least one managed page"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a machine needs at least one 4 KiB page"));
     let out = pageblock(&["show", "buddyinfo", "--watermark-scale-factor", "0"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("watermark_scale_factor 0"));
