@@ -11,8 +11,11 @@
 //! * Everything else (refills, drains, fallbacks, compaction, lost events) is the kernel's
 //!   own doing: counted on the trace's side, and made anew by the simulation.
 //!
-//! Time is the trace's: the clock advances to each record's timestamp, so the vmstat worker
-//! decays per-CPU caches every traced second.
+//! Time is the trace's: the clock advances with each record's timestamp, so the vmstat worker
+//! decays per-CPU caches every traced second. A gap of more than [`MAX_GAP_US`] between two
+//! records counts as that much (the decay is long over by then, and a damaged or hostile
+//! timestamp must not make the simulation live through years, one vmstat round per second);
+//! a timestamp earlier than the latest so far counts as no time (the clock never goes back).
 
 use pageblock_core::memmap::PageState;
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
@@ -113,6 +116,30 @@ pub struct Replayed {
 /// Samples taken over a replay.
 const SAMPLES: usize = 2000;
 
+/// The most simulated time one record moves the clock on: a minute.
+pub const MAX_GAP_US: u64 = 60_000_000;
+
+/// The replay's clock: the trace's time, with gaps of more than [`MAX_GAP_US`] shortened
+/// and steps back ignored, so that it advances by at most that much per record.
+#[derive(Debug, Default)]
+struct Clock {
+    /// The latest timestamp so far.
+    latest_us: Option<u64>,
+    /// Simulated time since the first record.
+    now_us: u64,
+}
+
+impl Clock {
+    /// The simulated time of a record stamped `time_us`.
+    fn at(&mut self, time_us: u64) -> u64 {
+        let latest = self.latest_us.get_or_insert(time_us);
+        let step = time_us.saturating_sub(*latest).min(MAX_GAP_US);
+        *latest = time_us.max(*latest);
+        self.now_us += step;
+        self.now_us
+    }
+}
+
 /// Replay `t` on `node` (booted in the trace's starting state), calling `progress(records)`
 /// now and then.
 pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Replayed {
@@ -126,9 +153,9 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
     let mut r = Run { map: PfnMap::new(shared.max_order()), node, preexisting, div: Divergence::default() };
     let every = (t.records.len() / SAMPLES).max(1);
     let mut series = Series::default();
-    let t0 = t.records.first().map_or(0, |r| r.time_us);
+    let mut clock = Clock::default();
     for (i, rec) in t.records.iter().enumerate() {
-        r.node.advance_to(rec.time_us.saturating_sub(t0));
+        r.node.advance_to(clock.at(rec.time_us));
         let cpu = rec.cpu as usize;
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
@@ -299,5 +326,21 @@ impl Run {
             (true, Some(z)) => self.preexisting[z].clear(pfn, size),
             _ => self.div.unmatched_frees += 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the clock jumped to each timestamp, and a trace whose second record was
+    /// stamped years after its first ran one vmstat round per simulated second.
+    #[test]
+    fn the_clock_follows_the_trace_but_never_jumps_more_than_a_minute() {
+        let mut c = Clock::default();
+        let times = [5_000_000, 5_500_000, 5_200_000, 7_000_000, u64::MAX, 1, u64::MAX];
+        let got: Vec<u64> = times.iter().map(|&t| c.at(t)).collect();
+        let jumped = 2_000_000 + MAX_GAP_US;
+        assert_eq!(got, [0, 500_000, 500_000, 2_000_000, jumped, jumped, jumped]);
     }
 }

@@ -92,7 +92,11 @@ pub fn load(
     let snapshots = read_snapshots(file.parent().unwrap_or(Path::new(".")))?;
     let mut facts = facts_for(&snapshots);
     let started = Instant::now();
-    let mut reader = TraceReader::open(&file).map_err(|e| e.to_string())?.skip_bad_lines(skip_bad);
+    let (cpus, machine) = machine_cpus(&snapshots);
+    let mut reader = TraceReader::open(&file)
+        .map_err(|e| e.to_string())?
+        .skip_bad_lines(skip_bad)
+        .with_cpus(cpus, machine);
     let read = reader.get_ref().progress();
     // Room for the requests up front: moving a growing vector of millions of them costs more
     // than decoding them. A compressed line is rarely under 8 bytes, a plain one under 128,
@@ -149,6 +153,21 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
         RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
         RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),
         _ => {}
+    }
+}
+
+/// The CPUs of the machine the replay will simulate: the recording's (one pageset per CPU
+/// in `before.zoneinfo`, as [`crate::machine::node_from_zoneinfo`] counts them), or as many
+/// as the simulator holds.
+fn machine_cpus(s: &Snapshots) -> (u32, &'static str) {
+    let recorded = s.before_zoneinfo.as_ref().and_then(|zi| {
+        zi.zones.iter().filter(|z| z.node == 0 && z.managed > 0).find_map(|z| z.populated.as_ref())
+    });
+    match recorded {
+        Some(p) => {
+            (u32::try_from(p.pagesets.len()).unwrap_or(u32::MAX), "the recorded machine (before.zoneinfo)")
+        }
+        None => (pageblock_core::config::MAX_CPUS, "a simulated machine"),
     }
 }
 

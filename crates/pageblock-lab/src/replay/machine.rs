@@ -3,8 +3,8 @@
 //! With the recording's snapshots: the zones and CPUs of `before.zoneinfo` (managed pages
 //! placed where the trace's pfns fall), and the free blocks and pageblock types of
 //! `before.pagetypeinfo` ([`super::start`]). Without them: one ZONE_NORMAL over the pfns the
-//! trace touches, as many CPUs as it names, everything free except what the trace frees
-//! before allocating it.
+//! trace touches (at most [`MAX_SPAN_PAGES`]), as many CPUs as it names, everything free
+//! except what the trace frees before allocating it.
 
 use std::collections::HashMap;
 
@@ -32,6 +32,10 @@ pub struct StartReport {
     /// Pages put on per-CPU lists, as the snapshot's pagesets held them.
     pub pcp_pages: u64,
 }
+
+/// The most pages a machine sized by a trace's pfns may have (1 TiB): booting it takes time
+/// and memory in proportion, and a damaged pfn must not decide that.
+const MAX_SPAN_PAGES: u64 = 1 << 28;
 
 /// The machine's configuration for `t`.
 pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
@@ -65,21 +69,23 @@ pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
         None => {
             let align = 1u64 << pageblock_core::types::MAX_PAGE_ORDER;
             let start = lo & !(align - 1);
-            let end = (hi + 1).div_ceil(align) * align;
+            let pages = ((hi - start) / align + 1).saturating_mul(align);
+            if pages > MAX_SPAN_PAGES || start.checked_add(pages).is_none() {
+                return Err(format!(
+                    "the trace's pfns {lo:#x}..={hi:#x} span {} MiB; without before.zoneinfo the machine is \
+                     sized by them, and at most {} GiB is simulated (replay the recording directory, or \
+                     check the trace for damaged pfns)",
+                    (hi - lo) >> (20 - pageblock_core::types::PAGE_SHIFT),
+                    MAX_SPAN_PAGES >> (30 - pageblock_core::types::PAGE_SHIFT),
+                ));
+            }
             let zone = ZoneConfig {
                 nr_cpus: t.counts.cpus.max(1),
-                ..ZoneConfig::new(ZoneType::Normal, start, end - start)
+                ..ZoneConfig::new(ZoneType::Normal, start, pages)
             };
             NodeConfig::single(zone)
         }
     };
-    let cpus = node.zones[0].nr_cpus;
-    if t.counts.cpus > cpus {
-        return Err(format!(
-            "the trace names CPU {} but the recorded machine has {cpus} CPUs",
-            t.counts.cpus - 1
-        ));
-    }
     if node.zones.iter().all(|z| hi < z.start_pfn || lo >= z.end_pfn()) {
         return Err(format!("the trace's pfns {lo:#x}..={hi:#x} fall in none of the recorded zones"));
     }

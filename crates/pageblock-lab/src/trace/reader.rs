@@ -45,7 +45,14 @@ pub struct TraceReader<R> {
     counts: LineCounts,
     last_time_us: u64,
     first_bad: Option<TraceError>,
+    cpus: Option<CpuLimit>,
     done: bool,
+}
+
+/// The CPUs a machine has, for records naming others to be malformed lines.
+struct CpuLimit {
+    cpus: u32,
+    machine: String,
 }
 
 impl TraceReader<TraceInput> {
@@ -69,6 +76,7 @@ impl<R: Read> TraceReader<R> {
             counts: LineCounts::default(),
             last_time_us: 0,
             first_bad: None,
+            cpus: None,
             done: false,
         }
     }
@@ -76,6 +84,13 @@ impl<R: Read> TraceReader<R> {
     /// Reads `dialect` instead of detecting it.
     pub fn with_dialect(mut self, dialect: Dialect) -> Self {
         self.dialect = Some(dialect);
+        self
+    }
+
+    /// Makes a line of a CPU numbered `cpus` or above a malformed line: `CPU n is beyond the
+    /// {cpus} CPUs of {machine}`.
+    pub fn with_cpus(mut self, cpus: u32, machine: impl Into<String>) -> Self {
+        self.cpus = Some(CpuLimit { cpus, machine: machine.into() });
         self
     }
 
@@ -129,7 +144,7 @@ impl<R: Read> TraceReader<R> {
             };
             self.counts.lines += 1;
             let no = self.counts.lines;
-            match decoded {
+            match decoded.and_then(|d| self.check_cpu(d)) {
                 Ok(Decoded::Record(r)) => {
                     self.last_time_us = r.time_us;
                     return Some(Ok((no, r)));
@@ -152,6 +167,23 @@ impl<R: Read> TraceReader<R> {
         }
         self.done = true;
         None
+    }
+}
+
+impl<R> TraceReader<R> {
+    /// `d`, or why its CPU is not one of the machine's.
+    fn check_cpu(&self, d: Decoded) -> Result<Decoded, String> {
+        let cpu = match d {
+            Decoded::Record(r) => r.cpu,
+            Decoded::Lost { cpu, .. } => cpu,
+            Decoded::Comment | Decoded::Other => return Ok(d),
+        };
+        match &self.cpus {
+            Some(l) if cpu >= l.cpus => {
+                Err(format!("CPU {cpu} is beyond the {} CPUs of {}", l.cpus, l.machine))
+            }
+            _ => Ok(d),
+        }
     }
 }
 
