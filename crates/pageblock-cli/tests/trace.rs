@@ -145,3 +145,52 @@ fn replay_prints_policies_side_by_side_and_the_fidelity_table() {
     }
     assert!(v["fidelity"]["rows"].as_array().is_some_and(|r| !r.is_empty()));
 }
+
+/// Regression: `--skip-bad` on an empty file or pure garbage printed empty statistics and
+/// exited 0.
+#[test]
+fn a_file_without_one_event_fails_even_when_skipping() {
+    for (name, text, want) in [
+        ("empty.txt", "", "no events decoded: no trace lines"),
+        ("garbage.txt", "not\na trace\n", "every one of the 2 lines is malformed"),
+    ] {
+        let path = temp(name);
+        std::fs::write(&path, text).unwrap();
+        let out = pageblock(&["trace", "stats", path.to_str().unwrap(), "--skip-bad"]);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{name}: {err}");
+    }
+}
+
+/// Regression: a truncated `.zst` (a killed recording) was rejected whole, even with
+/// `--skip-bad`. Without it the error says where it stops and suggests `--skip-bad`; with
+/// it both commands read the complete lines before the cut and warn.
+#[test]
+fn a_truncated_trace_is_read_up_to_the_cut_with_skip_bad() {
+    let text = std::fs::read(fixture()).unwrap();
+    let mut zst = zstd::encode_all(&text[..], 3).unwrap();
+    let second = zstd::encode_all(&text[..], 3).unwrap();
+    zst.extend_from_slice(&second[..second.len() / 2]);
+    let path = temp("cut.txt.zst");
+    std::fs::write(&path, zst).unwrap();
+    let p = path.to_str().unwrap();
+    for cmd in [&["trace", "stats"][..], &["replay", "--policy", "vanilla"]] {
+        let strict = pageblock(&[cmd, &[p]].concat());
+        assert_eq!(strict.status.code(), Some(1), "{cmd:?}");
+        let err = String::from_utf8_lossy(&strict.stderr);
+        assert!(err.contains(&format!("{p}: truncated zstd stream")), "{cmd:?}: {err}");
+        assert!(err.contains("after line 82; --skip-bad reads the 82 lines before it"), "{cmd:?}: {err}");
+        let lenient = pageblock(&[cmd, &[p, "--skip-bad"]].concat());
+        let err = String::from_utf8_lossy(&lenient.stderr);
+        assert!(lenient.status.success(), "{cmd:?}: {err}");
+        assert!(
+            err.contains("warning: ") && err.contains("after line 82; read the lines before it"),
+            "{err}"
+        );
+        let out = String::from_utf8_lossy(&lenient.stdout);
+        assert!(out.contains("82 lines") || out.contains("lines           82 "), "{cmd:?}: {out}");
+    }
+    std::fs::remove_file(&path).unwrap();
+}

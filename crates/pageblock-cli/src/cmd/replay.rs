@@ -41,6 +41,9 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         bar.finish_and_clear();
     }
     let report = report?;
+    if let Some(cut) = &report.trace.truncated {
+        eprintln!("pageblock: warning: {cut}");
+    }
     if let Some(out) = json {
         out.write_json(&report)?;
     }

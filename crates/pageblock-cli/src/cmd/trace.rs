@@ -19,6 +19,9 @@ pub fn stats(args: &TraceStatsArgs) -> Result<String, String> {
     let stats = TraceStats::collect(&mut reader, &mut |_| bar.set_position(progress.bytes()));
     bar.finish_and_clear();
     let stats = stats.map_err(|e| e.to_string())?;
+    if let Some(cut) = &stats.truncated {
+        eprintln!("pageblock: warning: {cut}");
+    }
     if let Some(out) = json {
         out.write_json(&stats)?;
     }

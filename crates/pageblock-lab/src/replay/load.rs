@@ -69,6 +69,9 @@ pub struct LoadedTrace {
     pub lines: u64,
     /// Malformed lines skipped (with `skip_bad`).
     pub bad_lines: u64,
+    /// Where a truncated compressed file stopped (with `skip_bad`: the trace is the lines
+    /// before it), as `FILE: reason`.
+    pub truncated: Option<String>,
     /// The trace's own counts.
     pub counts: TraceCounts,
     /// The snapshots beside it.
@@ -81,8 +84,9 @@ pub struct LoadedTrace {
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Read the trace at `path` (a file or a recording directory) and its snapshots, calling
-/// `progress(bytes_read, file_size)` as it goes. A malformed line is an error naming the file and line,
-/// unless `skip_bad`.
+/// `progress(bytes_read, file_size)` as it goes. A malformed line is an error naming the file
+/// and line, and a compressed file cut short an error naming where, unless `skip_bad` (then
+/// the lines before the cut are the trace, and `truncated` says where it stopped).
 pub fn load(
     path: &Path,
     skip_bad: bool,
@@ -120,6 +124,7 @@ pub fn load(
         }
     }
     progress(read.bytes(), size);
+    reader.finish().map_err(|e| e.to_string())?;
     facts.finish();
     for (name, n) in KMEM_EVENT_NAMES.iter().zip(kmem).filter(|(_, n)| *n > 0) {
         counts.events.insert(name, n);
@@ -132,6 +137,7 @@ pub fn load(
         gfps: reader.gfp_table().clone(),
         lines: lines.lines,
         bad_lines: lines.bad_lines,
+        truncated: reader.truncated().map(ToString::to_string),
         counts,
         snapshots,
         load_seconds: started.elapsed().as_secs_f64(),

@@ -22,6 +22,8 @@ pub struct TraceSide {
     pub events: BTreeMap<&'static str, u64>,
     /// Malformed lines skipped.
     pub bad_lines: u64,
+    /// Where a truncated compressed file stopped (the replay is of the lines before it).
+    pub truncated: Option<String>,
     /// Events the ring buffer dropped.
     pub lost_events: u64,
     /// CPUs named.
@@ -186,6 +188,7 @@ impl ReplayReport {
                 lines: t.lines,
                 events: t.counts.events.clone(),
                 bad_lines: t.bad_lines,
+                truncated: t.truncated.clone(),
                 lost_events: t.counts.lost_events,
                 cpus: t.counts.cpus,
                 load_seconds: t.load_seconds,
@@ -241,6 +244,9 @@ impl ReplayReport {
             "trace {}: {} lines, {events} events, {} CPUs, {} lost, {} bad lines skipped",
             t.file, t.lines, t.cpus, t.lost_events, t.bad_lines
         );
+        if let Some(cut) = &t.truncated {
+            let _ = writeln!(out, "truncated: {cut}");
+        }
         let s = &self.start;
         let _ = writeln!(
             out,
