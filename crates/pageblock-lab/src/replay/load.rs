@@ -27,6 +27,8 @@ pub struct Snapshots {
     pub before_zoneinfo: Option<ZoneInfo>,
     /// `before.pagetypeinfo`.
     pub before_pagetypeinfo: Option<PageTypeInfo>,
+    /// `before.buddyinfo`.
+    pub before_buddyinfo: Option<BuddyInfo>,
     /// `after.buddyinfo`.
     pub after_buddyinfo: Option<BuddyInfo>,
     /// `after.zoneinfo`.
@@ -214,6 +216,7 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
     Ok(Snapshots {
         before_zoneinfo: read(dir, "before.zoneinfo", ZoneInfo::parse)?,
         before_pagetypeinfo: read(dir, "before.pagetypeinfo", PageTypeInfo::parse)?,
+        before_buddyinfo: read(dir, "before.buddyinfo", BuddyInfo::parse)?,
         after_buddyinfo: read(dir, "after.buddyinfo", BuddyInfo::parse)?,
         after_zoneinfo: read(dir, "after.zoneinfo", ZoneInfo::parse)?,
         before_vmstat: read(dir, "before.vmstat", VmStat::parse)?,
