@@ -155,7 +155,8 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
     let mut series = Series::default();
     let mut clock = Clock::default();
     for (i, rec) in t.records.iter().enumerate() {
-        r.node.advance_to(clock.at(rec.time_us));
+        let now_us = clock.at(rec.time_us);
+        r.node.advance_to(now_us);
         let cpu = rec.cpu as usize;
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
@@ -166,11 +167,11 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
             _ => {}
         }
         if i % every == 0 {
-            series.sample(&shared);
+            series.sample(&shared, i as u64, now_us);
             progress(i as u64);
         }
     }
-    series.sample(&shared);
+    series.sample(&shared, t.records.len() as u64, clock.now_us);
     progress(t.records.len() as u64);
     let mut sink = shared.trace().take_sink();
     let events = sink
