@@ -175,3 +175,21 @@ fn zoneinfo_without_pagetypeinfo_starts_all_free_or_from_buddyinfo() {
     assert!(free_mean(&buddy) < free_mean(&all_free), "buddyinfo's machine starts with less free");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Regression: blocks the trace places at the very top of the pfn space (outside every
+/// recorded zone) made the replay's pfn arithmetic overflow when it joined or split them.
+#[test]
+fn blocks_at_the_top_of_the_pfn_space_neither_wrap_nor_panic() {
+    let top = u64::MAX - 511;
+    let mut t = Trace::default();
+    t.alloc(0, Some(0x100000), 0, Gfp::KERNEL)
+        .alloc(0, Some(top), 9, Gfp::TRANSHUGE)
+        .free(0, top, 10) // joins order-9 pieces past u64::MAX
+        .alloc(1, Some(u64::MAX), 9, Gfp::TRANSHUGE)
+        .free(1, u64::MAX, 0); // splits a block that would end past u64::MAX
+    let path = t.write("top");
+    let snapshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../pageblock-formats/tests/data/snapshots");
+    std::fs::copy(snapshots.join("before.zoneinfo"), path.with_file_name("before.zoneinfo")).unwrap();
+    let report = run(&path, &["vanilla"]);
+    assert_eq!(report.policies[0].divergence.requests, 3);
+}

@@ -272,8 +272,10 @@ impl Run {
         let step = 1u64 << m.order;
         let mut pieces = vec![m];
         for off in (step..1u64 << order).step_by(step as usize) {
-            match self.map.take_containing(m.traced + off) {
-                Some(p) if p.order == m.order && p.traced == m.traced + off && p.sim == m.sim + off => {
+            // A traced block cannot reach past the last pfn: no piece is there.
+            let at = m.traced.checked_add(off);
+            match at.and_then(|at| self.map.take_containing(at)) {
+                Some(p) if Some(p.traced) == at && p.order == m.order && p.sim == m.sim + off => {
                     pieces.push(p)
                 }
                 other => {
@@ -292,7 +294,8 @@ impl Run {
         true
     }
 
-    /// Split a remembered block into pieces of `order`, remembering every piece.
+    /// Split a remembered block into pieces of `order`, remembering every piece (that a
+    /// traced pfn can name: a block placed at the very top of the pfn space has none past it).
     fn split(&mut self, m: Mapped, order: u32) {
         let Some(z) = self.node.shared().zone_of(m.sim) else { return };
         if !self.node.lock_zone(z).split_page(m.sim, m.order, order) {
@@ -300,7 +303,9 @@ impl Run {
         }
         for k in 0..1u64 << (m.order - order) {
             let off = k << order;
-            self.map.insert(m.traced + off, m.sim + off, order);
+            if let Some(at) = m.traced.checked_add(off) {
+                self.map.insert(at, m.sim + off, order);
+            }
         }
     }
 
