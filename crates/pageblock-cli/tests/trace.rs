@@ -49,6 +49,16 @@ fn stats_prints_a_summary_and_writes_json() {
     }
     assert_eq!(json["lifetimes"]["paired"], 18);
     assert_eq!(json["gfp"]["distinct"], 3);
+    assert_meta(&json, "trace stats");
+}
+
+/// Regression: no JSON said which pageblock made it.
+fn assert_meta(json: &serde_json::Value, command: &str) {
+    let meta = &json["meta"];
+    assert_eq!(meta["pageblock_version"], env!("CARGO_PKG_VERSION"), "{meta}");
+    let revision = meta["git_revision"].as_str().unwrap_or_default();
+    assert!(!revision.is_empty() && revision != "unknown", "built in a git checkout: {meta}");
+    assert!(meta["command"].as_str().is_some_and(|c| c.contains(command)), "{meta}");
 }
 
 /// Regression: `trace stats` refused the directory `pageblock record` writes ("Is a
@@ -142,6 +152,91 @@ fn replay_prints_policies_side_by_side_and_the_fidelity_table() {
             assert!(p["huge_share"][key].is_number(), "huge_share.{key}");
         }
         assert!(p["events_per_second"].as_f64().is_some_and(|x| x > 0.0));
+        // Regression: the time series the README promises were left out of the JSON.
+        let series = &p["series"];
+        let n = series["records"].as_array().map_or(0, Vec::len);
+        assert!(n > 100, "samples over the replay: {n}");
+        for key in ["seconds", "free_pageblocks", "huge_share"] {
+            assert_eq!(series[key].as_array().map(Vec::len), Some(n), "series.{key}");
+        }
+        let requests = ["mm_page_alloc", "mm_page_free"].map(|e| v["trace"]["events"][e].as_u64().unwrap());
+        assert_eq!(
+            series["records"][n - 1].as_u64(),
+            Some(requests[0] + requests[1]),
+            "the last sample ends the trace"
+        );
+        assert!(series["seconds"][n - 1].as_f64().is_some_and(|s| s > 20.0), "the trace's 21.6 s");
+        assert_eq!(series["free_pageblocks"][n - 1].as_f64(), p["free_pageblocks"]["end"].as_f64());
     }
-    assert!(v["fidelity"]["rows"].as_array().is_some_and(|r| !r.is_empty()));
+    // Regression: 193 in the JSON, 0.193 in the text; now a fraction in both.
+    let row = |label: &str| {
+        text.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("{label}")).to_owned()
+    };
+    let printed: Vec<String> =
+        row("unusable index order 9, end").split_whitespace().skip(5).map(str::to_owned).collect();
+    for (p, shown) in policies.iter().zip(&printed) {
+        let fraction = p["unusable_index_end_fraction"].as_f64().expect("a fraction");
+        assert!((0.0..=1.0).contains(&fraction), "{fraction}");
+        assert_eq!(&format!("{fraction:.3}"), shown);
+    }
+    // Regression: row names carried the text's indentation.
+    let rows = v["fidelity"]["rows"].as_array().expect("fidelity rows");
+    for r in rows {
+        let name = r["name"].as_str().unwrap();
+        assert_eq!(name, name.trim(), "{r}");
+    }
+    let fragmenting = rows.iter().find(|r| r["name"] == "fragmenting").expect("fragmenting");
+    assert_eq!(fragmenting["part_of"], "mm_page_alloc_extfrag");
+    assert!(rows.iter().find(|r| r["name"] == "mm_page_alloc").is_some_and(|r| r["part_of"].is_null()));
+    assert!(text.contains("  of which fragmenting"), "{text}");
+    assert_meta(&v, "replay");
+}
+
+/// Regression: `--skip-bad` on an empty file or pure garbage printed empty statistics and
+/// exited 0.
+#[test]
+fn a_file_without_one_event_fails_even_when_skipping() {
+    for (name, text, want) in [
+        ("empty.txt", "", "no events decoded: no trace lines"),
+        ("garbage.txt", "not\na trace\n", "every one of the 2 lines is malformed"),
+    ] {
+        let path = temp(name);
+        std::fs::write(&path, text).unwrap();
+        let out = pageblock(&["trace", "stats", path.to_str().unwrap(), "--skip-bad"]);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{name}: {err}");
+    }
+}
+
+/// Regression: a truncated `.zst` (a killed recording) was rejected whole, even with
+/// `--skip-bad`. Without it the error says where it stops and suggests `--skip-bad`; with
+/// it both commands read the complete lines before the cut and warn.
+#[test]
+fn a_truncated_trace_is_read_up_to_the_cut_with_skip_bad() {
+    let text = std::fs::read(fixture()).unwrap();
+    let mut zst = zstd::encode_all(&text[..], 3).unwrap();
+    let second = zstd::encode_all(&text[..], 3).unwrap();
+    zst.extend_from_slice(&second[..second.len() / 2]);
+    let path = temp("cut.txt.zst");
+    std::fs::write(&path, zst).unwrap();
+    let p = path.to_str().unwrap();
+    for cmd in [&["trace", "stats"][..], &["replay", "--policy", "vanilla"]] {
+        let strict = pageblock(&[cmd, &[p]].concat());
+        assert_eq!(strict.status.code(), Some(1), "{cmd:?}");
+        let err = String::from_utf8_lossy(&strict.stderr);
+        assert!(err.contains(&format!("{p}: truncated zstd stream")), "{cmd:?}: {err}");
+        assert!(err.contains("after line 82; --skip-bad reads the 82 lines before it"), "{cmd:?}: {err}");
+        let lenient = pageblock(&[cmd, &[p, "--skip-bad"]].concat());
+        let err = String::from_utf8_lossy(&lenient.stderr);
+        assert!(lenient.status.success(), "{cmd:?}: {err}");
+        assert!(
+            err.contains("warning: ") && err.contains("after line 82; read the lines before it"),
+            "{err}"
+        );
+        let out = String::from_utf8_lossy(&lenient.stdout);
+        assert!(out.contains("82 lines") || out.contains("lines           82 "), "{cmd:?}: {out}");
+    }
+    std::fs::remove_file(&path).unwrap();
 }

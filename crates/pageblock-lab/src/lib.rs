@@ -8,6 +8,7 @@ pub mod fastpath;
 pub mod html;
 pub mod inspect;
 pub mod machine;
+pub mod meta;
 pub mod prng;
 pub mod replay;
 pub mod report;

@@ -150,3 +150,46 @@ fn the_real_trace_replays_with_a_fidelity_table() {
     assert_eq!(row("mm_page_pcpu_drain").real, 198_816);
     assert!(row("free pages at the end").simulated > 0);
 }
+
+/// Regression: a recording with `before.zoneinfo` but no `before.pagetypeinfo` failed with
+/// an internal invariant ("reserved pages must be the zone's count"). The machine starts
+/// from zoneinfo alone (all free but the reserved pages), or with `before.buddyinfo`'s free
+/// blocks.
+#[test]
+fn zoneinfo_without_pagetypeinfo_starts_all_free_or_from_buddyinfo() {
+    let shared =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
+    let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-zoneinfo-only", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["before.zoneinfo", "trace.txt.zst"] {
+        std::fs::copy(shared.join(name), dir.join(name)).unwrap();
+    }
+    let all_free = run(&dir, &["vanilla"]);
+    assert_eq!((all_free.start.geometry, all_free.start.free_state), ("before.zoneinfo", "all free"));
+    assert_eq!(all_free.policies[0].divergence.requests, 729_121);
+    std::fs::copy(shared.join("before.buddyinfo"), dir.join("before.buddyinfo")).unwrap();
+    let buddy = run(&dir, &["vanilla"]);
+    assert!(buddy.start.free_state.starts_with("before.buddyinfo"), "{}", buddy.start.free_state);
+    assert_eq!(buddy.policies[0].divergence.requests, 729_121);
+    let free_mean = |r: &replay::ReplayReport| r.policies[0].free_pageblocks.mean;
+    assert!(free_mean(&buddy) < free_mean(&all_free), "buddyinfo's machine starts with less free");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Regression: blocks the trace places at the very top of the pfn space (outside every
+/// recorded zone) made the replay's pfn arithmetic overflow when it joined or split them.
+#[test]
+fn blocks_at_the_top_of_the_pfn_space_neither_wrap_nor_panic() {
+    let top = u64::MAX - 511;
+    let mut t = Trace::default();
+    t.alloc(0, Some(0x100000), 0, Gfp::KERNEL)
+        .alloc(0, Some(top), 9, Gfp::TRANSHUGE)
+        .free(0, top, 10) // joins order-9 pieces past u64::MAX
+        .alloc(1, Some(u64::MAX), 9, Gfp::TRANSHUGE)
+        .free(1, u64::MAX, 0); // splits a block that would end past u64::MAX
+    let path = t.write("top");
+    let snapshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../pageblock-formats/tests/data/snapshots");
+    std::fs::copy(snapshots.join("before.zoneinfo"), path.with_file_name("before.zoneinfo")).unwrap();
+    let report = run(&path, &["vanilla"]);
+    assert_eq!(report.policies[0].divergence.requests, 3);
+}

@@ -158,6 +158,71 @@ fn non_utf8_and_truncated_lines_are_bad_lines() {
     assert_eq!(err.line(), Some(82), "{err}");
 }
 
+/// Regression: a truncated `.zst`/`.gz` (a recording killed, or out of space) was rejected
+/// whole, even with `--skip-bad`. Without it, the error says where the file stops and what
+/// `--skip-bad` reads; with it, the lines before the cut are read and the cut is reported.
+#[test]
+fn a_truncated_compressed_file_gives_its_prefix_when_skipping() {
+    let dir = temp_dir("prefix");
+    let text = fixture();
+    // Two zstd frames (as `pageblock record` flushes them), the second cut short.
+    let mut zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    let second = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    zst.extend_from_slice(&second[..second.len() / 2]);
+    // One gzip member of many copies, cut in the middle.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for _ in 0..40 {
+        gz.write_all(text.as_bytes()).unwrap();
+    }
+    let gz = gz.finish().unwrap();
+    let gz = gz[..gz.len() / 2].to_vec();
+    for (name, bytes, what) in [("t.zst", zst, "zstd"), ("t.gz", gz, "gzip")] {
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut strict = TraceReader::open(&path).unwrap();
+        let err = TraceStats::collect(&mut strict, &mut |_| {}).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with(&format!("{}: truncated {what} stream", path.display())), "{msg}");
+        assert!(msg.contains(" after line ") && msg.contains("--skip-bad reads the "), "{msg}");
+        let mut lenient = TraceReader::open(&path).unwrap().skip_bad_lines(true);
+        let s = TraceStats::collect(&mut lenient, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(s.lines >= 82, "{name}: at least the first copy: {}", s.lines);
+        assert_eq!(s.bad_lines, 0, "{name}: the cut line is not read as a bad line");
+        let cut = s.truncated.as_deref().unwrap_or_else(|| panic!("{name}: no warning"));
+        assert!(cut.contains(&format!("truncated {what} stream")), "{cut}");
+        assert!(cut.contains(&format!("after line {}", s.lines)), "{name}: where it stops: {cut}");
+        assert!(s.summary().contains("truncated "), "{name}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Regression: `--skip-bad` on an empty file or pure garbage gave empty statistics and
+/// success.
+#[test]
+fn a_trace_without_one_event_is_an_error() {
+    for (text, skip, want) in [
+        ("", false, "no events decoded: no trace lines"),
+        ("", true, "no events decoded: no trace lines"),
+        ("garbage\nmore garbage\n", true, "every one of the 2 lines is malformed (the first: mem.txt:1: "),
+        ("# tracer: nop\n", false, "no events decoded: 1 lines (1 comments"),
+    ] {
+        let err = stats_of(text, skip).expect_err(text);
+        assert!(err.to_string().starts_with("mem.txt: "), "{err}");
+        assert!(err.to_string().contains(want), "{text:?}: {err}");
+    }
+}
+
+/// Regression: `trace-cmd report` text was misdiagnosed; its header names it.
+#[test]
+fn trace_cmd_report_output_is_named() {
+    for header in ["version = 6", "cpus=2", "CPU 0 is empty"] {
+        let text = format!("{header}\n{}", fixture());
+        let err = stats_of(&text, false).unwrap_err();
+        assert_eq!(err.line(), Some(1));
+        assert!(err.reason().contains("`trace-cmd report` output"), "{err}");
+    }
+}
+
 #[test]
 fn truncated_compressed_files_are_errors_naming_the_file() {
     let dir = temp_dir("truncated");

@@ -1,6 +1,6 @@
 //! `pageblock record -- COMMAND`: records the live kernel's page-allocator tracepoints while
 //! COMMAND runs, into a directory `pageblock trace stats` and `pageblock replay` read:
-//! `trace.txt.zst` (ftrace text from `trace_pipe`, one zstd frame) and byte-exact copies of
+//! `trace.txt.zst` (ftrace text from `trace_pipe`, a zstd frame per second) and byte-exact copies of
 //! `/proc/{zoneinfo,pagetypeinfo,buddyinfo,vmstat}` as `before.*` and `after.*`.
 //!
 //! Order of a recording: refuse early (no command, not root, a non-empty directory), create

@@ -2,6 +2,7 @@
 //! each `--policy`, side by side, with the fidelity table for `vanilla`.
 
 use indicatif::ProgressBar;
+use pageblock_lab::meta::RunMeta;
 use pageblock_lab::replay::{self, NamedPolicy, Stage};
 
 use crate::cli::ReplayArgs;
@@ -41,8 +42,11 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         bar.finish_and_clear();
     }
     let report = report?;
+    if let Some(cut) = &report.trace.truncated {
+        eprintln!("pageblock: warning: {cut}");
+    }
     if let Some(out) = json {
-        out.write_json(&report)?;
+        out.write_json(&RunMeta::of_this_process().with(&report))?;
     }
     if let Some(out) = html {
         out.write_text(&report.html())?;

@@ -1,5 +1,6 @@
 //! `pageblock trace stats FILE`: statistics of a real kernel trace, as text and JSON.
 
+use pageblock_lab::meta::RunMeta;
 use pageblock_lab::trace::{trace_file, Dialect, TraceReader, TraceStats};
 
 use crate::cli::TraceStatsArgs;
@@ -19,8 +20,11 @@ pub fn stats(args: &TraceStatsArgs) -> Result<String, String> {
     let stats = TraceStats::collect(&mut reader, &mut |_| bar.set_position(progress.bytes()));
     bar.finish_and_clear();
     let stats = stats.map_err(|e| e.to_string())?;
+    if let Some(cut) = &stats.truncated {
+        eprintln!("pageblock: warning: {cut}");
+    }
     if let Some(out) = json {
-        out.write_json(&stats)?;
+        out.write_json(&RunMeta::of_this_process().with(&stats))?;
     }
     Ok(format!("trace           {} ({})\n{}", file.display(), compression.name(), stats.summary()))
 }

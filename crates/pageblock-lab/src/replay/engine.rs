@@ -11,8 +11,11 @@
 //! * Everything else (refills, drains, fallbacks, compaction, lost events) is the kernel's
 //!   own doing: counted on the trace's side, and made anew by the simulation.
 //!
-//! Time is the trace's: the clock advances to each record's timestamp, so the vmstat worker
-//! decays per-CPU caches every traced second.
+//! Time is the trace's: the clock advances with each record's timestamp, so the vmstat worker
+//! decays per-CPU caches every traced second. A gap of more than [`MAX_GAP_US`] between two
+//! records counts as that much (the decay is long over by then, and a damaged or hostile
+//! timestamp must not make the simulation live through years, one vmstat round per second);
+//! a timestamp earlier than the latest so far counts as no time (the clock never goes back).
 
 use pageblock_core::memmap::PageState;
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
@@ -113,6 +116,30 @@ pub struct Replayed {
 /// Samples taken over a replay.
 const SAMPLES: usize = 2000;
 
+/// The most simulated time one record moves the clock on: a minute.
+pub const MAX_GAP_US: u64 = 60_000_000;
+
+/// The replay's clock: the trace's time, with gaps of more than [`MAX_GAP_US`] shortened
+/// and steps back ignored, so that it advances by at most that much per record.
+#[derive(Debug, Default)]
+struct Clock {
+    /// The latest timestamp so far.
+    latest_us: Option<u64>,
+    /// Simulated time since the first record.
+    now_us: u64,
+}
+
+impl Clock {
+    /// The simulated time of a record stamped `time_us`.
+    fn at(&mut self, time_us: u64) -> u64 {
+        let latest = self.latest_us.get_or_insert(time_us);
+        let step = time_us.saturating_sub(*latest).min(MAX_GAP_US);
+        *latest = time_us.max(*latest);
+        self.now_us += step;
+        self.now_us
+    }
+}
+
 /// Replay `t` on `node` (booted in the trace's starting state), calling `progress(records)`
 /// now and then.
 pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Replayed {
@@ -126,9 +153,10 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
     let mut r = Run { map: PfnMap::new(shared.max_order()), node, preexisting, div: Divergence::default() };
     let every = (t.records.len() / SAMPLES).max(1);
     let mut series = Series::default();
-    let t0 = t.records.first().map_or(0, |r| r.time_us);
+    let mut clock = Clock::default();
     for (i, rec) in t.records.iter().enumerate() {
-        r.node.advance_to(rec.time_us.saturating_sub(t0));
+        let now_us = clock.at(rec.time_us);
+        r.node.advance_to(now_us);
         let cpu = rec.cpu as usize;
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
@@ -139,11 +167,11 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
             _ => {}
         }
         if i % every == 0 {
-            series.sample(&shared);
+            series.sample(&shared, i as u64, now_us);
             progress(i as u64);
         }
     }
-    series.sample(&shared);
+    series.sample(&shared, t.records.len() as u64, clock.now_us);
     progress(t.records.len() as u64);
     let mut sink = shared.trace().take_sink();
     let events = sink
@@ -244,8 +272,10 @@ impl Run {
         let step = 1u64 << m.order;
         let mut pieces = vec![m];
         for off in (step..1u64 << order).step_by(step as usize) {
-            match self.map.take_containing(m.traced + off) {
-                Some(p) if p.order == m.order && p.traced == m.traced + off && p.sim == m.sim + off => {
+            // A traced block cannot reach past the last pfn: no piece is there.
+            let at = m.traced.checked_add(off);
+            match at.and_then(|at| self.map.take_containing(at)) {
+                Some(p) if Some(p.traced) == at && p.order == m.order && p.sim == m.sim + off => {
                     pieces.push(p)
                 }
                 other => {
@@ -264,7 +294,8 @@ impl Run {
         true
     }
 
-    /// Split a remembered block into pieces of `order`, remembering every piece.
+    /// Split a remembered block into pieces of `order`, remembering every piece (that a
+    /// traced pfn can name: a block placed at the very top of the pfn space has none past it).
     fn split(&mut self, m: Mapped, order: u32) {
         let Some(z) = self.node.shared().zone_of(m.sim) else { return };
         if !self.node.lock_zone(z).split_page(m.sim, m.order, order) {
@@ -272,7 +303,9 @@ impl Run {
         }
         for k in 0..1u64 << (m.order - order) {
             let off = k << order;
-            self.map.insert(m.traced + off, m.sim + off, order);
+            if let Some(at) = m.traced.checked_add(off) {
+                self.map.insert(at, m.sim + off, order);
+            }
         }
     }
 
@@ -299,5 +332,21 @@ impl Run {
             (true, Some(z)) => self.preexisting[z].clear(pfn, size),
             _ => self.div.unmatched_frees += 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the clock jumped to each timestamp, and a trace whose second record was
+    /// stamped years after its first ran one vmstat round per simulated second.
+    #[test]
+    fn the_clock_follows_the_trace_but_never_jumps_more_than_a_minute() {
+        let mut c = Clock::default();
+        let times = [5_000_000, 5_500_000, 5_200_000, 7_000_000, u64::MAX, 1, u64::MAX];
+        let got: Vec<u64> = times.iter().map(|&t| c.at(t)).collect();
+        let jumped = 2_000_000 + MAX_GAP_US;
+        assert_eq!(got, [0, 500_000, 500_000, 2_000_000, jumped, jumped, jumped]);
     }
 }

@@ -12,6 +12,8 @@ use super::load::LoadedTrace;
 pub struct FidelityRow {
     /// What is compared.
     pub name: String,
+    /// The row this one counts a part of (`fragmenting` of `mm_page_alloc_extfrag`).
+    pub part_of: Option<&'static str>,
     /// The simulation's value.
     pub simulated: u64,
     /// The real kernel's value.
@@ -29,7 +31,12 @@ pub struct Fidelity {
 
 fn row(name: impl Into<String>, simulated: u64, real: u64) -> FidelityRow {
     let ratio = (real != 0).then(|| simulated as f64 / real as f64);
-    FidelityRow { name: name.into(), simulated, real, ratio }
+    FidelityRow { name: name.into(), part_of: None, simulated, real, ratio }
+}
+
+/// A row that counts a part of the row `of`.
+fn part(of: &'static str, name: &str, simulated: u64, real: u64) -> FidelityRow {
+    FidelityRow { part_of: Some(of), ..row(name, simulated, real) }
 }
 
 /// The fidelity rows of replay `r` of trace `t`.
@@ -40,11 +47,21 @@ pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
         row("mm_page_alloc", e.page_alloc, ev("mm_page_alloc")),
         row("mm_page_free", e.page_free, ev("mm_page_free")),
         row("mm_page_alloc_zone_locked", e.zone_locked, ev("mm_page_alloc_zone_locked")),
-        row("  of which percpu_refill=1", e.zone_locked_refill, t.counts.zone_locked_refill),
+        part(
+            "mm_page_alloc_zone_locked",
+            "percpu_refill=1",
+            e.zone_locked_refill,
+            t.counts.zone_locked_refill,
+        ),
         row("mm_page_pcpu_drain", e.pcpu_drain, ev("mm_page_pcpu_drain")),
         row("mm_page_alloc_extfrag", e.extfrag, ev("mm_page_alloc_extfrag")),
-        row("  fragmenting", e.extfrag_fragmenting, t.counts.extfrag_fragmenting),
-        row("  change_ownership", e.extfrag_change_ownership, t.counts.extfrag_change_ownership),
+        part("mm_page_alloc_extfrag", "fragmenting", e.extfrag_fragmenting, t.counts.extfrag_fragmenting),
+        part(
+            "mm_page_alloc_extfrag",
+            "change_ownership",
+            e.extfrag_change_ownership,
+            t.counts.extfrag_change_ownership,
+        ),
     ];
     if let (Some(before), Some(after)) = (&t.snapshots.before_vmstat, &t.snapshots.after_vmstat) {
         let delta = |names: &[&str]| -> u64 {

@@ -27,6 +27,8 @@ pub struct Snapshots {
     pub before_zoneinfo: Option<ZoneInfo>,
     /// `before.pagetypeinfo`.
     pub before_pagetypeinfo: Option<PageTypeInfo>,
+    /// `before.buddyinfo`.
+    pub before_buddyinfo: Option<BuddyInfo>,
     /// `after.buddyinfo`.
     pub after_buddyinfo: Option<BuddyInfo>,
     /// `after.zoneinfo`.
@@ -69,6 +71,9 @@ pub struct LoadedTrace {
     pub lines: u64,
     /// Malformed lines skipped (with `skip_bad`).
     pub bad_lines: u64,
+    /// Where a truncated compressed file stopped (with `skip_bad`: the trace is the lines
+    /// before it), as `FILE: reason`.
+    pub truncated: Option<String>,
     /// The trace's own counts.
     pub counts: TraceCounts,
     /// The snapshots beside it.
@@ -81,8 +86,9 @@ pub struct LoadedTrace {
 const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Read the trace at `path` (a file or a recording directory) and its snapshots, calling
-/// `progress(bytes_read, file_size)` as it goes. A malformed line is an error naming the file and line,
-/// unless `skip_bad`.
+/// `progress(bytes_read, file_size)` as it goes. A malformed line is an error naming the file
+/// and line, and a compressed file cut short an error naming where, unless `skip_bad` (then
+/// the lines before the cut are the trace, and `truncated` says where it stopped).
 pub fn load(
     path: &Path,
     skip_bad: bool,
@@ -92,7 +98,11 @@ pub fn load(
     let snapshots = read_snapshots(file.parent().unwrap_or(Path::new(".")))?;
     let mut facts = facts_for(&snapshots);
     let started = Instant::now();
-    let mut reader = TraceReader::open(&file).map_err(|e| e.to_string())?.skip_bad_lines(skip_bad);
+    let (cpus, machine) = machine_cpus(&snapshots);
+    let mut reader = TraceReader::open(&file)
+        .map_err(|e| e.to_string())?
+        .skip_bad_lines(skip_bad)
+        .with_cpus(cpus, machine);
     let read = reader.get_ref().progress();
     // Room for the requests up front: moving a growing vector of millions of them costs more
     // than decoding them. A compressed line is rarely under 8 bytes, a plain one under 128,
@@ -116,6 +126,7 @@ pub fn load(
         }
     }
     progress(read.bytes(), size);
+    reader.finish().map_err(|e| e.to_string())?;
     facts.finish();
     for (name, n) in KMEM_EVENT_NAMES.iter().zip(kmem).filter(|(_, n)| *n > 0) {
         counts.events.insert(name, n);
@@ -128,6 +139,7 @@ pub fn load(
         gfps: reader.gfp_table().clone(),
         lines: lines.lines,
         bad_lines: lines.bad_lines,
+        truncated: reader.truncated().map(ToString::to_string),
         counts,
         snapshots,
         load_seconds: started.elapsed().as_secs_f64(),
@@ -149,6 +161,21 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
         RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
         RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),
         _ => {}
+    }
+}
+
+/// The CPUs of the machine the replay will simulate: the recording's (one pageset per CPU
+/// in `before.zoneinfo`, as [`crate::machine::node_from_zoneinfo`] counts them), or as many
+/// as the simulator holds.
+fn machine_cpus(s: &Snapshots) -> (u32, &'static str) {
+    let recorded = s.before_zoneinfo.as_ref().and_then(|zi| {
+        zi.zones.iter().filter(|z| z.node == 0 && z.managed > 0).find_map(|z| z.populated.as_ref())
+    });
+    match recorded {
+        Some(p) => {
+            (u32::try_from(p.pagesets.len()).unwrap_or(u32::MAX), "the recorded machine (before.zoneinfo)")
+        }
+        None => (pageblock_core::config::MAX_CPUS, "a simulated machine"),
     }
 }
 
@@ -189,6 +216,7 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
     Ok(Snapshots {
         before_zoneinfo: read(dir, "before.zoneinfo", ZoneInfo::parse)?,
         before_pagetypeinfo: read(dir, "before.pagetypeinfo", PageTypeInfo::parse)?,
+        before_buddyinfo: read(dir, "before.buddyinfo", BuddyInfo::parse)?,
         after_buddyinfo: read(dir, "after.buddyinfo", BuddyInfo::parse)?,
         after_zoneinfo: read(dir, "after.zoneinfo", ZoneInfo::parse)?,
         before_vmstat: read(dir, "before.vmstat", VmStat::parse)?,

@@ -2,9 +2,10 @@
 //!
 //! With the recording's snapshots: the zones and CPUs of `before.zoneinfo` (managed pages
 //! placed where the trace's pfns fall), and the free blocks and pageblock types of
-//! `before.pagetypeinfo` ([`super::start`]). Without them: one ZONE_NORMAL over the pfns the
-//! trace touches, as many CPUs as it names, everything free except what the trace frees
-//! before allocating it.
+//! `before.pagetypeinfo` ([`super::start`]); without that, the free blocks per order of
+//! `before.buddyinfo` (all Movable), or all free but the zone's reserved pages. Without them: one ZONE_NORMAL over the pfns the
+//! trace touches (at most [`MAX_SPAN_PAGES`]), as many CPUs as it names, everything free
+//! except what the trace frees before allocating it.
 
 use std::collections::HashMap;
 
@@ -23,7 +24,8 @@ use crate::machine::{node_from_zoneinfo, ZoneHints};
 pub struct StartReport {
     /// Where the geometry came from (`before.zoneinfo` or the trace's pfns).
     pub geometry: &'static str,
-    /// Where the free memory came from (`before.pagetypeinfo` or "all free").
+    /// Where the free memory came from (`before.pagetypeinfo`, `before.buddyinfo` or "all
+    /// free").
     pub free_state: &'static str,
     /// Per zone, what did not fit.
     pub shortfall: Vec<(String, PlanShortfall)>,
@@ -32,6 +34,10 @@ pub struct StartReport {
     /// Pages put on per-CPU lists, as the snapshot's pagesets held them.
     pub pcp_pages: u64,
 }
+
+/// The most pages a machine sized by a trace's pfns may have (1 TiB): booting it takes time
+/// and memory in proportion, and a damaged pfn must not decide that.
+const MAX_SPAN_PAGES: u64 = 1 << 28;
 
 /// The machine's configuration for `t`.
 pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
@@ -65,21 +71,23 @@ pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
         None => {
             let align = 1u64 << pageblock_core::types::MAX_PAGE_ORDER;
             let start = lo & !(align - 1);
-            let end = (hi + 1).div_ceil(align) * align;
+            let pages = ((hi - start) / align + 1).saturating_mul(align);
+            if pages > MAX_SPAN_PAGES || start.checked_add(pages).is_none() {
+                return Err(format!(
+                    "the trace's pfns {lo:#x}..={hi:#x} span {} MiB; without before.zoneinfo the machine is \
+                     sized by them, and at most {} GiB is simulated (replay the recording directory, or \
+                     check the trace for damaged pfns)",
+                    (hi - lo) >> (20 - pageblock_core::types::PAGE_SHIFT),
+                    MAX_SPAN_PAGES >> (30 - pageblock_core::types::PAGE_SHIFT),
+                ));
+            }
             let zone = ZoneConfig {
                 nr_cpus: t.counts.cpus.max(1),
-                ..ZoneConfig::new(ZoneType::Normal, start, end - start)
+                ..ZoneConfig::new(ZoneType::Normal, start, pages)
             };
             NodeConfig::single(zone)
         }
     };
-    let cpus = node.zones[0].nr_cpus;
-    if t.counts.cpus > cpus {
-        return Err(format!(
-            "the trace names CPU {} but the recorded machine has {cpus} CPUs",
-            t.counts.cpus - 1
-        ));
-    }
     if node.zones.iter().all(|z| hi < z.start_pfn || lo >= z.end_pfn()) {
         return Err(format!("the trace's pfns {lo:#x}..={hi:#x} fall in none of the recorded zones"));
     }
@@ -116,10 +124,10 @@ pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(No
     let node = Node::new(config.clone(), policy.clone()).map_err(|e| format!("machine: {e}"))?;
     let mut report = StartReport {
         geometry: if t.snapshots.before_zoneinfo.is_some() { "before.zoneinfo" } else { "the trace's pfns" },
-        free_state: if t.snapshots.before_pagetypeinfo.is_some() {
-            "before.pagetypeinfo"
-        } else {
-            "all free"
+        free_state: match (&t.snapshots.before_pagetypeinfo, &t.snapshots.before_buddyinfo) {
+            (Some(_), _) => "before.pagetypeinfo",
+            (None, Some(_)) => "before.buddyinfo (free blocks all Movable)",
+            (None, None) => "all free",
         },
         ..StartReport::default()
     };
@@ -127,19 +135,19 @@ pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(No
         let cfg = z.config();
         let busy = t.facts.busy(cfg);
         report.busy_pages += busy.count();
-        let layout = match t
-            .snapshots
-            .before_pagetypeinfo
-            .as_ref()
-            .and_then(|p| super::snapshot::zone_target(p, cfg.zone_type.name()))
-        {
+        let (zone, nr_blocks) = (cfg.zone_type.name(), z.pageblocks().len());
+        let target = match (&t.snapshots.before_pagetypeinfo, &t.snapshots.before_buddyinfo) {
+            (Some(p), _) => super::snapshot::zone_target(p, zone),
+            (None, Some(b)) => super::snapshot::zone_target_from_buddyinfo(b, zone, nr_blocks as u64),
+            (None, None) => None,
+        };
+        let layout = match target {
             Some(target) => {
-                let (layout, short) =
-                    plan_layout(cfg, z.pageblocks().len(), &target, &busy, &t.facts.zone_votes(cfg));
-                report.shortfall.push((cfg.zone_type.name().to_owned(), short));
+                let (layout, short) = plan_layout(cfg, nr_blocks, &target, &busy, &t.facts.zone_votes(cfg));
+                report.shortfall.push((zone.to_owned(), short));
                 layout
             }
-            None => free_except(cfg, z.pageblocks().len(), &busy),
+            None => free_except(cfg, nr_blocks, &busy),
         };
         node.lock_zone(i).set_layout(&layout).map_err(|e| format!("zone {}: {e}", cfg.zone_type.name()))?;
         if let Some(zi) = &t.snapshots.before_zoneinfo {
@@ -189,19 +197,35 @@ fn fill_pagesets(node: &Node, i: usize, zi: &pageblock_formats::zoneinfo::ZoneIn
     placed
 }
 
-/// Every page free except the busy ones, in the largest aligned blocks that fit (all
-/// Movable, as after boot).
+/// Every online page free except the busy ones and the zone's reserved pages (the lowest
+/// pages the trace does not free, then the lowest it does), in the largest aligned blocks
+/// that fit (all Movable, as after boot).
 fn free_except(cfg: &ZoneConfig, nr_blocks: usize, busy: &BusyPages) -> ZoneLayout {
+    let end = cfg.end_pfn() - cfg.offline_pages;
+    let mut taken = busy.clone();
+    let mut reserved: Vec<(u64, u64)> = Vec::new();
+    let mut left = cfg.reserved_pages;
+    for on_busy in [false, true] {
+        for p in (cfg.start_pfn..end).filter(|&p| busy.is_busy(p) == on_busy).take(left as usize) {
+            match reserved.last_mut() {
+                Some(r) if r.0 + r.1 == p => r.1 += 1,
+                _ => reserved.push((p, 1)),
+            }
+            taken.mark(p, 1);
+            left -= 1;
+        }
+    }
+    reserved.sort_unstable();
     let mut free = Vec::new();
-    let (mut pfn, end) = (cfg.start_pfn, cfg.end_pfn());
+    let mut pfn = cfg.start_pfn;
     while pfn < end {
-        if busy.is_busy(pfn) {
+        if taken.is_busy(pfn) {
             pfn += 1;
             continue;
         }
-        let run_end = (pfn..end).find(|&p| busy.is_busy(p)).unwrap_or(end);
+        let run_end = (pfn..end).find(|&p| taken.is_busy(p)).unwrap_or(end);
         free.extend(aligned_blocks(pfn, run_end, cfg.max_order));
         pfn = run_end;
     }
-    ZoneLayout { block_types: vec![MigrateType::Movable; nr_blocks], free, reserved: Vec::new() }
+    ZoneLayout { block_types: vec![MigrateType::Movable; nr_blocks], free, reserved }
 }

@@ -9,7 +9,7 @@ use super::engine::{Divergence, Replayed};
 use super::fidelity::Fidelity;
 use super::load::LoadedTrace;
 use super::machine::StartReport;
-use super::series::{self, Summary};
+use super::series::{self, Columns, Summary};
 
 /// The trace's side.
 #[derive(Clone, Debug, Serialize)]
@@ -22,6 +22,8 @@ pub struct TraceSide {
     pub events: BTreeMap<&'static str, u64>,
     /// Malformed lines skipped.
     pub bad_lines: u64,
+    /// Where a truncated compressed file stopped (the replay is of the lines before it).
+    pub truncated: Option<String>,
     /// Events the ring buffer dropped.
     pub lost_events: u64,
     /// CPUs named.
@@ -80,8 +82,9 @@ pub struct PolicyResult {
     pub free_pageblocks: Summary,
     /// Free pages in whole pageblocks / free pages.
     pub huge_share: HugeShare,
-    /// Unusable free index at pageblock order, at the end (thousandths).
-    pub unusable_index_end: i32,
+    /// Unusable free index at pageblock order, at the end, as a fraction (0..1, as debugfs
+    /// prints it).
+    pub unusable_index_end_fraction: f64,
     /// Mixed pageblocks.
     pub mixed_pageblocks: Mixed,
     /// Requests the kernel served and the simulation failed.
@@ -96,12 +99,9 @@ pub struct PolicyResult {
     pub events_per_second: f64,
     /// Seconds of the replay loop.
     pub seconds: f64,
-    /// Whole free pageblocks over the replay (for the HTML report).
-    #[serde(skip)]
-    pub free_pageblocks_series: Vec<f64>,
-    /// Huge share over the replay.
-    #[serde(skip)]
-    pub huge_share_series: Vec<f64>,
+    /// Free pageblocks and huge share over the replay, sample by sample (evenly spaced in
+    /// the trace's records).
+    pub series: Columns,
     /// Each zone's pageblock map at the end.
     #[serde(skip)]
     pub final_map: Vec<(String, Vec<crate::inspect::BlockKind>)>,
@@ -138,7 +138,7 @@ impl PolicyResult {
             extfrag_change_ownership: e.extfrag_change_ownership,
             free_pageblocks: r.series.summary(|s| s.free_pageblocks as f64),
             huge_share: HugeShare { mean: huge.mean, end: huge.end },
-            unusable_index_end: series::unusable_index(node),
+            unusable_index_end_fraction: series::unusable_index(node),
             mixed_pageblocks: Mixed { start: mixed_start, end: mixed_end },
             failed_requests: r.divergence.failed_requests,
             pgalloc,
@@ -146,8 +146,7 @@ impl PolicyResult {
             divergence: r.divergence,
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
-            free_pageblocks_series: r.series.samples.iter().map(|s| s.free_pageblocks as f64).collect(),
-            huge_share_series: r.series.samples.iter().map(|s| s.huge_share).collect(),
+            series: r.series.columns(),
             final_map: crate::inspect::simulated::node_block_kinds(&r.node),
         }
     }
@@ -186,6 +185,7 @@ impl ReplayReport {
                 lines: t.lines,
                 events: t.counts.events.clone(),
                 bad_lines: t.bad_lines,
+                truncated: t.truncated.clone(),
                 lost_events: t.counts.lost_events,
                 cpus: t.counts.cpus,
                 load_seconds: t.load_seconds,
@@ -208,21 +208,21 @@ impl ReplayReport {
     /// replay, each policy's final pageblock map, the text report.
     pub fn html(&self) -> String {
         let mut page = crate::html::Page::new(&format!("pageblock replay: {}", self.trace.file));
-        let series = |f: fn(&PolicyResult) -> &Vec<f64>| -> Vec<(String, Vec<f64>)> {
-            self.policies.iter().map(|p| (p.name.to_owned(), f(p).clone())).collect()
+        let series = |f: fn(&Columns) -> Vec<f64>| -> Vec<(String, Vec<f64>)> {
+            self.policies.iter().map(|p| (p.name.to_owned(), f(&p.series))).collect()
         };
         page.heading("Over the replay");
         page.chart(
             "Whole free pageblocks",
             "sample (evenly spaced in the trace)",
             "pageblocks",
-            &series(|p| &p.free_pageblocks_series),
+            &series(|c| c.free_pageblocks.iter().map(|&n| n as f64).collect()),
         );
         page.chart(
             "Huge share: free pages in whole free pageblocks / free pages",
             "sample",
             "share",
-            &series(|p| &p.huge_share_series),
+            &series(|c| c.huge_share.clone()),
         );
         page.heading("Pageblock maps at the end, side by side");
         page.policy_maps(self.policies.iter().map(|p| (p.name, p.final_map.as_slice())));
@@ -241,6 +241,9 @@ impl ReplayReport {
             "trace {}: {} lines, {events} events, {} CPUs, {} lost, {} bad lines skipped",
             t.file, t.lines, t.cpus, t.lost_events, t.bad_lines
         );
+        if let Some(cut) = &t.truncated {
+            let _ = writeln!(out, "truncated: {cut}");
+        }
         let s = &self.start;
         let _ = writeln!(
             out,
@@ -271,10 +274,7 @@ impl ReplayReport {
             ("free pageblocks, end", Box::new(|p| format!("{:.0}", p.free_pageblocks.end))),
             ("huge share of free memory, mean", Box::new(|p| format!("{:.3}", p.huge_share.mean))),
             ("huge share of free memory, end", Box::new(|p| format!("{:.3}", p.huge_share.end))),
-            (
-                "unusable index order 9, end",
-                Box::new(|p| format!("{:.3}", f64::from(p.unusable_index_end) / 1000.0)),
-            ),
+            ("unusable index order 9, end", Box::new(|p| format!("{:.3}", p.unusable_index_end_fraction))),
             ("mixed pageblocks, start", Box::new(|p| p.mixed_pageblocks.start.to_string())),
             ("mixed pageblocks, end", Box::new(|p| p.mixed_pageblocks.end.to_string())),
             ("mm_page_alloc_extfrag", Box::new(|p| p.events["mm_page_alloc_extfrag"].to_string())),
@@ -316,6 +316,7 @@ fn render_fidelity(out: &mut String, f: &Fidelity) {
     let _ = writeln!(out, "{:<40} {:>12} {:>12} {:>8}", "", "simulated", "real", "ratio");
     for r in &f.rows {
         let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
-        let _ = writeln!(out, "{:<40} {:>12} {:>12} {:>8}", r.name, r.simulated, r.real, ratio);
+        let name = if r.part_of.is_some() { format!("  of which {}", r.name) } else { r.name.clone() };
+        let _ = writeln!(out, "{name:<40} {:>12} {:>12} {ratio:>8}", r.simulated, r.real);
     }
 }

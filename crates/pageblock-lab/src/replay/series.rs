@@ -7,7 +7,7 @@
 //!   512 free pages, the figure LLFree reports;
 //! * **unusable index** at pageblock order (`/sys/kernel/debug/extfrag/unusable_index`, over
 //!   the node's free lists): the share of free memory in blocks too small for a huge page,
-//!   in thousandths.
+//!   a fraction (0..1) as debugfs prints it.
 
 use pageblock_core::{NodeShared, ZoneStat};
 use serde::Serialize;
@@ -15,6 +15,10 @@ use serde::Serialize;
 /// One sample.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
+    /// Trace records replayed before it.
+    pub records: u64,
+    /// Simulated time since the first record, µs.
+    pub time_us: u64,
     /// Free pageblocks.
     pub free_pageblocks: u64,
     /// Free pages in whole free pageblocks / free pages.
@@ -26,6 +30,19 @@ pub struct Sample {
 pub struct Series {
     /// The samples.
     pub samples: Vec<Sample>,
+}
+
+/// The samples as JSON columns: one array per quantity, sample by sample.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Columns {
+    /// Trace records replayed before each sample.
+    pub records: Vec<u64>,
+    /// Simulated seconds since the first record.
+    pub seconds: Vec<f64>,
+    /// Whole free pageblocks.
+    pub free_pageblocks: Vec<u64>,
+    /// Free pages in whole free pageblocks / free pages (0..1).
+    pub huge_share: Vec<f64>,
 }
 
 /// Mean, minimum and last value.
@@ -40,14 +57,27 @@ pub struct Summary {
 }
 
 impl Series {
-    /// Sample `node` now.
-    pub fn sample(&mut self, node: &NodeShared) {
+    /// Sample `node` after `records` records, at simulated time `time_us`.
+    pub fn sample(&mut self, node: &NodeShared, records: u64, time_us: u64) {
         let blocks = free_pages_in_blocks(node);
         let free = node.nr_free_pages();
         self.samples.push(Sample {
+            records,
+            time_us,
             free_pageblocks: blocks >> node.pageblock_order(),
             huge_share: if free == 0 { 0.0 } else { blocks as f64 / free as f64 },
         });
+    }
+
+    /// The samples as columns.
+    pub fn columns(&self) -> Columns {
+        let s = &self.samples;
+        Columns {
+            records: s.iter().map(|s| s.records).collect(),
+            seconds: s.iter().map(|s| s.time_us as f64 / 1e6).collect(),
+            free_pageblocks: s.iter().map(|s| s.free_pageblocks).collect(),
+            huge_share: s.iter().map(|s| s.huge_share).collect(),
+        }
     }
 
     /// Summary of `f` over the samples.
@@ -74,13 +104,14 @@ pub fn free_pageblocks(node: &NodeShared) -> u64 {
     free_pages_in_blocks(node) >> node.pageblock_order()
 }
 
-/// The unusable free index of `node`'s free lists at pageblock order, in thousandths.
-pub fn unusable_index(node: &NodeShared) -> i32 {
+/// The unusable free index of `node`'s free lists at pageblock order, as a fraction (0..1;
+/// debugfs prints `0.193`).
+pub fn unusable_index(node: &NodeShared) -> f64 {
     let mut per_order = vec![0u64; node.max_order() as usize + 1];
     for z in node.zones() {
         for (o, n) in per_order.iter_mut().enumerate() {
             *n += z.free_areas().nr_free(o as u32);
         }
     }
-    pageblock_formats::extfrag::unusable_free_index(&per_order, node.pageblock_order())
+    f64::from(pageblock_formats::extfrag::unusable_free_index(&per_order, node.pageblock_order())) / 1000.0
 }

@@ -1,6 +1,7 @@
 //! The `/proc` snapshots beside a trace (`before.*`, `after.*`), as the replay uses them.
 
 use pageblock_core::migratetype::MigrateType;
+use pageblock_formats::buddyinfo::BuddyInfo;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 
 use super::start::ZoneTarget;
@@ -28,6 +29,20 @@ pub fn zone_target(pti: &PageTypeInfo, zone: &str) -> Option<ZoneTarget> {
         found = true;
     }
     found.then_some(t)
+}
+
+/// What node 0's zone `zone` of `blocks` pageblocks held according to a buddyinfo snapshot,
+/// which counts free blocks per order but not per type: all of them, and every pageblock,
+/// taken as Movable (as after boot). `None` if the zone is not in it.
+pub fn zone_target_from_buddyinfo(bi: &BuddyInfo, zone: &str, blocks: u64) -> Option<ZoneTarget> {
+    let row = bi.zones.iter().find(|z| z.node == 0 && z.zone == zone)?;
+    let mut t = ZoneTarget::default();
+    let movable = MigrateType::Movable.index();
+    t.blocks[movable] = blocks;
+    for (slot, &n) in t.free[movable].iter_mut().zip(&row.nr_free) {
+        *slot = n;
+    }
+    Some(t)
 }
 
 /// The migratetype `/proc/pagetypeinfo` calls `name`.

@@ -289,7 +289,7 @@ pub fn run_policy(
                 .map(|(_, k)| k)
                 .max_by_key(Vec::len)
                 .unwrap_or_default(),
-            unusable_index_end: f64::from(crate::replay::series::unusable_index(node.shared())) / 1000.0,
+            unusable_index_end: crate::replay::series::unusable_index(node.shared()),
         });
         progress(r + 1);
     }

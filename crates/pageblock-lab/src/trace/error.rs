@@ -32,6 +32,18 @@ impl TraceError {
         TraceError(Box::new(Inner { file: file.to_owned(), line: None, reason, source: Some(error) }))
     }
 
+    /// Something about the whole file.
+    pub fn whole_file(file: &str, reason: impl Into<String>) -> Self {
+        TraceError(Box::new(Inner { file: file.to_owned(), line: None, reason: reason.into(), source: None }))
+    }
+
+    /// A compressed file that ends inside compressed data after line `lines`: `more` says
+    /// what of it can be read.
+    pub fn truncated(file: &str, error: std::io::Error, lines: u64, more: &str) -> Self {
+        let reason = format!("{error} after line {lines}; {more}");
+        TraceError(Box::new(Inner { file: file.to_owned(), line: None, reason, source: Some(error) }))
+    }
+
     /// The file, as the user named it.
     pub fn file(&self) -> &str {
         &self.0.file

@@ -3,8 +3,9 @@
 //! The first bytes decide (`28 b5 2f fd` zstd, `1f 8b` gzip, anything else text), never the
 //! file name, so `trace.txt` that is really compressed, or a pipe, reads right. Concatenated
 //! gzip members and zstd frames are read to the end. A decompressor that reaches the end of
-//! the file inside a frame reports it, and so does [`TraceInput`]: `truncated zstd stream`
-//! is an error, never a silent early end of the trace.
+//! the file inside a frame reports it, and so does [`TraceInput`], after the text decoded
+//! before the cut: `truncated zstd stream` is an error ([`is_truncated`] tells it apart),
+//! never a silent early end of the trace.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
@@ -75,6 +76,23 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// The error of a compressed file that ends inside compressed data.
+#[derive(Debug)]
+struct Truncated(Compression);
+
+impl std::fmt::Display for Truncated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "truncated {} stream (the file ends inside compressed data)", self.0.name())
+    }
+}
+
+impl std::error::Error for Truncated {}
+
+/// True if `e` is a compressed file's early end (everything before it was read).
+pub(crate) fn is_truncated(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Truncated>())
+}
+
 /// A decompressor whose errors say what broke (`truncated zstd stream`).
 struct Decompress<R> {
     inner: R,
@@ -86,10 +104,7 @@ impl<R: Read> Read for Decompress<R> {
         self.inner.read(buf).map_err(|e| {
             let name = self.compression.name();
             match e.kind() {
-                io::ErrorKind::UnexpectedEof => io::Error::new(
-                    e.kind(),
-                    format!("truncated {name} stream (the file ends inside compressed data)"),
-                ),
+                io::ErrorKind::UnexpectedEof => io::Error::new(e.kind(), Truncated(self.compression)),
                 kind => io::Error::new(kind, format!("bad {name} stream: {e}")),
             }
         })
@@ -239,6 +254,7 @@ mod tests {
         for (name, full) in [("zstd", zstd::encode_all(&big[..], 3).unwrap()), ("gzip", gzip(&big))] {
             for cut in [full.len() / 2, full.len() - 1, 10] {
                 let err = read_all(full[..cut].to_vec()).1.expect_err(name);
+                assert!(is_truncated(&err), "{name} cut {cut}: {err}");
                 assert!(
                     err.to_string().contains(&format!("truncated {name} stream")),
                     "{name} cut {cut}: {err}"
@@ -246,7 +262,8 @@ mod tests {
             }
             let mut garbage = full.clone();
             garbage.extend_from_slice(b"trailing junk");
-            assert!(read_all(garbage).1.is_err(), "{name}: junk after the last frame");
+            let junk = read_all(garbage).1.expect_err("junk after the last frame");
+            assert!(!is_truncated(&junk), "{name}: junk is not a truncation: {junk}");
         }
     }
 

@@ -3,7 +3,8 @@
 //! compact [`TraceRecord`]s for replay and statistics.
 //!
 //! ```text
-//! TraceInput    file → text (compression told by content; truncation is an error)
+//! TraceInput    file → text (compression told by content; a truncated file is an error
+//!               after the text before the cut)
 //! TraceReader   text → (line_no, TraceRecord): kmem page events, compaction events,
 //!               CPU:n [LOST …] markers; other tracepoints counted and skipped
 //! TraceStats    one streaming pass of statistics (events, orders, gfp mix, lifetimes…)

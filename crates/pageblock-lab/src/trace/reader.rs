@@ -7,6 +7,7 @@ use pageblock_formats::ftrace::Dialect;
 use serde::Serialize;
 
 use super::decode::{self, Decoded};
+use super::input::is_truncated;
 use super::lines::{Line, Lines, MAX_LINE};
 use super::{GfpTable, RecordKind, TraceError, TraceInput, TraceRecord};
 
@@ -31,7 +32,10 @@ pub struct LineCounts {
 /// malformed line (not UTF-8 included) is an `Err` naming the file, the line and the reason,
 /// after which reading goes on; with [`TraceReader::skip_bad_lines`] it is counted instead
 /// and the first one kept ([`TraceReader::first_bad_line`]). An I/O or decompression error is
-/// yielded once and ends the stream.
+/// yielded once and ends the stream; a compressed file that ends inside compressed data (a
+/// recording killed or out of space) too, unless skipping: then the lines before the cut are
+/// the trace, and [`TraceReader::truncated`] says where it stopped. [`TraceReader::finish`]
+/// says whether anything was decoded at all.
 ///
 /// The dialect is the caller's choice ([`TraceReader::with_dialect`]) or detected on the
 /// first line that is not a comment: ftrace if it parses as ftrace, else `perf script` if it
@@ -45,7 +49,16 @@ pub struct TraceReader<R> {
     counts: LineCounts,
     last_time_us: u64,
     first_bad: Option<TraceError>,
+    cpus: Option<CpuLimit>,
+    truncated: Option<TraceError>,
+    records: u64,
     done: bool,
+}
+
+/// The CPUs a machine has, for records naming others to be malformed lines.
+struct CpuLimit {
+    cpus: u32,
+    machine: String,
 }
 
 impl TraceReader<TraceInput> {
@@ -69,6 +82,9 @@ impl<R: Read> TraceReader<R> {
             counts: LineCounts::default(),
             last_time_us: 0,
             first_bad: None,
+            cpus: None,
+            truncated: None,
+            records: 0,
             done: false,
         }
     }
@@ -76,6 +92,13 @@ impl<R: Read> TraceReader<R> {
     /// Reads `dialect` instead of detecting it.
     pub fn with_dialect(mut self, dialect: Dialect) -> Self {
         self.dialect = Some(dialect);
+        self
+    }
+
+    /// Makes a line of a CPU numbered `cpus` or above a malformed line: `CPU n is beyond the
+    /// {cpus} CPUs of {machine}`.
+    pub fn with_cpus(mut self, cpus: u32, machine: impl Into<String>) -> Self {
+        self.cpus = Some(CpuLimit { cpus, machine: machine.into() });
         self
     }
 
@@ -105,6 +128,31 @@ impl<R: Read> TraceReader<R> {
         self.first_bad.as_ref()
     }
 
+    /// Where a truncated compressed file stopped, when skipping (the lines before were read).
+    pub fn truncated(&self) -> Option<&TraceError> {
+        self.truncated.as_ref()
+    }
+
+    /// After the last item: an error if the trace held no event at all (an empty file, or one
+    /// whose every line was malformed or of no interest), which no statistic or replay can use.
+    pub fn finish(&self) -> Result<(), TraceError> {
+        if self.records > 0 {
+            return Ok(());
+        }
+        let c = self.counts;
+        let why = match (c.lines, self.first_bad.as_ref()) {
+            (0, _) => "no events decoded: no trace lines".to_owned(),
+            (n, Some(first)) if c.bad_lines == n => {
+                format!("no events decoded: every one of the {n} lines is malformed (the first: {first})")
+            }
+            (n, _) => format!(
+                "no events decoded: {n} lines ({} comments, {} events of other tracepoints, {} malformed)",
+                c.comments, c.other_events, c.bad_lines
+            ),
+        };
+        Err(TraceError::whole_file(&self.file, why))
+    }
+
     /// The file name errors use.
     pub fn file(&self) -> &str {
         &self.file
@@ -122,6 +170,17 @@ impl<R: Read> TraceReader<R> {
             let decoded = match self.lines.next_line(|line| decode_line(line, dialect, gfp)) {
                 Ok(Some(d)) => d,
                 Ok(None) => break,
+                Err(e) if is_truncated(&e) => {
+                    self.done = true;
+                    let lines = self.counts.lines;
+                    if self.skip_bad {
+                        let e = TraceError::truncated(&self.file, e, lines, "read the lines before it");
+                        self.truncated = Some(e);
+                        return None;
+                    }
+                    let more = format!("--skip-bad reads the {lines} lines before it");
+                    return Some(Err(TraceError::truncated(&self.file, e, lines, &more)));
+                }
                 Err(e) => {
                     self.done = true;
                     return Some(Err(TraceError::io(&self.file, e)));
@@ -129,12 +188,14 @@ impl<R: Read> TraceReader<R> {
             };
             self.counts.lines += 1;
             let no = self.counts.lines;
-            match decoded {
+            match decoded.and_then(|d| self.check_cpu(d)) {
                 Ok(Decoded::Record(r)) => {
+                    self.records += 1;
                     self.last_time_us = r.time_us;
                     return Some(Ok((no, r)));
                 }
                 Ok(Decoded::Lost { cpu, events }) => {
+                    self.records += 1;
                     let kind = RecordKind::Lost { events };
                     return Some(Ok((no, TraceRecord { time_us: self.last_time_us, pfn: 0, cpu, kind })));
                 }
@@ -155,6 +216,23 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
+impl<R> TraceReader<R> {
+    /// `d`, or why its CPU is not one of the machine's.
+    fn check_cpu(&self, d: Decoded) -> Result<Decoded, String> {
+        let cpu = match d {
+            Decoded::Record(r) => r.cpu,
+            Decoded::Lost { cpu, .. } => cpu,
+            Decoded::Comment | Decoded::Other => return Ok(d),
+        };
+        match &self.cpus {
+            Some(l) if cpu >= l.cpus => {
+                Err(format!("CPU {cpu} is beyond the {} CPUs of {}", l.cpus, l.machine))
+            }
+            _ => Ok(d),
+        }
+    }
+}
+
 /// Decodes one line, settling the dialect on the first line that is not a comment.
 #[inline]
 fn decode_line(line: Line<'_>, dialect: &mut Option<Dialect>, gfp: &mut GfpTable) -> Result<Decoded, String> {
@@ -171,11 +249,28 @@ fn decode_line(line: Line<'_>, dialect: &mut Option<Dialect>, gfp: &mut GfpTable
         Err(e) => match decode::decode(line.bytes, line.ascii, Dialect::PerfScript, gfp) {
             Ok(Decoded::Comment) => return Ok(Decoded::Comment),
             Ok(d) => (Dialect::PerfScript, Ok(d)),
+            Err(_) if trace_cmd_header(line.bytes) => return Err(TRACE_CMD.to_owned()),
             Err(_) => return Err(e),
         },
     };
     *dialect = Some(found);
     result
+}
+
+/// What a `trace-cmd report` header line is told.
+const TRACE_CMD: &str = "this looks like `trace-cmd report` output (a header line), which is not read here: \
+     give the kernel's own text (`pageblock record`, /sys/kernel/tracing/trace, `trace-cmd show`) or \
+     `perf script` output";
+
+/// The header lines `trace-cmd report` prints before the events: `version = 6`, `cpus=2`,
+/// `CPU 1 is empty`.
+fn trace_cmd_header(line: &[u8]) -> bool {
+    let digits = |b: &[u8]| !b.is_empty() && b.iter().all(u8::is_ascii_digit);
+    let cpu_empty = line.strip_prefix(b"CPU ").and_then(|r| r.strip_suffix(b" is empty"));
+    [line.strip_prefix(b"version = "), line.strip_prefix(b"cpus="), cpu_empty]
+        .into_iter()
+        .flatten()
+        .any(digits)
 }
 
 impl<R: Read> Iterator for TraceReader<R> {

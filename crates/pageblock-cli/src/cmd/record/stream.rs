@@ -44,7 +44,8 @@ impl Stream {
         Ok(Stream { pipe, writer, path: path.to_owned(), buf: vec![0; 64 << 10], failure: None, progress })
     }
 
-    /// Moves what the pipe holds into the file (at most [`MAX_READS`] reads): the bytes
+    /// Moves what the pipe holds into the file (at most [`MAX_READS`] reads), then ends the
+    /// zstd frame if it is due (so a killed recording leaves a readable file): the bytes
     /// moved. After a failure it moves nothing.
     fn pump(&mut self) -> usize {
         let mut moved = 0;
@@ -64,6 +65,9 @@ impl Stream {
                 self.failure = Some(format!("writing {}: {e}", self.path.display()));
             }
             moved += n;
+        }
+        if let (None, Err(e)) = (&self.failure, self.writer.end_frame_if_due(std::time::Instant::now())) {
+            self.failure = Some(format!("writing {}: {e}", self.path.display()));
         }
         self.progress.set_position(self.writer.text_bytes());
         self.progress.set_message(format!("{} KiB compressed", self.writer.compressed_bytes() >> 10));

@@ -2,11 +2,12 @@
 //!
 //! Fields are `key=value` separated by single spaces, in the kernel's order; each number is
 //! parsed in the pass that finds its end. Numbers are accepted only in the ranges a record
-//! holds and without a sign (no real event has a negative order or migratetype). Within
-//! that, every check is one `pageblock_formats::kmem::KmemEvent::parse` makes, so what this
-//! accepts the strict parser accepts with the same values; for anything else (double
-//! spaces, a negative number, an unknown gfp name) it returns `None` and the caller asks the
-//! strict parser, which decides and explains.
+//! holds (orders up to `MAX_PAGE_ORDER`) and without a sign (no real event has a negative
+//! order or migratetype). Within that, every check is one the strict path makes
+//! (`pageblock_formats::kmem::KmemEvent::parse`, then the record's ranges), so what this
+//! accepts the strict path accepts with the same values; for anything else (double spaces,
+//! a negative number, an unknown gfp name, an order above `MAX_PAGE_ORDER`) it returns
+//! `None` and the caller asks the strict path, which decides and explains.
 
 use super::prefix::digits_at;
 use crate::trace::{GfpTable, RecordKind};
@@ -135,6 +136,9 @@ static HEX: [u8; 256] = {
     t
 };
 
+/// Largest order a record holds (the strict parser words the error for larger ones).
+const ORDER: u8 = super::MAX_PAGE_ORDER as u8;
+
 /// Largest migratetype a record holds (`i8`).
 const MT: u8 = i8::MAX as u8;
 
@@ -147,23 +151,23 @@ pub(super) fn decode(index: usize, payload: &[u8], gfp: &mut GfpTable) -> Option
     let pfn = f.pfn()?;
     let kind = match index {
         0 => RecordKind::Alloc {
-            order: f.small(b" order=", u8::MAX)?,
+            order: f.small(b" order=", ORDER)?,
             migratetype: f.small(b" migratetype=", MT)? as i8,
             gfp: gfp.intern_text(f.rest(b" gfp_flags=")?).ok()?,
             failed: null_page,
         },
-        1 => RecordKind::Free { order: f.small(b" order=", u8::MAX)? },
+        1 => RecordKind::Free { order: f.small(b" order=", ORDER)? },
         2 => {
             f.lit(b" order=0")?;
             RecordKind::FreeBatched
         }
         3 => RecordKind::ZoneLocked {
-            order: f.small(b" order=", u8::MAX)?,
+            order: f.small(b" order=", ORDER)?,
             migratetype: f.small(b" migratetype=", MT)? as i8,
             percpu_refill: f.flag(b" percpu_refill=")?,
         },
         4 => RecordKind::PcpuDrain {
-            order: f.small(b" order=", u8::MAX)?,
+            order: f.small(b" order=", ORDER)?,
             migratetype: f.small(b" migratetype=", MT)? as i8,
         },
         5 => extfrag(&mut f)?,
@@ -173,8 +177,8 @@ pub(super) fn decode(index: usize, payload: &[u8], gfp: &mut GfpTable) -> Option
 }
 
 fn extfrag(f: &mut Fields<'_>) -> Option<RecordKind> {
-    let alloc_order = f.small(b" alloc_order=", u8::MAX)?;
-    let fallback_order = f.small(b" fallback_order=", u8::MAX)?;
+    let alloc_order = f.small(b" alloc_order=", ORDER)?;
+    let fallback_order = f.small(b" fallback_order=", ORDER)?;
     let pageblock_order = f.small(b" pageblock_order=", u8::MAX)?;
     let alloc_migratetype = f.small(b" alloc_migratetype=", MT)? as i8;
     let fallback_migratetype = f.small(b" fallback_migratetype=", MT)? as i8;
@@ -230,6 +234,7 @@ mod tests {
             (1, &b"page=1  pfn=0x1 order=0"[..]),
             (1, b"page=1 pfn=0x1 order=-0"),
             (1, b"page=1 pfn=0x1 order=256"),
+            (1, b"page=1 pfn=0x1 order=11"),
             (1, b"page=1 pfn=0x1 order=0 "),
             (1, b"page=1 pfn=0x1 order=0x"),
             (1, b"page=1 pfn=1 order=0"),

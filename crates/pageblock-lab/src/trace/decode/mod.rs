@@ -19,6 +19,11 @@ use pageblock_formats::ftrace::Dialect;
 
 use super::{GfpTable, LostEvents, TraceRecord};
 
+/// The largest block order a trace may name: the trace machine's `MAX_PAGE_ORDER` (x86_64's,
+/// the machine replay simulates). A larger order is a malformed line, not a block of 2^99
+/// pages for a replay or a statistic to walk.
+pub(crate) const MAX_PAGE_ORDER: u32 = pageblock_core::types::MAX_PAGE_ORDER;
+
 /// What one line is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Decoded {
@@ -205,11 +210,34 @@ mod tests {
         assert!(matches!(decode(tgid, true, Dialect::Ftrace, &mut g), Ok(Decoded::Record(_))));
         let other = b"          <idle>-0       [001] d..2.   495.200000: sched_switch: prev_comm=swapper/1";
         assert_eq!(decode(other, true, Dialect::Ftrace, &mut g), Ok(Decoded::Other));
+        let top = b"  a-1 [000] ..... 1.000000: mm_page_free: page=1 pfn=0x1 order=10";
+        assert!(matches!(decode(top, true, Dialect::Ftrace, &mut g), Ok(Decoded::Record(_))));
         let negative = b"  a-1 [000] ..... 1.000000: mm_page_free: page=1 pfn=0x1 order=-1";
         assert!(decode(negative, true, Dialect::Ftrace, &mut g).unwrap_err().contains("not a page order"));
         assert!(decode(b"\xff", false, Dialect::Ftrace, &mut g).unwrap_err().contains("UTF-8"));
         assert!(decode(b"# \xff", false, Dialect::Ftrace, &mut g).is_err(), "a comment must be UTF-8 too");
         assert_eq!(decode("# é".as_bytes(), false, Dialect::Ftrace, &mut g), Ok(Decoded::Comment));
+    }
+
+    /// Regression: any order up to 255 was a record, and a replay walked 2^order pages.
+    #[test]
+    fn orders_above_max_page_order_are_bad_lines() {
+        let head = "  a-1 [000] ..... 1.000000: ";
+        for (payload, what) in [
+            ("mm_page_alloc: page=1 pfn=0x1 order=99 migratetype=0 gfp_flags=GFP_KERNEL", "order 99"),
+            ("mm_page_free: page=1 pfn=0x1 order=11", "order 11"),
+            ("mm_page_free: page=1 pfn=0x1 order=2147483647", "order 2147483647"),
+            ("mm_page_alloc_zone_locked: page=1 pfn=0x1 order=40 migratetype=1 percpu_refill=1", "order 40"),
+            ("mm_page_pcpu_drain: page=1 pfn=0x1 order=255 migratetype=1", "order 255"),
+            (
+                "mm_page_alloc_extfrag: page=1 pfn=0x1 alloc_order=0 fallback_order=64 pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=0 change_ownership=1",
+                "fallback_order 64",
+            ),
+        ] {
+            let line = format!("{head}{payload}");
+            let err = decode(line.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new()).unwrap_err();
+            assert!(err.ends_with(&format!("{what} exceeds MAX_PAGE_ORDER 10")), "{line}: {err}");
+        }
     }
 
     /// A real line of each kind, for mutation.

@@ -7,7 +7,7 @@ use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_formats::ftrace::{Dialect, LineRef, TraceLineRef};
 use pageblock_formats::kmem::KmemEvent;
 
-use super::Decoded;
+use super::{Decoded, MAX_PAGE_ORDER};
 use crate::trace::{GfpTable, LostEvents, RecordKind, TraceRecord};
 
 /// Decodes one line with the strict parsers.
@@ -36,9 +36,31 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
     Ok(Decoded::Record(TraceRecord { time_us: ev.timestamp.as_micros(), pfn, cpu: ev.cpu, kind }))
 }
 
-/// An order as a record holds it.
-fn order(v: impl TryInto<u8> + Copy + std::fmt::Display, what: &str) -> Result<u8, String> {
-    v.try_into().map_err(|_| format!("{what} {v} is not a page order"))
+/// An order as a record holds it: a block no larger than the trace machine's largest
+/// (`MAX_PAGE_ORDER`; a replay works in proportion to a block's pages). The kernel prints
+/// orders with `%d`, so an unsigned one of 2^31 and up was printed negative.
+fn order(v: impl Into<Order>, what: &str) -> Result<u8, String> {
+    let o = v.into().0;
+    match u32::try_from(o) {
+        Ok(o) if o <= MAX_PAGE_ORDER => Ok(o as u8),
+        Ok(_) => Err(format!("{what} {o} exceeds MAX_PAGE_ORDER {MAX_PAGE_ORDER}")),
+        Err(_) => Err(format!("{what} {o} is not a page order")),
+    }
+}
+
+/// An order as the kernel printed it (`%d`).
+struct Order(i32);
+
+impl From<u32> for Order {
+    fn from(v: u32) -> Self {
+        Order(v as i32)
+    }
+}
+
+impl From<i32> for Order {
+    fn from(v: i32) -> Self {
+        Order(v)
+    }
 }
 
 /// A migratetype as a record holds it.

@@ -160,6 +160,7 @@ impl Collector {
             comments: counts.comments,
             other_events: counts.other_events,
             first_bad_line: reader.first_bad_line().map(ToString::to_string),
+            truncated: reader.truncated().map(ToString::to_string),
             lost: self.lost,
             time: TimeSpan {
                 first_us: self.first_us,

@@ -155,6 +155,9 @@ pub struct TraceStats {
     pub other_events: u64,
     /// The first malformed line skipped, as `FILE:LINE: reason`.
     pub first_bad_line: Option<String>,
+    /// Where a truncated compressed file stopped (read with bad lines skipped: the
+    /// statistics are those of the lines before it), as `FILE: reason`.
+    pub truncated: Option<String>,
     /// Lost-event markers.
     pub lost: LostStats,
     /// Time span.
@@ -178,7 +181,8 @@ pub struct TraceStats {
 impl TraceStats {
     /// Reads `reader` to the end and computes the statistics; `progress` is called now and
     /// then with the number of lines read. Stops at the first error the reader yields (so a
-    /// malformed line stops it unless the reader skips bad lines).
+    /// malformed line stops it unless the reader skips bad lines), and fails if no event was
+    /// decoded at all ([`TraceReader::finish`]).
     pub fn collect<R: Read>(
         reader: &mut TraceReader<R>,
         progress: &mut dyn FnMut(u64),
@@ -196,6 +200,7 @@ impl TraceStats {
             }
         }
         progress(reader.counts().lines);
+        reader.finish()?;
         let mut stats = c.finish(reader);
         stats.seconds = start.elapsed().as_secs_f64();
         Ok(stats)

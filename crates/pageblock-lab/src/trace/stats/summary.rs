@@ -45,6 +45,9 @@ pub(super) fn render(s: &TraceStats) -> String {
     if let Some(bad) = &s.first_bad_line {
         let _ = writeln!(o, "first bad line  {bad}");
     }
+    if let Some(cut) = &s.truncated {
+        let _ = writeln!(o, "truncated       {cut}");
+    }
     let _ = writeln!(o, "dialect         {}", s.dialect.unwrap_or("-"));
     if let (Some(first), Some(last)) = (s.time.first_us, s.time.last_us) {
         let _ =
