@@ -253,7 +253,19 @@ fn stdout_and_json(args: &[&str]) -> (String, serde_json::Value) {
     let text = stdout_of(&[args, &["--json", path.to_str().unwrap()][..]].concat());
     let json = std::fs::read_to_string(&path).expect("the JSON file was written");
     let _ = std::fs::remove_file(&path);
-    (text, serde_json::from_str(&json).expect("valid JSON"))
+    let mut value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    // Every JSON says what made it; the rest is the result, compared across runs by callers.
+    let meta = value.as_object_mut().and_then(|o| o.remove("meta")).expect("a meta object");
+    assert_eq!(meta["pageblock_version"], env!("CARGO_PKG_VERSION"));
+    assert!(meta["git_revision"].as_str().is_some_and(|r| !r.is_empty()), "{meta}");
+    assert!(meta["command"].as_str().is_some_and(|c| c.contains(args[0])), "{meta}");
+    if args[0] == "lab" {
+        assert!(
+            meta["seed"].is_u64() && meta["quick"].is_boolean(),
+            "the lab records its seed and --quick: {meta}"
+        );
+    }
+    (text, value)
 }
 
 #[test]

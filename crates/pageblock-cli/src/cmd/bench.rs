@@ -25,7 +25,7 @@ pub fn fastpath(args: &FastpathArgs) -> Result<String, String> {
     bar.finish_and_clear();
     let report = report?;
     if let Some(out) = json {
-        out.write_json(&report)?;
+        out.write_json(&pageblock_lab::meta::RunMeta::of_this_process().with(&report))?;
     }
     Ok(render(&cfg, &report))
 }

@@ -1,6 +1,7 @@
 //! `pageblock lab seeds`, `pageblock lab thp`.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pageblock_lab::meta::RunMeta;
 use pageblock_lab::seeds::{self, SeedsConfig};
 
 use crate::cli::{SeedsArgs, ThpArgs};
@@ -17,7 +18,7 @@ pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
     let report = seeds::run(&cfg, &mut |step| spinner.set_message(step.to_owned()));
     spinner.finish_and_clear();
     if let Some(out) = json {
-        out.write_json(&report)?;
+        out.write_json(&RunMeta::of_this_process().seed(args.seed).quick(args.quick).with(&report))?;
     }
     Ok(report.render())
 }
@@ -63,7 +64,7 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     bar.finish_and_clear();
     let report = report?;
     if let Some(out) = json {
-        out.write_json(&report)?;
+        out.write_json(&RunMeta::of_this_process().seed(args.seed).quick(args.quick).with(&report))?;
     }
     if let Some(out) = html {
         out.write_text(&report.html())?;
