@@ -148,7 +148,7 @@ pub struct RunResult {
     /// Whole free pageblocks at the end of the run (`NR_FREE_PAGES_BLOCKS`, in pageblocks).
     pub free_pageblocks_end: u64,
     /// The node's unusable free index at the pageblock order at the end of the run (0..1).
-    pub unusable_index_end: f64,
+    pub unusable_index_end_fraction: f64,
     /// The largest zone's pageblock map at the end of the run.
     #[serde(skip)]
     pub map: Vec<crate::inspect::BlockKind>,
@@ -289,7 +289,7 @@ pub fn run_policy(
                 .map(|(_, k)| k)
                 .max_by_key(Vec::len)
                 .unwrap_or_default(),
-            unusable_index_end: crate::replay::series::unusable_index(node.shared()),
+            unusable_index_end_fraction: crate::replay::series::unusable_index(node.shared()),
         });
         progress(r + 1);
     }

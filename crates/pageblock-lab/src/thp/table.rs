@@ -227,7 +227,7 @@ impl ThpReport {
             "Unusable free index at the pageblock order, end of run",
             "run",
             "ratio (0..1)",
-            &series(|r| r.unusable_index_end),
+            &series(|r| r.unusable_index_end_fraction),
         );
         page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get("pswpout") as f64));
         page.heading("Pageblock maps after the last run, side by side");
