@@ -182,7 +182,9 @@ impl Allocator {
     }
 
     /// Free a block returned by [`Allocator::alloc_pages`], on this thread's slot. Misuse is
-    /// refused and changes nothing; of two racing frees of one block exactly one wins.
+    /// refused and changes nothing (a page of a movable handle, too: only
+    /// [`Allocator::free_movable`] frees it); of two racing frees of one block exactly one
+    /// wins.
     #[inline]
     pub fn free_pages(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         page_alloc::free_pages(&*self.pgdat, self.pgdat.this_cpu(), pfn, order)
@@ -198,10 +200,12 @@ impl Allocator {
     }
 
     /// Allocate 2^`order` movable pages as a handle that compaction may move while it is not
-    /// pinned (`gfp` must be a movable mask, e.g. [`Gfp::HIGHUSER_MOVABLE`]).
+    /// pinned (`gfp` must be a movable mask, e.g. [`Gfp::HIGHUSER_MOVABLE`]). The pages are
+    /// the handle's until [`Allocator::free_movable`]: a raw free of any of them is refused
+    /// ([`FreeError::HandleOwned`]).
     pub fn alloc_movable(&self, order: u32, gfp: Gfp) -> Result<Movable, AllocError> {
         if !gfp.contains(Gfp::MOVABLE) {
-            return Err(AllocError::InvalidGfp(gfp));
+            return Err(AllocError::NotMovable(gfp));
         }
         let table = self.pgdat.movable.get_or_init(|| {
             let node = &self.pgdat.shared;
@@ -209,8 +213,12 @@ impl Allocator {
             let end = node.zones().last().map_or(0, |z| z.config().end_pfn());
             movable::MovableTable::new(first, end - first)
         });
-        let pfn = self.alloc_pages(order, gfp)?;
-        Ok(table.publish(pfn, order))
+        loop {
+            let pfn = self.alloc_pages(order, gfp)?;
+            if let Some(m) = table.adopt(&self.pgdat, pfn, order) {
+                return Ok(m);
+            }
+        }
     }
 
     /// Pin `m` in place: its pages do not move until the pin is dropped.
@@ -290,11 +298,16 @@ impl Allocator {
         f(&mut self.pgdat.lock_zone(zone))
     }
 
-    /// Check every invariant of every zone and every CPU's lists, holding each lock in turn
-    /// (quiesce the allocator first — its callers and its daemons, see
-    /// [`Allocator::stop_daemons`]: concurrent operations move pages between them).
+    /// Check every invariant of every zone and every CPU's lists, holding each lock in turn,
+    /// and that the movable handles and the memmap agree: every live handle's block is
+    /// allocated in the memmap with the handle's order and the handle tag, and every block
+    /// with that tag has its handle (quiesce the allocator first — its callers and its
+    /// daemons, see [`Allocator::stop_daemons`]: concurrent operations move pages between
+    /// them; a held pin is fine).
     pub fn verify(&self) -> Result<PageCensus, VerifyError> {
-        pageblock_core::verify::verify_node(&*self.pgdat)
+        let census = pageblock_core::verify::verify_node(&*self.pgdat)?;
+        movable::verify_handles(&self.pgdat)?;
+        Ok(census)
     }
 
     /// The address of page `pfn` (arena mode only).

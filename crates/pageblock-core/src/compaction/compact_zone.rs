@@ -7,11 +7,12 @@ use super::suitable::{compaction_suit_allocation_order, SuitQuery};
 use super::{CompactPriority, CompactResult, MigrateMode, Mover};
 use crate::config::ZoneType;
 use crate::fallback::Fallback;
+use crate::free::Owner;
 use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::page_alloc::{drain_pages_zone, free_pages, lock_zone, AllocContext};
+use crate::page_alloc::{drain_pages_zone, free_pages, free_pages_as, lock_zone, AllocContext};
 use crate::stats::{VmEvent, ZoneStat};
 use crate::types::{Pfn, NR_ORDER_SLOTS};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
@@ -282,9 +283,10 @@ fn migrate_pages<L: NodeLocks + ?Sized>(
         if mover.migrate(Pfn(src), Pfn(dst), info.order) {
             node.count(VmEvent::PgMigrateSuccess, pages);
             putback(zone, src, info);
-            // The old copy is freed like any page (to this CPU's lists for small orders).
-            // A racing free of a stale handle may have taken it already: nothing to do then.
-            let _ = free_pages(l, cc.cpu, Pfn(src), info.order);
+            // The old copy is freed like any page (to this CPU's lists for small orders), by
+            // the owner its tag names. A racing free of a stale handle may have taken it
+            // already: nothing to do then.
+            let _ = free_pages_as(l, cc.cpu, Pfn(src), info.order, Owner::of(info.tag));
         } else {
             node.count(VmEvent::PgMigrateFail, pages);
             putback(zone, src, info);
