@@ -59,6 +59,7 @@ use std::sync::Arc;
 
 use pageblock_core::compaction::{compact_node, CompactResult};
 use pageblock_core::page_alloc;
+use pageblock_core::types::PAGE_SIZE;
 use pageblock_core::{show, NodeLocks, NodeShared, PageCensus, VerifyError, Zone};
 pub use pageblock_core::{
     AllocError, BulkFree, ConfigError, FreeBatchError, FreeError, Gfp, MemmapLayout, NodeConfig, Pfn, Policy,
@@ -67,6 +68,7 @@ pub use pageblock_core::{
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 
 use crate::arena::Arena;
+pub use crate::cpu::NoSuchCpu;
 use crate::daemons::DaemonThreads;
 pub use crate::movable::{Movable, MovableError, Pinned};
 pub use crate::pgdat::Pgdat;
@@ -121,12 +123,20 @@ impl Allocator {
         layout: MemmapLayout,
         policy: Policy,
     ) -> Result<Allocator, ArenaError> {
-        let arena = Arena::new(bytes).map_err(ArenaError::Map)?;
-        let zone = ZoneConfig {
+        let zone = |start_pfn, pages| ZoneConfig {
             nr_cpus,
             memmap_layout: layout,
-            ..ZoneConfig::new(pageblock_core::ZoneType::Normal, arena.start_pfn(), arena.nr_pages())
+            ..ZoneConfig::new(pageblock_core::ZoneType::Normal, start_pfn, pages)
         };
+        // The geometry is checked before anything is mapped: a size no zone can index is
+        // refused as such, not as whatever a mapping of a wrapped-around length would be.
+        match zone(0, bytes.div_ceil(PAGE_SIZE)).validate() {
+            Err(ConfigError::TooLarge(_)) => return Err(ArenaError::TooLarge { bytes }),
+            Err(e) => return Err(ArenaError::Config(e)),
+            Ok(()) => {}
+        }
+        let arena = Arena::new(bytes).map_err(ArenaError::Map)?;
+        let zone = zone(arena.start_pfn(), arena.nr_pages());
         Self::build(NodeConfig::single(zone), policy, Some(arena)).map_err(ArenaError::Config)
     }
 
@@ -252,11 +262,13 @@ impl Allocator {
         compact_node(&*self.pgdat, self.pgdat.this_cpu(), false)
     }
 
-    /// `drain_pages(cpu)`: give CPU `cpu`'s cached pages of every zone back.
-    pub fn drain_pages(&self, cpu: usize) {
+    /// `drain_pages(cpu)`: give CPU slot `cpu`'s cached pages of every zone back.
+    pub fn drain_pages(&self, cpu: usize) -> Result<(), NoSuchCpu> {
+        let cpu = self.cpu_slot(cpu)?;
         for z in 0..self.pgdat.nr_zones() {
             page_alloc::drain_pages_zone(&*self.pgdat, cpu, z);
         }
+        Ok(())
     }
 
     /// `drain_all_pages()`: give every CPU's cached pages back to the zones.
@@ -266,8 +278,19 @@ impl Allocator {
 
     /// The vmstat worker's pass for CPU slot `cpu` (`decay_pcp_high`): the kernel runs it
     /// every second on every CPU; callers with long-lived allocators run it periodically.
-    pub fn vmstat_update(&self, cpu: usize) -> bool {
-        page_alloc::vmstat_update(&*self.pgdat, cpu)
+    /// Returns whether more decay work remains.
+    pub fn vmstat_update(&self, cpu: usize) -> Result<bool, NoSuchCpu> {
+        Ok(page_alloc::vmstat_update(&*self.pgdat, self.cpu_slot(cpu)?))
+    }
+
+    /// `cpu` if it names one of the CPU slots.
+    fn cpu_slot(&self, cpu: usize) -> Result<usize, NoSuchCpu> {
+        let nr_cpus = self.nr_cpus();
+        if cpu < nr_cpus {
+            Ok(cpu)
+        } else {
+            Err(NoSuchCpu { cpu, nr_cpus })
+        }
     }
 
     /// `/proc/pagetypeinfo` from the per-migratetype counts, as 6.18 prints it: never takes a
@@ -356,6 +379,12 @@ impl OnCpu<'_> {
 /// Why an arena allocator could not be built.
 #[derive(Debug)]
 pub enum ArenaError {
+    /// More bytes than one zone can index (fewer than 2^32 pages, 16 TiB, rounded up to
+    /// pageblocks); nothing was mapped.
+    TooLarge {
+        /// The size asked for.
+        bytes: u64,
+    },
     /// mmap failed.
     Map(std::io::Error),
     /// The zone geometry was rejected.
@@ -365,6 +394,11 @@ pub enum ArenaError {
 impl std::fmt::Display for ArenaError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            ArenaError::TooLarge { bytes } => write!(
+                f,
+                "an arena of {bytes} bytes is too large: one zone indexes fewer than 2^32 pages \
+                 of 4 KiB (16 TiB)"
+            ),
             ArenaError::Map(e) => write!(f, "mapping the arena failed: {e}"),
             ArenaError::Config(e) => write!(f, "{e}"),
         }
