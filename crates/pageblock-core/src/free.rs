@@ -157,18 +157,22 @@ impl ZoneShared {
         // One range test covers "below the zone" too (the subtraction wraps); the order is
         // checked first so that no shift below can overflow.
         let pages = self.memmap.len() as u64;
+        let mut seen = None;
         if order <= cfg.max_order && idx < pages && pfn.is_aligned(order) && idx + (1 << order) <= pages {
             let word = self.memmap.info_word(idx as u32);
             if owner.frees(word, order) {
                 return Ok(word);
             }
+            seen = Some(word);
         }
-        Err(self.free_error(pfn, order, owner))
+        Err(self.free_error(pfn, order, owner, seen))
     }
 
-    /// Why `(pfn, order)` cannot be freed by `owner`.
+    /// Why `(pfn, order)` cannot be freed by `owner`, judged from `seen`, the state word
+    /// the test read (if it read one): a block isolated by compaction and put back since
+    /// was refused as isolated, not as what it is again now.
     #[cold]
-    fn free_error(&self, pfn: Pfn, order: u32, owner: Owner) -> FreeError {
+    fn free_error(&self, pfn: Pfn, order: u32, owner: Owner, seen: Option<u32>) -> FreeError {
         let cfg = self.config();
         if pfn.0 < cfg.start_pfn || pfn.0 >= cfg.end_pfn() {
             return FreeError::OutOfRange { pfn };
@@ -176,13 +180,13 @@ impl ZoneShared {
         if order > cfg.max_order {
             return FreeError::OrderTooLarge { order };
         }
-        if owner == Owner::Caller && self.in_handle_block(pfn.0) {
+        let info = seen.map_or_else(|| self.memmap.info((pfn.0 - cfg.start_pfn) as u32), PageInfo::from_word);
+        if owner == Owner::Caller && self.in_handle_block(pfn.0, info) {
             return FreeError::HandleOwned { pfn };
         }
         if !pfn.is_aligned(order) || pfn.0 + (1 << order) > cfg.end_pfn() {
             return FreeError::Unaligned { pfn, order };
         }
-        let info = self.memmap.info((pfn.0 - cfg.start_pfn) as u32);
         match info.state {
             // A handle freeing a block its caller owns: a bug in the handle table.
             PageState::Allocated if Owner::of(info.tag) != owner => FreeError::NotAllocated { pfn },
@@ -192,12 +196,15 @@ impl ZoneShared {
         }
     }
 
-    /// True if `pfn` (in the zone) lies in a block a movable handle owns: the first block
-    /// head at or below it, at each alignment up to `MAX_PAGE_ORDER`, is the block holding
-    /// it when that block reaches it.
-    fn in_handle_block(&self, pfn: u64) -> bool {
+    /// True if `pfn` (in the zone, its state `info`) lies in a block a movable handle owns:
+    /// the block it heads, or else the first block head below it, at each alignment up to
+    /// `MAX_PAGE_ORDER`, when that block reaches it.
+    fn in_handle_block(&self, pfn: u64, info: PageInfo) -> bool {
+        if info.state != PageState::Tail {
+            return info.state == PageState::Allocated && info.tag.handle;
+        }
         let start = self.config().start_pfn;
-        for o in 0..=self.config().max_order {
+        for o in 1..=self.config().max_order {
             let head = pfn & !((1u64 << o) - 1);
             if head < start {
                 return false;

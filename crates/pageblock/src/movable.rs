@@ -346,4 +346,9 @@ impl Mover for Pgdat {
         slot.state.store(LIVE, Ordering::Release);
         true
     }
+
+    /// Raw blocks have no handle to repoint: only handles' blocks are isolated.
+    fn moves_handles_only(&self) -> bool {
+        true
+    }
 }

@@ -5,6 +5,7 @@
 use pageblock::{Allocator, FreeError, Gfp, Pfn, Policy};
 use pageblock_core::memmap::{AllocTag, PageInfo};
 use pageblock_core::migratetype::MigrateType;
+use pageblock_core::VmEvent;
 
 mod common;
 use common::{fill, intact};
@@ -110,6 +111,31 @@ fn verify_checks_that_handles_and_the_memmap_agree() {
     assert!(e.contains("no live handle") && e.contains(&format!("{:#x}", raw.0)), "{e}");
     mm.set_info(idx(raw), plain);
     a.free_pages(raw, 0).unwrap();
+    a.free_movable(m).unwrap();
+    a.verify().unwrap();
+}
+
+/// Raw blocks have no owner the allocator could update, so compaction must not even isolate
+/// them: an isolated block's owner, freeing it at that moment, was refused (`DoubleFree`).
+/// Found by `no_two_owners.rs`'s threads; here, single-threaded, the isolation shows as a
+/// refused move (`pgmigrate_fail`).
+#[test]
+fn compaction_never_isolates_a_raw_movable_block() {
+    let a = quiet();
+    let mut raw = Vec::new();
+    while let Ok(p) = a.alloc_pages(0, Gfp::HIGHUSER_MOVABLE) {
+        raw.push(p);
+    }
+    let kept: Vec<Pfn> = raw.iter().copied().filter(|p| p.0 % 2 == 1).collect();
+    let freed: Vec<Pfn> = raw.iter().copied().filter(|p| p.0 % 2 == 0).collect();
+    a.free_pages_batch(&freed, 0).unwrap();
+    a.drain_all_pages();
+    // A live handle lets compaction run.
+    let m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
+    a.compact_memory();
+    assert!(a.shared().event(VmEvent::CompactMigrateScanned) > 0, "the migrate scanner ran");
+    assert_eq!(a.shared().event(VmEvent::PgMigrateFail), 0, "a raw block was isolated");
+    a.free_pages_batch(&kept, 0).unwrap();
     a.free_movable(m).unwrap();
     a.verify().unwrap();
 }

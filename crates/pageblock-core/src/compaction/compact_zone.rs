@@ -48,6 +48,8 @@ pub(crate) struct CompactControl {
     pub finish_pageblock: bool,
     /// The id of the capture wish this run published, if it did (direct compaction).
     pub capture: Option<u64>,
+    /// The run's mover moves only handles' blocks ([`Mover::moves_handles_only`]).
+    pub handles_only: bool,
 }
 
 impl CompactControl {
@@ -75,6 +77,7 @@ impl CompactControl {
             total_free_scanned: 0,
             finish_pageblock: false,
             capture: None,
+            handles_only: false,
         }
     }
 
@@ -105,6 +108,7 @@ pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
     let node = l.node();
     let zone = node.zone(cc.zone);
     let pbo = zone.config().pageblock_order;
+    cc.handles_only = mover.moves_handles_only();
     if let Some(order) = cc.order {
         let q = SuitQuery {
             order,
