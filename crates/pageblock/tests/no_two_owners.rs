@@ -75,7 +75,7 @@ impl World {
     /// it, so random frees leave holes for compaction to fill.
     fn step(&mut self) {
         let footprint = self.footprint();
-        if footprint > FOOTPRINT || footprint < FOOTPRINT / 4 {
+        if !(FOOTPRINT / 4..=FOOTPRINT).contains(&footprint) {
             self.growing = footprint < FOOTPRINT / 4;
         }
         let r = self.rng.next() % 100;
