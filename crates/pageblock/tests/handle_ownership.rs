@@ -2,34 +2,34 @@
 //! free paths refuse its head, its interior pages and any order of it with a typed error and
 //! change nothing, and `verify()` checks that the handle table and the memmap agree.
 
-use pageblock::{Allocator, FreeError, Gfp, Pfn, Policy};
+use pageblock::{Allocator, FreeError, Gfp, Movable, Pfn, Policy};
 use pageblock_core::memmap::{AllocTag, PageInfo};
 use pageblock_core::migratetype::MigrateType;
 use pageblock_core::VmEvent;
 
 mod common;
-use common::{fill, intact};
+use common::{fill, intact, state_words};
 
 fn quiet() -> Allocator {
     Allocator::with_arena_quiet(16 << 20, 2, Policy::default()).unwrap()
 }
 
-/// Every state word of zone 0, to show that a refused call changed nothing.
-fn memmap_words(a: &Allocator) -> Vec<u32> {
-    let mm = a.shared().zone(0).memmap();
-    (0..mm.len() as u32).map(|i| mm.info_word(i)).collect()
+/// A new handle of `order` and where it is.
+fn handle(a: &Allocator, order: u32) -> (Movable, Pfn) {
+    let mut m = a.alloc_movable(order, Gfp::HIGHUSER_MOVABLE).unwrap();
+    let pfn = a.pin(&mut m).unwrap().pfn();
+    (m, pfn)
 }
 
 #[test]
 fn free_pages_refuses_a_handles_page_and_no_two_handles_share_it() {
     let a = quiet();
-    let mut m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
+    let (mut m, pfn) = handle(&a, 0);
     fill(&a, &mut m, 1);
-    let pfn = a.pin(&mut m).unwrap().pfn();
-    let before = memmap_words(&a);
+    let before = state_words(&a);
     assert_eq!(a.free_pages(pfn, 0), Err(FreeError::HandleOwned { pfn }));
     assert_eq!(a.on_cpu(1).free_pages(pfn, 0), Err(FreeError::HandleOwned { pfn }));
-    assert_eq!(memmap_words(&a), before, "a refused free changes nothing");
+    assert_eq!(state_words(&a), before, "a refused free changes nothing");
     // Whatever the next handle gets, it is not the first one's page.
     let mut other = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
     assert_ne!(a.pin(&mut other).unwrap().pfn(), pfn);
@@ -44,15 +44,14 @@ fn free_pages_refuses_a_handles_page_and_no_two_handles_share_it() {
 #[test]
 fn batch_frees_refuse_a_handles_page_at_its_index() {
     let a = quiet();
-    let mut m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
-    let pfn = a.pin(&mut m).unwrap().pfn();
+    let (m, pfn) = handle(&a, 0);
     let raw = a.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).unwrap();
-    let before = memmap_words(&a);
+    let before = state_words(&a);
     let e = a.free_pages_batch(&[pfn, raw], 0).unwrap_err();
     assert_eq!((e.freed, e.error), (0, FreeError::HandleOwned { pfn }));
     let e = a.on_cpu(1).free_pages_batch(&[pfn], 0).unwrap_err();
     assert_eq!((e.freed, e.error), (0, FreeError::HandleOwned { pfn }));
-    assert_eq!(memmap_words(&a), before);
+    assert_eq!(state_words(&a), before);
     a.free_pages_batch(&[raw], 0).unwrap();
     a.free_movable(m).unwrap();
     a.verify().unwrap();
@@ -61,9 +60,8 @@ fn batch_frees_refuse_a_handles_page_at_its_index() {
 #[test]
 fn every_order_and_interior_page_of_a_handles_block_is_refused() {
     let a = quiet();
-    let mut m = a.alloc_movable(3, Gfp::HIGHUSER_MOVABLE).unwrap();
-    let head = a.pin(&mut m).unwrap().pfn();
-    let before = memmap_words(&a);
+    let (m, head) = handle(&a, 3);
+    let before = state_words(&a);
     for order in 0..=4 {
         assert_eq!(a.free_pages(head, order), Err(FreeError::HandleOwned { pfn: head }), "order {order}");
     }
@@ -72,7 +70,7 @@ fn every_order_and_interior_page_of_a_handles_block_is_refused() {
         assert_eq!(a.free_pages(pfn, 0), Err(FreeError::HandleOwned { pfn }), "page {i}");
     }
     assert_eq!(a.free_pages(Pfn(head.0 + 4), 2), Err(FreeError::HandleOwned { pfn: Pfn(head.0 + 4) }));
-    assert_eq!(memmap_words(&a), before);
+    assert_eq!(state_words(&a), before);
     a.verify().unwrap();
     a.free_movable(m).unwrap();
     a.verify().unwrap();
@@ -81,8 +79,7 @@ fn every_order_and_interior_page_of_a_handles_block_is_refused() {
 #[test]
 fn pinning_a_handles_block_by_pfn_is_refused() {
     let a = quiet();
-    let mut m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
-    let pfn = a.pin(&mut m).unwrap().pfn();
+    let (m, pfn) = handle(&a, 0);
     assert_eq!(a.shared().set_pinned(pfn, 0, true), Err(FreeError::HandleOwned { pfn }));
     a.free_movable(m).unwrap();
 }
@@ -90,8 +87,7 @@ fn pinning_a_handles_block_by_pfn_is_refused() {
 #[test]
 fn verify_checks_that_handles_and_the_memmap_agree() {
     let a = quiet();
-    let mut m = a.alloc_movable(1, Gfp::HIGHUSER_MOVABLE).unwrap();
-    let pfn = a.pin(&mut m).unwrap().pfn();
+    let (m, pfn) = handle(&a, 1);
     let raw = a.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).unwrap();
     a.verify().unwrap();
     let mm = a.shared().zone(0).memmap();

@@ -19,7 +19,7 @@ use pageblock_core::memmap::Memmap;
 use pageblock_core::VmEvent;
 
 mod common;
-use common::{fill, intact, Rng};
+use common::{fill, intact, state_words, Rng};
 
 const MIB: u64 = 1 << 20;
 /// Pages the seeded test keeps allocated at most (of its zone's 6144).
@@ -31,10 +31,8 @@ const STEPS: (u64, u64) = (16, 3000);
 /// the per-CPU counts.
 fn snapshot(a: &Allocator) -> (Vec<u32>, u64, Vec<u64>) {
     let zone = a.shared().zone(0);
-    let mm = zone.memmap();
-    let words = (0..mm.len() as u32).map(|i| mm.info_word(i)).collect();
     let cpus = (0..a.nr_cpus()).map(|c| zone.counters().cpu(c).count()).collect();
-    (words, a.shared().nr_free_pages(), cpus)
+    (state_words(a), a.shared().nr_free_pages(), cpus)
 }
 
 /// The single-threaded world: the allocator and the shadow of what this test owns.
