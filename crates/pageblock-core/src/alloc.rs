@@ -24,8 +24,11 @@ pub enum AllocError {
         /// The machine's max order.
         max_order: u32,
     },
-    /// The GFP mask asks for two migratetypes at once.
+    /// The GFP mask asks for two migratetypes, or two zones, at once.
     InvalidGfp(Gfp),
+    /// A movable allocation (a handle compaction may move) asked with a mask that is not
+    /// movable: it lacks `__GFP_MOVABLE`.
+    NotMovable(Gfp),
     /// No block of this order could be found (an operating condition, not a bug).
     NoMemory {
         /// Requested order.
@@ -39,9 +42,18 @@ impl fmt::Display for AllocError {
             AllocError::OrderTooLarge { order, max_order } => {
                 write!(f, "order {order} exceeds MAX_PAGE_ORDER {max_order}")
             }
-            AllocError::InvalidGfp(g) => {
-                write!(f, "gfp {:#x} sets both __GFP_MOVABLE and __GFP_RECLAIMABLE", g.0)
+            AllocError::InvalidGfp(g) if g.contains(Gfp::MOVABLE) && g.contains(Gfp::RECLAIMABLE) => {
+                write!(f, "gfp {g} ({:#x}) sets both __GFP_MOVABLE and __GFP_RECLAIMABLE", g.0)
             }
+            AllocError::InvalidGfp(g) => {
+                write!(f, "gfp {g} ({:#x}) sets more than one of __GFP_DMA, __GFP_HIGHMEM, __GFP_DMA32", g.0)
+            }
+            AllocError::NotMovable(g) => write!(
+                f,
+                "gfp {g} ({:#x}) is not movable: a movable allocation needs __GFP_MOVABLE \
+                 (e.g. GFP_HIGHUSER_MOVABLE)",
+                g.0
+            ),
             AllocError::NoMemory { order } => write!(f, "no free block of order {order}"),
         }
     }

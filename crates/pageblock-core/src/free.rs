@@ -11,7 +11,7 @@ use std::fmt;
 use crate::buddy::FreeTo;
 use crate::compaction::Capture;
 use crate::config::BulkFree;
-use crate::memmap::{self, Memmap, PageInfo, PageState, NIL};
+use crate::memmap::{self, AllocTag, Memmap, PageInfo, PageState, NIL};
 use crate::pagemap::{with_pages, PageMap};
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
@@ -57,6 +57,43 @@ pub enum FreeError {
         /// The pfn given.
         pfn: Pfn,
     },
+    /// The pfn lies in a block a movable handle owns (its head or inside it, whatever the
+    /// order given): only the handle frees it.
+    HandleOwned {
+        /// The pfn given.
+        pfn: Pfn,
+    },
+}
+
+/// Who frees an allocated block: a block published under a movable handle
+/// ([`AllocTag::handle`]) only its handle, every other block the caller it was handed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// The caller the block was handed to (`free_pages`).
+    Caller,
+    /// The movable handle the block was published under (its free, or compaction freeing
+    /// the old copy of a block it moved).
+    Handle,
+}
+
+impl Owner {
+    /// Who frees a block allocated with `tag`.
+    pub const fn of(tag: AllocTag) -> Owner {
+        if tag.handle {
+            Owner::Handle
+        } else {
+            Owner::Caller
+        }
+    }
+
+    /// True if raw state `word` heads an allocated block of `order` this owner frees.
+    #[inline(always)]
+    const fn frees(self, word: u32, order: u32) -> bool {
+        match self {
+            Owner::Caller => Memmap::word_is_allocated(word, order),
+            Owner::Handle => Memmap::word_is_handle(word, order),
+        }
+    }
 }
 
 impl fmt::Display for FreeError {
@@ -73,6 +110,9 @@ impl fmt::Display for FreeError {
             }
             FreeError::NotAllocated { pfn } => {
                 write!(f, "pfn {pfn} does not start an allocated block")
+            }
+            FreeError::HandleOwned { pfn } => {
+                write!(f, "pfn {pfn} belongs to a movable handle: only free_movable frees it")
             }
         }
     }
@@ -99,33 +139,40 @@ impl fmt::Display for FreeBatchError {
 impl std::error::Error for FreeBatchError {}
 
 impl ZoneShared {
-    /// Check that `(pfn, order)` names a block this zone handed out and has not taken back.
-    /// Reads the memmap without the zone lock; returns the page's state on success.
+    /// Check that `(pfn, order)` names a block this zone handed out to a caller and has not
+    /// taken back. Reads the memmap without the zone lock; returns the page's state on
+    /// success.
     pub fn check_allocated(&self, pfn: Pfn, order: u32) -> Result<PageInfo, FreeError> {
-        self.allocated_word(pfn, order).map(|_| self.memmap.info((pfn.0 - self.config().start_pfn) as u32))
+        self.allocated_word(pfn, order, Owner::Caller)
+            .map(|_| self.memmap.info((pfn.0 - self.config().start_pfn) as u32))
     }
 
     /// The fast form of [`ZoneShared::check_allocated`]: the page's raw state word if
-    /// `(pfn, order)` heads an allocated block, for a compare-and-swap that claims it.
+    /// `(pfn, order)` heads an allocated block that `owner` frees, for a compare-and-swap
+    /// that claims it. Either owner's test is one compare of the word.
     #[inline]
-    pub fn allocated_word(&self, pfn: Pfn, order: u32) -> Result<u32, FreeError> {
+    pub fn allocated_word(&self, pfn: Pfn, order: u32, owner: Owner) -> Result<u32, FreeError> {
         let cfg = self.config();
         let idx = pfn.0.wrapping_sub(cfg.start_pfn);
         // One range test covers "below the zone" too (the subtraction wraps); the order is
         // checked first so that no shift below can overflow.
         let pages = self.memmap.len() as u64;
+        let mut seen = None;
         if order <= cfg.max_order && idx < pages && pfn.is_aligned(order) && idx + (1 << order) <= pages {
             let word = self.memmap.info_word(idx as u32);
-            if Memmap::word_is_allocated(word, order) {
+            if owner.frees(word, order) {
                 return Ok(word);
             }
+            seen = Some(word);
         }
-        Err(self.free_error(pfn, order))
+        Err(self.free_error(pfn, order, owner, seen))
     }
 
-    /// Why `(pfn, order)` cannot be freed.
+    /// Why `(pfn, order)` cannot be freed by `owner`, judged from `seen`, the state word
+    /// the test read (if it read one): a block isolated by compaction and put back since
+    /// was refused as isolated, not as what it is again now.
     #[cold]
-    fn free_error(&self, pfn: Pfn, order: u32) -> FreeError {
+    fn free_error(&self, pfn: Pfn, order: u32, owner: Owner, seen: Option<u32>) -> FreeError {
         let cfg = self.config();
         if pfn.0 < cfg.start_pfn || pfn.0 >= cfg.end_pfn() {
             return FreeError::OutOfRange { pfn };
@@ -133,23 +180,49 @@ impl ZoneShared {
         if order > cfg.max_order {
             return FreeError::OrderTooLarge { order };
         }
+        let info = seen.map_or_else(|| self.memmap.info((pfn.0 - cfg.start_pfn) as u32), PageInfo::from_word);
+        if owner == Owner::Caller && self.in_handle_block(pfn.0, info) {
+            return FreeError::HandleOwned { pfn };
+        }
         if !pfn.is_aligned(order) || pfn.0 + (1 << order) > cfg.end_pfn() {
             return FreeError::Unaligned { pfn, order };
         }
-        let info = self.memmap.info((pfn.0 - cfg.start_pfn) as u32);
         match info.state {
+            // A handle freeing a block its caller owns: a bug in the handle table.
+            PageState::Allocated if Owner::of(info.tag) != owner => FreeError::NotAllocated { pfn },
             PageState::Allocated => FreeError::WrongOrder { pfn, order, allocated_order: info.order },
             PageState::Buddy | PageState::Pcp | PageState::Isolated => FreeError::DoubleFree { pfn },
             PageState::Tail | PageState::Reserved | PageState::Offline => FreeError::NotAllocated { pfn },
         }
     }
 
-    /// Validate a free and take the block away from its owner in one atomic step: the page
-    /// goes from its `Allocated` state to `to`. Two threads freeing the same block at once
-    /// cannot both succeed: the loser gets [`FreeError::DoubleFree`].
+    /// True if `pfn` (in the zone, its state `info`) lies in a block a movable handle owns:
+    /// the block it heads, or else the first block head below it, at each alignment up to
+    /// `MAX_PAGE_ORDER`, when that block reaches it.
+    fn in_handle_block(&self, pfn: u64, info: PageInfo) -> bool {
+        if info.state != PageState::Tail {
+            return info.state == PageState::Allocated && info.tag.handle;
+        }
+        let start = self.config().start_pfn;
+        for o in 1..=self.config().max_order {
+            let head = pfn & !((1u64 << o) - 1);
+            if head < start {
+                return false;
+            }
+            let info = self.memmap.info((head - start) as u32);
+            if info.state != PageState::Tail {
+                return info.order >= o && info.state == PageState::Allocated && info.tag.handle;
+            }
+        }
+        false
+    }
+
+    /// Validate a free by `owner` and take the block away from it in one atomic step: the
+    /// page goes from its `Allocated` state to `to`. Two threads freeing the same block at
+    /// once cannot both succeed: the loser gets [`FreeError::DoubleFree`].
     #[inline]
-    pub fn claim_for_free(&self, pfn: Pfn, order: u32, to: PageInfo) -> Result<(), FreeError> {
-        let word = self.allocated_word(pfn, order)?;
+    pub fn claim_for_free(&self, pfn: Pfn, order: u32, to: PageInfo, owner: Owner) -> Result<(), FreeError> {
+        let word = self.allocated_word(pfn, order, owner)?;
         let idx = (pfn.0 - self.config().start_pfn) as u32;
         self.memmap.compare_exchange_word(idx, word, to).map_err(|_| FreeError::DoubleFree { pfn })
     }
@@ -160,11 +233,23 @@ impl ZoneShared {
     /// cannot be moved by compaction, whatever it was allocated as. Only blocks allocated
     /// movable can be unpinned back to movable. Misuse changes nothing.
     pub fn set_pinned(&self, pfn: Pfn, order: u32, pinned: bool) -> Result<(), FreeError> {
-        let word = self.allocated_word(pfn, order)?;
+        let word = self.allocated_word(pfn, order, Owner::Caller)?;
         let mut info = PageInfo::from_word(word);
         info.tag.movable = !pinned && info.tag.migratetype.is_movable();
         let idx = (pfn.0 - self.config().start_pfn) as u32;
         self.memmap.compare_exchange_word(idx, word, info).map_err(|_| FreeError::DoubleFree { pfn })
+    }
+
+    /// Publish a movable block its caller owns under a movable handle (`folio_add_lru`): it
+    /// keeps its order, is tagged [`AllocTag::HANDLE`] and from now on only
+    /// [`Owner::Handle`] frees it. The caller allocated it with a movable mask. Misuse
+    /// changes nothing: `(pfn, order)` must head an allocated block a caller owns, else the
+    /// reason it does not is returned.
+    pub fn set_handle_owned(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
+        let word = self.allocated_word(pfn, order, Owner::Caller)?;
+        let handle = PageInfo { state: PageState::Allocated, order, tag: AllocTag::HANDLE };
+        let idx = (pfn.0 - self.config().start_pfn) as u32;
+        self.memmap.compare_exchange_word(idx, word, handle).map_err(|_| FreeError::DoubleFree { pfn })
     }
 }
 
@@ -174,11 +259,12 @@ impl Zone {
         self.shared.check_allocated(pfn, order)
     }
 
-    /// `free_one_page()`: validate a free of a block this zone handed out, take it from its
-    /// owner, and return it to the buddy lists under the zone lock (the path for orders the
-    /// per-CPU lists do not cache, isolated pageblocks, and a contended per-CPU lock).
-    pub fn free_pages(&mut self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
-        self.shared.claim_for_free(pfn, order, PageInfo::TAIL)?;
+    /// `free_one_page()`: validate a free by `owner` of a block this zone handed out, take
+    /// it from its owner, and return it to the buddy lists under the zone lock (the path for
+    /// orders the per-CPU lists do not cache, isolated pageblocks, and a contended per-CPU
+    /// lock).
+    pub fn free_pages(&mut self, pfn: Pfn, order: u32, owner: Owner) -> Result<(), FreeError> {
+        self.shared.claim_for_free(pfn, order, PageInfo::TAIL, owner)?;
         self.count(VmEvent::PgFree, 1 << order);
         self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
         Ok(())

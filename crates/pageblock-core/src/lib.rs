@@ -80,7 +80,7 @@ pub mod zone_state;
 
 pub use alloc::AllocError;
 pub use config::{BulkFree, ConfigError, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
-pub use free::{FreeBatchError, FreeError};
+pub use free::{FreeBatchError, FreeError, Owner};
 pub use gfp::{AllocFlags, Gfp};
 pub use locks::NodeLocks;
 pub use memmap::MemmapLayout;

@@ -10,7 +10,7 @@
 //! * the free-list links (`next`, `prev`: zone-relative page indices, [`NIL`] for none), used
 //!   only while the page heads a block that sits on a list (`buddy_list` in the kernel);
 //! * a state word: what the page is ([`PageState`]), the order of the block it heads, and the
-//!   [`AllocTag`] of the request that allocated it.
+//!   [`AllocTag`] of the request that allocated it, or of the movable handle that owns it.
 //!
 //! Every field is an atomic accessed with relaxed loads and stores. Writers are serialised by
 //! the lock that owns the page at the time (the zone lock for buddy pages, the owning CPU's
@@ -69,9 +69,9 @@ impl PageState {
         PageState::Offline,
     ];
 
-    /// Decode a kind below [`ALLOCATED_KIND`] (a table lookup: the merge loop decodes on
-    /// every step). A kind is the state's own value; `Allocated`'s value and the unused 7 are
-    /// never written and read as `Tail`.
+    /// Decode a kind below [`HANDLE_KIND`] (a table lookup: the merge loop decodes on every
+    /// step). A kind is the state's own value; `Allocated`'s value is never written and reads
+    /// as `Tail`.
     #[inline(always)]
     const fn from_kind(kind: u32) -> PageState {
         const STATES: [PageState; 8] = {
@@ -93,6 +93,11 @@ impl PageState {
 /// blocks; the low three bits are the owner's [`AllocTag::code`].
 const ALLOCATED_KIND: u32 = 8;
 
+/// The kind of an allocated block owned by a movable handle ([`AllocTag::HANDLE`]): the one
+/// kind below [`ALLOCATED_KIND`] that no state uses, so a raw free's test for an allocated
+/// block ([`Memmap::word_is_allocated`]) fails on it without a further compare.
+const HANDLE_KIND: u32 = 7;
+
 /// What the allocation request that owns a block was: its migratetype and whether the
 /// contents can be moved by compaction (`PageLRU` or `movable_ops` in the kernel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,13 +106,20 @@ pub struct AllocTag {
     pub migratetype: MigrateType,
     /// True if compaction could migrate the contents.
     pub movable: bool,
+    /// True if a movable handle of the thread-safe library owns the block: only the handle
+    /// frees it, as the kernel's free path refuses a page still on an LRU list (`PG_lru`).
+    pub handle: bool,
 }
 
 impl AllocTag {
     /// The tag of a request of `migratetype`: movable exactly when the request is.
     pub const fn of(migratetype: MigrateType) -> AllocTag {
-        AllocTag { migratetype, movable: migratetype.is_movable() }
+        AllocTag { migratetype, movable: migratetype.is_movable(), handle: false }
     }
+
+    /// The tag of a movable block published under a handle (`folio_add_lru`): freed only
+    /// by [`crate::free::Owner::Handle`].
+    pub const HANDLE: AllocTag = AllocTag { migratetype: MigrateType::Movable, movable: true, handle: true };
 
     /// Every tag a state word can hold, by [`AllocTag::code`]: the six migratetypes with
     /// their own mobility, then the two movable types pinned in place.
@@ -118,14 +130,14 @@ impl AllocTag {
             table[i] = AllocTag::of(MigrateType::ALL[i]);
             i += 1;
         }
-        table[6] = AllocTag { migratetype: MigrateType::Movable, movable: false };
-        table[7] = AllocTag { migratetype: MigrateType::Cma, movable: false };
+        table[6] = AllocTag { migratetype: MigrateType::Movable, movable: false, handle: false };
+        table[7] = AllocTag { migratetype: MigrateType::Cma, movable: false, handle: false };
         table
     };
 
     /// The tag's three-bit code: the migratetype's value, or 6 and 7 for Movable and CMA
     /// pinned. Only a movable type can be movable: a tag claiming it for another type is
-    /// stored as what it is, not movable.
+    /// stored as what it is, not movable. (A handle's tag has its own kind, not a code.)
     const fn code(self) -> u32 {
         match self.migratetype {
             MigrateType::Movable if !self.movable => 6,
@@ -157,14 +169,16 @@ impl PageInfo {
     pub const TAIL: PageInfo = PageInfo {
         state: PageState::Tail,
         order: 0,
-        tag: AllocTag { migratetype: MigrateType::Unmovable, movable: false },
+        tag: AllocTag { migratetype: MigrateType::Unmovable, movable: false, handle: false },
     };
 
     /// One byte: the order in bits 0–3 (at most `MAX_ORDER_LIMIT` = 15) and the kind in bits
-    /// 4–7: [`ALLOCATED_KIND`] plus the owner's tag code for an allocated block, the state's
-    /// own value otherwise. Only an allocated block keeps its tag (no other state has one).
+    /// 4–7: [`HANDLE_KIND`] for a handle's block, [`ALLOCATED_KIND`] plus the owner's tag code
+    /// for another allocated block, the state's own value otherwise. Only an allocated block
+    /// keeps its tag (no other state has one).
     pub(crate) const fn pack(self) -> u32 {
         let kind = match self.state {
+            PageState::Allocated if self.tag.handle => HANDLE_KIND,
             PageState::Allocated => ALLOCATED_KIND | self.tag.code(),
             state => state as u32,
         };
@@ -181,6 +195,8 @@ impl PageInfo {
         let (kind, order) = ((v >> 4) & 0xf, v & 0xf);
         if kind >= ALLOCATED_KIND {
             PageInfo { state: PageState::Allocated, order, tag: AllocTag::from_code(kind) }
+        } else if kind == HANDLE_KIND {
+            PageInfo { state: PageState::Allocated, order, tag: AllocTag::HANDLE }
         } else {
             PageInfo { state: PageState::from_kind(kind), order, tag: PageInfo::TAIL.tag }
         }
@@ -402,10 +418,18 @@ impl Memmap {
         self.pages().compare_exchange_word(idx, expected, new.pack())
     }
 
-    /// True if a raw state word says "head of an allocated block of `order`".
+    /// True if a raw state word says "head of an allocated block of `order` that its caller
+    /// owns" (not a movable handle: see [`Memmap::word_is_handle`]).
     #[inline]
     pub const fn word_is_allocated(word: u32, order: u32) -> bool {
-        Memmap::word_heads(word, PageState::Allocated, order)
+        word & 0x8f == (ALLOCATED_KIND << 4) | order
+    }
+
+    /// True if a raw state word says "head of an allocated block of `order` that a movable
+    /// handle owns" ([`AllocTag::HANDLE`]).
+    #[inline]
+    pub const fn word_is_handle(word: u32, order: u32) -> bool {
+        word == (HANDLE_KIND << 4) | order
     }
 
     /// True if a raw state word says "head of a block of `order` in `state`": the state and
@@ -413,7 +437,9 @@ impl Memmap {
     #[inline(always)]
     pub const fn word_heads(word: u32, state: PageState, order: u32) -> bool {
         match state {
-            PageState::Allocated => word & 0x8f == (ALLOCATED_KIND << 4) | order,
+            PageState::Allocated => {
+                Memmap::word_is_allocated(word, order) || Memmap::word_is_handle(word, order)
+            }
             state => word == ((state as u32) << 4) | order,
         }
     }
@@ -439,14 +465,16 @@ mod tests {
             for state in PageState::ALL {
                 for order in 0..=15 {
                     for mt in MigrateType::ALL {
-                        for movable in [false, true] {
-                            let info = PageInfo { state, order, tag: AllocTag { migratetype: mt, movable } };
+                        for (movable, handle) in [(false, false), (true, false), (true, true)] {
+                            let info =
+                                PageInfo { state, order, tag: AllocTag { migratetype: mt, movable, handle } };
                             m.set_info(2, info);
-                            // Only an allocated block keeps a tag, and only a movable type
-                            // can be movable.
+                            // Only an allocated block keeps a tag, only a movable type can
+                            // be movable, and a handle's tag is the one handle tag.
                             let tag = match state {
+                                PageState::Allocated if handle => AllocTag::HANDLE,
                                 PageState::Allocated => {
-                                    AllocTag { migratetype: mt, movable: movable && mt.is_movable() }
+                                    AllocTag { migratetype: mt, movable: movable && mt.is_movable(), handle }
                                 }
                                 _ => PageInfo::TAIL.tag,
                             };
@@ -470,16 +498,16 @@ mod tests {
             assert_eq!(tag.code(), code as u32, "{tag:?}");
             assert_eq!(AllocTag::from_code(tag.code()), *tag);
         }
-        let pinned = |mt| AllocTag { migratetype: mt, movable: false };
+        let pinned = |mt| AllocTag { migratetype: mt, movable: false, handle: false };
         assert!(AllocTag::ALL.contains(&pinned(MigrateType::Movable)));
         assert!(AllocTag::ALL.contains(&pinned(MigrateType::Cma)));
     }
 
     #[test]
     fn word_heads_agrees_with_the_decoded_word_for_every_byte() {
-        // Every byte a page can hold: the unused kinds (2, 7) are never written.
+        // Every byte a page can hold: the unused kind 2 is never written.
         let words: Vec<u32> = (0..256).filter(|&w| PageInfo::from_word(w).pack() == w).collect();
-        assert_eq!(words.len(), 14 * 16, "six states and eight allocated tags, 16 orders each");
+        assert_eq!(words.len(), 15 * 16, "six states, eight allocated tags and a handle's, 16 orders each");
         for word in words {
             let info = PageInfo::from_word(word);
             for state in PageState::ALL {
@@ -487,6 +515,16 @@ mod tests {
                     let expect = info.state == state && info.order == order;
                     assert_eq!(Memmap::word_heads(word, state, order), expect, "{word:#x} {state:?} {order}");
                 }
+            }
+            // A raw free's test and a handle's free's test split the allocated blocks.
+            for order in 0..=15 {
+                let allocated = info.state == PageState::Allocated && info.order == order;
+                assert_eq!(
+                    Memmap::word_is_allocated(word, order),
+                    allocated && !info.tag.handle,
+                    "{word:#x}"
+                );
+                assert_eq!(Memmap::word_is_handle(word, order), allocated && info.tag.handle, "{word:#x}");
             }
         }
     }

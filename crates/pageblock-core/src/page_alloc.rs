@@ -13,7 +13,7 @@
 
 use crate::alloc::AllocError;
 use crate::config::ZoneType;
-use crate::free::{FreeBatchError, FreeError};
+use crate::free::{FreeBatchError, FreeError, Owner};
 use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::memmap::{PageInfo, PageState};
@@ -209,15 +209,28 @@ fn rmqueue_pcplist<L: NodeLocks + ?Sized>(
 /// `__free_pages()` → `free_frozen_pages()`: validate the free (nothing changes if it is
 /// refused), then cache the block on CPU `cpu`'s lists for the orders they cache — freeing a
 /// batch to the zone when the CPU holds too much — or return it to the zone directly (other
-/// orders, isolated pageblocks, a contended per-CPU lock).
+/// orders, isolated pageblocks, a contended per-CPU lock). A block a movable handle owns is
+/// refused ([`FreeError::HandleOwned`]): only [`free_pages_as`] by its handle frees it.
 #[inline(always)]
 pub fn free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn: Pfn, order: u32) -> Result<(), FreeError> {
+    free_pages_as(l, cpu, pfn, order, Owner::Caller)
+}
+
+/// [`free_pages`] by `owner`: the block must be one `owner` frees.
+#[inline(always)]
+pub fn free_pages_as<L: NodeLocks + ?Sized>(
+    l: &L,
+    cpu: usize,
+    pfn: Pfn,
+    order: u32,
+    owner: Owner,
+) -> Result<(), FreeError> {
     let node = l.node();
     let Some(z) = node.zone_of(pfn.0) else {
         return Err(FreeError::OutOfRange { pfn });
     };
     let zone = node.zone(z);
-    let word = zone.allocated_word(pfn, order)?;
+    let word = zone.allocated_word(pfn, order, owner)?;
     // free_frozen_pages(): HighAtomic and CMA blocks are cached on the Movable list;
     // isolated pageblocks never take cached pages.
     let mt = zone.pageblock_migratetype(pfn.0);
@@ -234,7 +247,7 @@ pub fn free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn: Pfn, order: u32
             return Ok(());
         }
     }
-    free_one_page(l, cpu, z, pfn, order)
+    free_one_page(l, cpu, z, pfn, order, owner)
 }
 
 /// How many frees ahead [`free_pages_batch`] prefetches a block's state word. Of 4, 8 and 16,
@@ -274,8 +287,9 @@ fn free_one_page<L: NodeLocks + ?Sized>(
     z: usize,
     pfn: Pfn,
     order: u32,
+    owner: Owner,
 ) -> Result<(), FreeError> {
-    lock_zone(l, z, cpu).free_pages(pfn, order)?;
+    lock_zone(l, z, cpu).free_pages(pfn, order, owner)?;
     l.node().trace().emit(cpu as u32, || TraceEvent::PageFree { pfn: pfn.0, order });
     Ok(())
 }

@@ -3,7 +3,9 @@
 //! It recomputes everything the zone maintains incrementally — from the memmap, the lists and
 //! the pageblock bits — and compares. It is O(pages) and meant for tests, the simulator and
 //! debugging, after every operation if need be. Each check corresponds to an invariant
-//! written down in [`crate::zone`], [`crate::list`] or [`crate::memmap`].
+//! written down in [`crate::zone`], [`crate::list`] or [`crate::memmap`]. The thread-safe
+//! library's `verify` adds what only it knows: its movable handles against the memmap's
+//! handle tags ([`crate::memmap::AllocTag::handle`]).
 
 use std::fmt;
 

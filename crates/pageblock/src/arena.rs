@@ -32,9 +32,16 @@ unsafe impl Sync for Arena {}
 
 impl Arena {
     /// Map `bytes` (rounded up to pages) of anonymous memory, 2 MiB-aligned, THP-advised.
+    /// A size the address space cannot hold is refused (`InvalidInput`) before any mapping.
     pub fn new(bytes: u64) -> std::io::Result<Arena> {
-        let len = (bytes.div_ceil(PAGE_SIZE) * PAGE_SIZE) as usize;
-        let map_len = len + ARENA_ALIGN;
+        let lengths = usize::try_from(bytes.div_ceil(PAGE_SIZE))
+            .ok()
+            .and_then(|pages| pages.checked_mul(PAGE_SIZE as usize))
+            .and_then(|len| Some((len, len.checked_add(ARENA_ALIGN)?)));
+        let Some((len, map_len)) = lengths else {
+            let msg = format!("an arena of {bytes} bytes does not fit the address space");
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, msg));
+        };
         // SAFETY: a fresh anonymous private mapping at an address of the kernel's choosing;
         // no existing memory is affected.
         let map = unsafe {
@@ -156,5 +163,14 @@ mod tests {
         assert_eq!(a.pfn_of(p.as_ptr()), Some(last));
         assert_eq!(a.page_ptr(last + 1), None);
         assert_eq!(a.page_ptr(a.start_pfn() - 1), None);
+    }
+
+    #[test]
+    fn a_size_past_the_address_space_is_refused_before_mapping() {
+        for bytes in [u64::MAX, u64::MAX - PAGE_SIZE, usize::MAX as u64 - 4096] {
+            let e = Arena::new(bytes).unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{bytes}: {e}");
+            assert!(e.to_string().contains(&bytes.to_string()), "{e}");
+        }
     }
 }

@@ -28,3 +28,26 @@ pub fn thread_ticket() -> usize {
         v
     })
 }
+
+/// A CPU slot index the allocator does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoSuchCpu {
+    /// The index given.
+    pub cpu: usize,
+    /// The allocator's slot count (valid indices are below it).
+    pub nr_cpus: usize,
+}
+
+impl std::fmt::Display for NoSuchCpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CPU slot {} does not exist: the allocator has {} (0..={})",
+            self.cpu,
+            self.nr_cpus,
+            self.nr_cpus - 1
+        )
+    }
+}
+
+impl std::error::Error for NoSuchCpu {}

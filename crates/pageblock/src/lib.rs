@@ -59,6 +59,7 @@ use std::sync::Arc;
 
 use pageblock_core::compaction::{compact_node, CompactResult};
 use pageblock_core::page_alloc;
+use pageblock_core::types::PAGE_SIZE;
 use pageblock_core::{show, NodeLocks, NodeShared, PageCensus, VerifyError, Zone};
 pub use pageblock_core::{
     AllocError, BulkFree, ConfigError, FreeBatchError, FreeError, Gfp, MemmapLayout, NodeConfig, Pfn, Policy,
@@ -67,6 +68,7 @@ pub use pageblock_core::{
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 
 use crate::arena::Arena;
+pub use crate::cpu::NoSuchCpu;
 use crate::daemons::DaemonThreads;
 pub use crate::movable::{Movable, MovableError, Pinned};
 pub use crate::pgdat::Pgdat;
@@ -121,12 +123,20 @@ impl Allocator {
         layout: MemmapLayout,
         policy: Policy,
     ) -> Result<Allocator, ArenaError> {
-        let arena = Arena::new(bytes).map_err(ArenaError::Map)?;
-        let zone = ZoneConfig {
+        let zone = |start_pfn, pages| ZoneConfig {
             nr_cpus,
             memmap_layout: layout,
-            ..ZoneConfig::new(pageblock_core::ZoneType::Normal, arena.start_pfn(), arena.nr_pages())
+            ..ZoneConfig::new(pageblock_core::ZoneType::Normal, start_pfn, pages)
         };
+        // The geometry is checked before anything is mapped: a size no zone can index is
+        // refused as such, not as whatever a mapping of a wrapped-around length would be.
+        match zone(0, bytes.div_ceil(PAGE_SIZE)).validate() {
+            Err(ConfigError::TooLarge(_)) => return Err(ArenaError::TooLarge { bytes }),
+            Err(e) => return Err(ArenaError::Config(e)),
+            Ok(()) => {}
+        }
+        let arena = Arena::new(bytes).map_err(ArenaError::Map)?;
+        let zone = zone(arena.start_pfn(), arena.nr_pages());
         Self::build(NodeConfig::single(zone), policy, Some(arena)).map_err(ArenaError::Config)
     }
 
@@ -182,7 +192,9 @@ impl Allocator {
     }
 
     /// Free a block returned by [`Allocator::alloc_pages`], on this thread's slot. Misuse is
-    /// refused and changes nothing; of two racing frees of one block exactly one wins.
+    /// refused and changes nothing (a page of a movable handle, too: only
+    /// [`Allocator::free_movable`] frees it); of two racing frees of one block exactly one
+    /// wins.
     #[inline]
     pub fn free_pages(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         page_alloc::free_pages(&*self.pgdat, self.pgdat.this_cpu(), pfn, order)
@@ -198,10 +210,12 @@ impl Allocator {
     }
 
     /// Allocate 2^`order` movable pages as a handle that compaction may move while it is not
-    /// pinned (`gfp` must be a movable mask, e.g. [`Gfp::HIGHUSER_MOVABLE`]).
+    /// pinned (`gfp` must be a movable mask, e.g. [`Gfp::HIGHUSER_MOVABLE`]). The pages are
+    /// the handle's until [`Allocator::free_movable`]: a raw free of any of them is refused
+    /// ([`FreeError::HandleOwned`]).
     pub fn alloc_movable(&self, order: u32, gfp: Gfp) -> Result<Movable, AllocError> {
         if !gfp.contains(Gfp::MOVABLE) {
-            return Err(AllocError::InvalidGfp(gfp));
+            return Err(AllocError::NotMovable(gfp));
         }
         let table = self.pgdat.movable.get_or_init(|| {
             let node = &self.pgdat.shared;
@@ -209,8 +223,12 @@ impl Allocator {
             let end = node.zones().last().map_or(0, |z| z.config().end_pfn());
             movable::MovableTable::new(first, end - first)
         });
-        let pfn = self.alloc_pages(order, gfp)?;
-        Ok(table.publish(pfn, order))
+        loop {
+            let pfn = self.alloc_pages(order, gfp)?;
+            if let Some(m) = table.adopt(&self.pgdat, pfn, order) {
+                return Ok(m);
+            }
+        }
     }
 
     /// Pin `m` in place: its pages do not move until the pin is dropped.
@@ -244,11 +262,13 @@ impl Allocator {
         compact_node(&*self.pgdat, self.pgdat.this_cpu(), false)
     }
 
-    /// `drain_pages(cpu)`: give CPU `cpu`'s cached pages of every zone back.
-    pub fn drain_pages(&self, cpu: usize) {
+    /// `drain_pages(cpu)`: give CPU slot `cpu`'s cached pages of every zone back.
+    pub fn drain_pages(&self, cpu: usize) -> Result<(), NoSuchCpu> {
+        let cpu = self.cpu_slot(cpu)?;
         for z in 0..self.pgdat.nr_zones() {
             page_alloc::drain_pages_zone(&*self.pgdat, cpu, z);
         }
+        Ok(())
     }
 
     /// `drain_all_pages()`: give every CPU's cached pages back to the zones.
@@ -258,8 +278,19 @@ impl Allocator {
 
     /// The vmstat worker's pass for CPU slot `cpu` (`decay_pcp_high`): the kernel runs it
     /// every second on every CPU; callers with long-lived allocators run it periodically.
-    pub fn vmstat_update(&self, cpu: usize) -> bool {
-        page_alloc::vmstat_update(&*self.pgdat, cpu)
+    /// Returns whether more decay work remains.
+    pub fn vmstat_update(&self, cpu: usize) -> Result<bool, NoSuchCpu> {
+        Ok(page_alloc::vmstat_update(&*self.pgdat, self.cpu_slot(cpu)?))
+    }
+
+    /// `cpu` if it names one of the CPU slots.
+    fn cpu_slot(&self, cpu: usize) -> Result<usize, NoSuchCpu> {
+        let nr_cpus = self.nr_cpus();
+        if cpu < nr_cpus {
+            Ok(cpu)
+        } else {
+            Err(NoSuchCpu { cpu, nr_cpus })
+        }
     }
 
     /// `/proc/pagetypeinfo` from the per-migratetype counts, as 6.18 prints it: never takes a
@@ -290,11 +321,16 @@ impl Allocator {
         f(&mut self.pgdat.lock_zone(zone))
     }
 
-    /// Check every invariant of every zone and every CPU's lists, holding each lock in turn
-    /// (quiesce the allocator first — its callers and its daemons, see
-    /// [`Allocator::stop_daemons`]: concurrent operations move pages between them).
+    /// Check every invariant of every zone and every CPU's lists, holding each lock in turn,
+    /// and that the movable handles and the memmap agree: every live handle's block is
+    /// allocated in the memmap with the handle's order and the handle tag, and every block
+    /// with that tag has its handle (quiesce the allocator first — its callers and its
+    /// daemons, see [`Allocator::stop_daemons`]: concurrent operations move pages between
+    /// them; a held pin is fine).
     pub fn verify(&self) -> Result<PageCensus, VerifyError> {
-        pageblock_core::verify::verify_node(&*self.pgdat)
+        let census = pageblock_core::verify::verify_node(&*self.pgdat)?;
+        movable::verify_handles(&self.pgdat)?;
+        Ok(census)
     }
 
     /// The address of page `pfn` (arena mode only).
@@ -343,6 +379,12 @@ impl OnCpu<'_> {
 /// Why an arena allocator could not be built.
 #[derive(Debug)]
 pub enum ArenaError {
+    /// More bytes than one zone can index (fewer than 2^32 pages, 16 TiB, rounded up to
+    /// pageblocks); nothing was mapped.
+    TooLarge {
+        /// The size asked for.
+        bytes: u64,
+    },
     /// mmap failed.
     Map(std::io::Error),
     /// The zone geometry was rejected.
@@ -352,6 +394,11 @@ pub enum ArenaError {
 impl std::fmt::Display for ArenaError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            ArenaError::TooLarge { bytes } => write!(
+                f,
+                "an arena of {bytes} bytes is too large: one zone indexes fewer than 2^32 pages \
+                 of 4 KiB (16 TiB)"
+            ),
             ArenaError::Map(e) => write!(f, "mapping the arena failed: {e}"),
             ArenaError::Config(e) => write!(f, "{e}"),
         }

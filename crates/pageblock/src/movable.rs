@@ -7,7 +7,10 @@
 //! * a **slot** per live handle holds where its block is now (`pfn`), its order, and a state
 //!   word — the handle's refcount and lock in one;
 //! * the **reverse map** (`rmap`, one word per page of the node) names the slot whose block
-//!   starts at a pfn, so that compaction, which finds blocks by pfn, finds their owner.
+//!   starts at a pfn, so that compaction, which finds blocks by pfn, finds their owner;
+//! * the block's **memmap tag** says a handle owns it (`AllocTag::HANDLE`, set when the
+//!   handle is made, as `folio_add_lru` sets `PG_lru`), so a raw `free_pages` of any of its
+//!   pages is refused by the compare it already makes, and only the handle frees it.
 //!
 //! Compaction calls [`Mover::migrate`] with a block it has isolated (memmap state
 //! `Isolated`) and a destination it allocated. The move claims the slot (`LIVE` →
@@ -17,8 +20,9 @@
 //! # Invariants
 //!
 //! * A slot is `FREE` or holds one block: `pfn` heads an allocated block of `order` whose
-//!   memmap tag is movable; while the slot is not `FREE`, `rmap[pfn]` names it (except
-//!   between its allocation and publication, and while it is being freed).
+//!   memmap tag is the handle tag; while the slot is not `FREE`, `rmap[pfn]` names it
+//!   (except while it is being freed). A block with the handle tag has a slot (except
+//!   between its tagging and publication). `Allocator::verify` checks both ways.
 //! * `PINNED` and `MIGRATING` exclude each other: bytes never move under a reader.
 //! * A handle is owned by one caller (not `Clone`); `pin` borrows it mutably, `free` consumes
 //!   it, so a pinned handle cannot be freed and there is at most one pin at a time.
@@ -38,10 +42,13 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use pageblock_core::compaction::Mover;
 use pageblock_core::memmap::PageState;
 use pageblock_core::types::PAGE_SIZE;
-use pageblock_core::{page_alloc, FreeError, Pfn};
+use pageblock_core::{page_alloc, FreeError, Owner, Pfn};
 
 use crate::pgdat::Pgdat;
 use crate::sync::SpinLock;
+
+mod verify;
+pub(crate) use verify::verify_handles;
 
 const FREE: u32 = 0;
 const LIVE: u32 = 1;
@@ -188,8 +195,28 @@ impl MovableTable {
         s.checked_sub(1).map(|s| &self.slots[s as usize])
     }
 
+    /// Make the block `pfn`/`order`, just allocated with a movable mask, a handle's: tag it
+    /// in the memmap, then publish it under a new handle. `None` if the block stopped being
+    /// its caller's before it was tagged (a raw free of a guessed pfn took it): the caller
+    /// allocates again. (A raw block has no owner the allocator knows, so until it is
+    /// tagged it is as exposed to such a free as any raw block.)
+    pub(crate) fn adopt(&self, pgdat: &Pgdat, pfn: Pfn, order: u32) -> Option<Movable> {
+        let node = &pgdat.shared;
+        let zone = node.zone(node.zone_of(pfn.0).expect("an allocated block lies in a zone"));
+        let mut spins = 0u32;
+        loop {
+            match zone.set_handle_owned(pfn, order) {
+                Ok(()) => return Some(self.publish(pfn, order)),
+                // A compaction run holds the block isolated (it scans raw movable blocks too,
+                // finds no handle and puts them back): wait for the put-back.
+                Err(FreeError::DoubleFree { .. }) if !on_free_list(pgdat, pfn.0) => backoff(&mut spins),
+                Err(_) => return None,
+            }
+        }
+    }
+
     /// Publish the allocated block `pfn`/`order` under a new handle.
-    pub(crate) fn publish(&self, pfn: Pfn, order: u32) -> Movable {
+    fn publish(&self, pfn: Pfn, order: u32) -> Movable {
         let slot = self.free_slots.lock().pop().unwrap_or_else(|| {
             // At most one live block per page, so the slots never run out.
             self.next_unused.fetch_add(1, Ordering::Relaxed)
@@ -227,8 +254,9 @@ impl MovableTable {
         Ok(Pinned { slot, pfn, order: m.order, bytes, _handle: PhantomData })
     }
 
-    /// Free `m`'s block on CPU `cpu`. A block compaction has isolated is freed once the
-    /// migration gives it back (the slot's `FREEING` state makes that migration refuse).
+    /// Free `m`'s block on CPU `cpu`, as its handle (the only owner the memmap lets free
+    /// it). A block compaction has isolated is freed once the migration gives it back (the
+    /// slot's `FREEING` state makes that migration refuse).
     /// Regression (stress test): the first version re-read the state after a refused free
     /// and gave up when the put-back had happened in between.
     pub(crate) fn free(&self, pgdat: &Pgdat, cpu: usize, m: Movable) -> Result<(), (Movable, MovableError)> {
@@ -241,7 +269,7 @@ impl MovableTable {
         self.rmap(pfn).store(0, Ordering::Release);
         let mut spins = 0u32;
         loop {
-            match page_alloc::free_pages(pgdat, cpu, Pfn(pfn), m.order) {
+            match page_alloc::free_pages_as(pgdat, cpu, Pfn(pfn), m.order, Owner::Handle) {
                 Ok(()) => break,
                 // The block is ours, so "already free" means a compaction run holds it
                 // isolated (or did a moment ago and has put it back): try again.
@@ -316,6 +344,11 @@ impl Mover for Pgdat {
         table.rmap(to.0).store(id, Ordering::Release);
         table.rmap(from.0).store(0, Ordering::Release);
         slot.state.store(LIVE, Ordering::Release);
+        true
+    }
+
+    /// Raw blocks have no handle to repoint: only handles' blocks are isolated.
+    fn moves_handles_only(&self) -> bool {
         true
     }
 }

@@ -7,11 +7,12 @@ use super::suitable::{compaction_suit_allocation_order, SuitQuery};
 use super::{CompactPriority, CompactResult, MigrateMode, Mover};
 use crate::config::ZoneType;
 use crate::fallback::Fallback;
+use crate::free::Owner;
 use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::page_alloc::{drain_pages_zone, free_pages, lock_zone, AllocContext};
+use crate::page_alloc::{drain_pages_zone, free_pages, free_pages_as, lock_zone, AllocContext};
 use crate::stats::{VmEvent, ZoneStat};
 use crate::types::{Pfn, NR_ORDER_SLOTS};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
@@ -47,6 +48,8 @@ pub(crate) struct CompactControl {
     pub finish_pageblock: bool,
     /// The id of the capture wish this run published, if it did (direct compaction).
     pub capture: Option<u64>,
+    /// The run's mover moves only handles' blocks ([`Mover::moves_handles_only`]).
+    pub handles_only: bool,
 }
 
 impl CompactControl {
@@ -74,6 +77,7 @@ impl CompactControl {
             total_free_scanned: 0,
             finish_pageblock: false,
             capture: None,
+            handles_only: false,
         }
     }
 
@@ -104,6 +108,7 @@ pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
     let node = l.node();
     let zone = node.zone(cc.zone);
     let pbo = zone.config().pageblock_order;
+    cc.handles_only = mover.moves_handles_only();
     if let Some(order) = cc.order {
         let q = SuitQuery {
             order,
@@ -282,9 +287,10 @@ fn migrate_pages<L: NodeLocks + ?Sized>(
         if mover.migrate(Pfn(src), Pfn(dst), info.order) {
             node.count(VmEvent::PgMigrateSuccess, pages);
             putback(zone, src, info);
-            // The old copy is freed like any page (to this CPU's lists for small orders).
-            // A racing free of a stale handle may have taken it already: nothing to do then.
-            let _ = free_pages(l, cc.cpu, Pfn(src), info.order);
+            // The old copy is freed like any page (to this CPU's lists for small orders), by
+            // the owner its tag names. A racing free of a stale handle may have taken it
+            // already: nothing to do then.
+            let _ = free_pages_as(l, cc.cpu, Pfn(src), info.order, Owner::of(info.tag));
         } else {
             node.count(VmEvent::PgMigrateFail, pages);
             putback(zone, src, info);

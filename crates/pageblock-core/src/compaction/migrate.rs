@@ -107,7 +107,7 @@ impl CompactControl {
             let pages = if info.state == PageState::Tail { end - pfn } else { 1u64 << info.order };
             nr_scanned += pages;
             let movable = info.state == PageState::Allocated
-                && info.tag.movable
+                && (if self.handles_only { info.tag.handle } else { info.tag.movable })
                 && info.order < pbo
                 && self.order.is_none_or(|o| info.order < o);
             if matches!(info.state, PageState::Buddy | PageState::Tail) {

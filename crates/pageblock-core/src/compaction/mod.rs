@@ -49,6 +49,16 @@ pub trait Mover {
     /// allocated for it). Return false if the contents cannot move now (pinned, busy): the
     /// block then stays where it was.
     fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool;
+
+    /// Whether this mover moves only blocks published under a movable handle
+    /// ([`crate::memmap::AllocTag::handle`]), asked once per run. The migrate scanner then
+    /// isolates no other block (the kernel isolates only `PageLRU` and `__PageMovable`
+    /// pages): a library's raw block has no owner to update, and isolating it for nothing
+    /// would refuse its owner's free meanwhile. By default (`false`) every block allocated
+    /// movable and not pinned is a candidate.
+    fn moves_handles_only(&self) -> bool {
+        false
+    }
 }
 
 /// How a run may wait (`enum migrate_mode`).

@@ -39,3 +39,9 @@ pub fn fill(a: &Allocator, m: &mut Movable, seed: u64) {
 pub fn intact(a: &Allocator, m: &mut Movable, seed: u64) -> bool {
     holds(&a.pin(m).expect("own handle"), seed)
 }
+
+/// Every state word of zone 0 (to show that a refused call changed nothing).
+pub fn state_words(a: &Allocator) -> Vec<u32> {
+    let mm = a.shared().zone(0).memmap();
+    (0..mm.len() as u32).map(|i| mm.info_word(i)).collect()
+}
