@@ -203,16 +203,9 @@ impl MovableTable {
     pub(crate) fn adopt(&self, pgdat: &Pgdat, pfn: Pfn, order: u32) -> Option<Movable> {
         let node = &pgdat.shared;
         let zone = node.zone(node.zone_of(pfn.0).expect("an allocated block lies in a zone"));
-        let mut spins = 0u32;
-        loop {
-            match zone.set_handle_owned(pfn, order) {
-                Ok(()) => return Some(self.publish(pfn, order)),
-                // A compaction run holds the block isolated (it scans raw movable blocks too,
-                // finds no handle and puts them back): wait for the put-back.
-                Err(FreeError::DoubleFree { .. }) if !on_free_list(pgdat, pfn.0) => backoff(&mut spins),
-                Err(_) => return None,
-            }
-        }
+        // Compaction never isolates a raw block here (`Mover::moves_handles_only`), so a
+        // refusal means the block is no longer its caller's.
+        zone.set_handle_owned(pfn, order).ok().map(|()| self.publish(pfn, order))
     }
 
     /// Publish the allocated block `pfn`/`order` under a new handle.
