@@ -4,7 +4,7 @@
 //! placed where the trace's pfns fall), and the free blocks and pageblock types of
 //! `before.pagetypeinfo` ([`super::start`]); without that, the free blocks per order of
 //! `before.buddyinfo` (all Movable), or all free but the zone's reserved pages. Without them: one ZONE_NORMAL over the pfns the
-//! trace touches (at most [`MAX_SPAN_PAGES`]), as many CPUs as it names, everything free
+//! trace touches (at most 1 TiB), as many CPUs as it names, everything free
 //! except what the trace frees before allocating it.
 
 use std::collections::HashMap;
