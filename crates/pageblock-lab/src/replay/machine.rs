@@ -3,9 +3,9 @@
 //! With the recording's snapshots: the zones and CPUs of `before.zoneinfo` (managed pages
 //! placed where the trace's pfns fall), and the free blocks and pageblock types of
 //! `before.pagetypeinfo` ([`super::start`]); without that, the free blocks per order of
-//! `before.buddyinfo` (all Movable), or all free but the zone's reserved pages. Without them: one ZONE_NORMAL over the pfns the
-//! trace touches (at most 1 TiB), as many CPUs as it names, everything free
-//! except what the trace frees before allocating it.
+//! `before.buddyinfo` (all Movable), or all free but the zone's reserved pages. Without
+//! snapshots: one ZONE_NORMAL over the pfns the trace touches (at most 1 TiB), as many CPUs
+//! as it names, everything free except what the trace frees before allocating it.
 
 use std::collections::HashMap;
 
