@@ -62,6 +62,33 @@ fn a_snapshot_gives_the_per_pageblock_picture() {
     );
 }
 
+/// A machine whose kernel initialises Normal's top lazily (tests/data/inspect-lazy): the
+/// flagless, uninitialised pageblocks are not managed, not unmovable, and every zone's
+/// pageblocks with managed memory are the ones /proc/pagetypeinfo counts.
+#[test]
+fn memory_the_kernel_does_not_manage_is_not_counted_as_unmovable() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/inspect-lazy");
+    let (text, v) = inspect_json(&dir, "lazy");
+    for z in v["zones"].as_array().unwrap() {
+        let kernel_blocks: u64 =
+            z["blocks_by_migratetype"].as_array().unwrap().iter().map(|r| r[1].as_u64().unwrap()).sum();
+        let n = |k: &str| z[k].as_u64().unwrap_or_else(|| panic!("{k} in {z}"));
+        assert_eq!(
+            n("pageblocks") - n("hole_pageblocks") - z["not_managed_pageblocks"].as_u64().unwrap_or(0),
+            kernel_blocks,
+            "{}: pageblocks with managed memory vs pagetypeinfo's",
+            z["zone"]
+        );
+        let p = &z["pages"];
+        let in_use = ["free", "movable", "slab", "page_table", "kernel", "hugetlb"];
+        let managed_by_content: u64 = in_use.iter().map(|k| p[k].as_u64().unwrap()).sum();
+        assert!(managed_by_content <= n("managed"), "{}: {p} vs managed {}", z["zone"], n("managed"));
+    }
+    let normal = zone(&v, "Normal");
+    assert!(normal["not_managed_pageblocks"].as_u64().unwrap() > 0, "{normal}");
+    assert!(text.contains("not managed"), "{text}");
+}
+
 #[test]
 fn without_roots_files_it_says_what_it_could_not_read() {
     let dir = std::env::temp_dir().join(format!("pageblock-inspect-user-{}", std::process::id()));
@@ -138,8 +165,8 @@ fn exporter_output_passes_prometheus_parser_and_lint() {
     assert_eq!(v["problems"].as_array().unwrap().len(), 0, "promlint: {}", v["problems"]);
     let families = v["families"].as_array().unwrap();
     let family = |name: &str| families.iter().find(|f| f["name"] == name).unwrap_or_else(|| panic!("{name}"));
-    // Three populated zones: seven content states each, 11 orders each, 5 migratetypes x 11.
-    assert_eq!(family("pageblock_pageblocks_by_content")["samples"], 21);
+    // Three populated zones: eight content states each, 11 orders each, 5 migratetypes x 11.
+    assert_eq!(family("pageblock_pageblocks_by_content")["samples"], 24);
     assert_eq!(family("pageblock_buddy_free_blocks")["samples"], 33);
     assert_eq!(family("pageblock_buddy_free_blocks_by_migratetype")["samples"], 165);
     assert_eq!(family("pageblock_vmstat_thp_fault_alloc_total")["type"], "COUNTER");

@@ -103,7 +103,7 @@ fn pageblocks(out: &mut String, zones: &[ZoneReport]) {
             emit(&mut f, z, &[("migratetype", mt.clone())], *n as f64);
         }
     }
-    let help = "Pageblocks by what they hold (/proc/kpageflags): free, thp, movable, unmovable, mixed, hugetlb, hole.";
+    let help = "Pageblocks by what they hold (/proc/kpageflags): free, thp, movable, unmovable, mixed, hugetlb, not_managed (offline or not initialised), hole.";
     let mut f = Family::new(out, "pageblock_pageblocks_by_content", "gauge", help);
     for z in zones {
         if let Some(c) = &z.content {
@@ -114,6 +114,7 @@ fn pageblocks(out: &mut String, zones: &[ZoneReport]) {
                 ("unmovable", c.unmovable_pageblocks),
                 ("mixed", c.mixed_pageblocks),
                 ("hugetlb", c.hugetlb_pageblocks),
+                ("not_managed", c.not_managed_pageblocks),
                 ("hole", c.hole_pageblocks),
             ] {
                 emit(&mut f, z, &[("state", state.to_owned())], n as f64);

@@ -6,7 +6,8 @@
 //! zone's span are not taken for kernel pages) and `kpageflags` (root: one flags word per pfn;
 //! a snapshot may hold `kpageflags.zst`), and `vmstat` for the huge page and compaction
 //! counters. With kpageflags every pageblock is classified
-//! by what it holds ([`blocks`]); without it, whole free pageblocks come from buddyinfo and
+//! by what it holds ([`blocks`]; memory the kernel does not manage — offline, or struct pages
+//! not initialised yet — is a state of its own); without it, whole free pageblocks come from buddyinfo and
 //! the rest is reported as unreadable, with the reason.
 
 pub mod blocks;
@@ -324,7 +325,13 @@ pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
         }
         let content = match &flags {
             Some(f) => match zone_content(f, ram.as_deref(), pop.start_pfn, z.spanned, order) {
-                Ok(c) => Some(c),
+                Ok(mut c) => {
+                    // What the zone has beyond its managed pages and the reserved and offline
+                    // pages the flags show: struct pages not initialised yet.
+                    let p = &c.pages;
+                    c.mark_not_managed(z.present.saturating_sub(z.managed + p.reserved + p.not_managed));
+                    Some(c)
+                }
                 Err(e) => {
                     note("kpageflags", e);
                     None
@@ -496,6 +503,7 @@ impl Inspection {
                     ("mixed", c.mixed_pageblocks),
                     ("  by slab", c.mixed_slab_pageblocks),
                     ("hugetlb", c.hugetlb_pageblocks),
+                    ("not managed", c.not_managed_pageblocks),
                     ("hole", c.hole_pageblocks),
                 ] {
                     let _ = writeln!(out, "    {name:<10} {n:>9}  {:>5.1}%", pct(n));
@@ -503,8 +511,8 @@ impl Inspection {
                 let p = &c.pages;
                 let _ = writeln!(
                     out,
-                    "  pages: free {}, movable {} (thp {}), slab {}, page tables {}, reserved {}, other kernel {}, hugetlb {}",
-                    p.free, p.movable, p.thp, p.slab, p.page_table, p.reserved, p.kernel, p.hugetlb
+                    "  pages: free {}, movable {} (thp {}), slab {}, page tables {}, reserved {}, other kernel {}, hugetlb {}, not managed {}",
+                    p.free, p.movable, p.thp, p.slab, p.page_table, p.reserved, p.kernel, p.hugetlb, p.not_managed
                 );
             }
             if let Some(n) = z.buddyinfo_free_pageblocks {
