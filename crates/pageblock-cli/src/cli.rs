@@ -65,15 +65,21 @@ pub struct InspectArgs {
     /// a snapshot of those files (kpageflags may be kpageflags.zst).
     #[arg(long, value_name = "DIR", default_value = "/proc")]
     pub proc: std::path::PathBuf,
-    /// Also write the results as JSON to FILE (with --watch: every sample).
+    /// Also write the results as JSON to FILE (with --watch: `{"samples": [...]}`, rewritten
+    /// after every sample, so it is complete after Ctrl-C or SIGTERM).
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
-    /// Inspect again every SECONDS, one line per sample (a time series).
+    /// Inspect every SECONDS (a fixed rate; ticks missed by a slow inspection are skipped),
+    /// one line per sample (a time series).
     #[arg(long, value_name = "SECONDS")]
     pub watch: Option<f64>,
     /// With --watch: stop after N samples (default: until interrupted).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", requires = "watch")]
     pub count: Option<u64>,
+    /// With --watch --html: draw the maps of the last N samples (every sample's counts are
+    /// charted); the memory held stays bounded however long the watch.
+    #[arg(long, value_name = "N", default_value_t = pageblock_lab::inspect::history::DEFAULT_KEPT_MAPS, requires = "watch")]
+    pub keep_maps: usize,
     /// Also write a self-contained HTML page (pageblock maps; with --watch, their history).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,

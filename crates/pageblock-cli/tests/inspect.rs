@@ -118,6 +118,74 @@ fn watch_prints_a_time_series() {
     assert!(text.lines().all(|l| l.contains("0:DMA32 free 1499")), "{text}");
 }
 
+/// `--watch` without `--count` ends by a signal: the JSON holds every sample printed, is valid
+/// while the watch runs, and the status is 128 + the signal.
+#[test]
+fn a_watch_ended_by_a_signal_keeps_every_sample() {
+    use std::io::BufRead as _;
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let json = std::env::temp_dir().join(format!("pageblock-watch-{signal}-{}.json", std::process::id()));
+        let mut child = pageblock()
+            .args(["inspect", "--proc", snapshot().to_str().unwrap(), "--watch", "0.2"])
+            .arg("--json")
+            .arg(&json)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut printed = 0;
+        while printed < 2 {
+            lines.next().expect("a sample line").unwrap();
+            printed += 1;
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).expect("written after a sample"))
+                    .expect("valid JSON while running");
+            assert!(v["samples"].as_array().unwrap().len() >= printed, "{v}");
+        }
+        // SAFETY: kill has no memory-safety preconditions; the child is not yet reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        printed += lines.count();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(128 + signal), "signal {signal}: {status:?}");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let samples = v["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), printed, "every printed sample is in the file");
+        assert!(samples.iter().all(|s| zone(s, "DMA32")["free_pageblocks"] == 1499));
+        let _ = std::fs::remove_file(&json);
+    }
+}
+
+/// `--watch --html` draws the maps of the last `--keep-maps` samples only.
+#[test]
+fn a_watch_keeps_only_the_last_maps() {
+    let page = std::env::temp_dir().join(format!("pageblock-watch-{}.html", std::process::id()));
+    let out = pageblock()
+        .args(["inspect", "--proc", snapshot().to_str().unwrap(), "--watch", "0.01", "--count", "5"])
+        .args(["--keep-maps", "2", "--html", page.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let _ = std::fs::remove_file(&page);
+    // Two zones of more than 8 pageblocks (DMA32, Normal), two samples each.
+    assert_eq!(html.matches("<figcaption>sample ").count(), 4);
+    assert!(html.contains("<figcaption>sample 5<") && !html.contains("<figcaption>sample 3<"));
+}
+
+/// `--count` and `--keep-maps` mean nothing without `--watch`: a usage error, not ignored.
+#[test]
+fn watch_options_without_watch_are_refused() {
+    for extra in [["--count", "3"], ["--keep-maps", "3"]] {
+        let out = pageblock()
+            .args(["inspect", "--proc", snapshot().to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--watch"), "{extra:?}");
+    }
+}
+
 /// As root, the live machine: the content count of whole free pageblocks agrees with the
 /// buddyinfo read right after it (the machine moves on in between: a small tolerance).
 #[test]

@@ -11,6 +11,7 @@
 //! the rest is reported as unreadable, with the reason.
 
 pub mod blocks;
+pub mod history;
 pub mod kpageflags;
 pub mod metrics;
 pub mod simulated;
@@ -28,6 +29,7 @@ use pageblock_formats::zoneinfo::ZoneInfo;
 use serde::Serialize;
 
 pub use blocks::{BlockKind, PageTally, ZoneBlocks};
+pub use history::History;
 
 /// `pageblock_order` when `pagetypeinfo` cannot be read (x86-64's `HPAGE_PMD_ORDER`).
 pub const DEFAULT_PAGEBLOCK_ORDER: u32 = 9;
@@ -396,8 +398,9 @@ fn blocks_of(p: &PageTypeInfo, node: u32, zone: &str) -> Option<Vec<(String, u64
 }
 
 impl Inspection {
-    /// The HTML report: each zone's pageblock map, the summary.
-    pub fn html(&self, history: &[Inspection]) -> String {
+    /// The HTML report: each zone's pageblock map, the summary; with a watch run's history,
+    /// the counts over time and the kept maps as small multiples.
+    pub fn html(&self, history: Option<&History>) -> String {
         let mut page = crate::html::Page::new("pageblock inspect: this machine's pageblocks");
         let maps: Vec<(String, &[BlockKind])> = self
             .zones
@@ -415,42 +418,28 @@ impl Inspection {
             ));
             page.maps(&maps);
         }
-        if history.len() > 1 {
+        if let Some(h) = history.filter(|h| h.len() > 1) {
             page.heading("Over time");
             for (title, pick) in [
-                ("Whole free pageblocks", (|c: &ZoneBlocks| c.free_pageblocks) as fn(&ZoneBlocks) -> u64),
-                ("Mixed pageblocks", |c: &ZoneBlocks| c.mixed_pageblocks),
+                ("Whole free pageblocks", History::free as fn(&History, usize) -> &[f64]),
+                ("Mixed pageblocks", History::mixed),
             ] {
                 let series: Vec<(String, Vec<f64>)> = self
                     .zones
                     .iter()
                     .enumerate()
-                    .map(|(i, z)| {
-                        let v = history.iter().map(|h| {
-                            h.zones.get(i).and_then(|z| z.content.as_ref()).map_or(0.0, |c| pick(c) as f64)
-                        });
-                        (z.zone.clone(), v.collect())
-                    })
+                    .map(|(i, z)| (z.zone.clone(), pick(h, i).to_vec()))
                     .collect();
                 page.chart(title, "sample", "pageblocks", &series);
             }
-            page.heading("Maps over time (small multiples, the last 12 samples)");
-            let recent = &history[history.len().saturating_sub(12)..];
-            let first = history.len() - recent.len();
+            page.heading(&format!("Maps over time (small multiples, the last {} samples)", h.kept()));
             let rows: Vec<crate::html::MapRow<'_>> = self
                 .zones
                 .iter()
                 .enumerate()
                 .filter(|(_, z)| z.content.as_ref().is_some_and(|c| c.kinds.len() > 8))
                 .map(|(i, z)| {
-                    let maps = recent
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(k, h)| {
-                            let c = h.zones.get(i)?.content.as_ref()?;
-                            Some((format!("sample {}", first + k + 1), c.kinds.as_slice()))
-                        })
-                        .collect();
+                    let maps = h.maps(i).map(|(k, kinds)| (format!("sample {k}"), kinds)).collect();
                     (format!("Node {}, zone {}", z.node, z.zone), maps)
                 })
                 .collect();
