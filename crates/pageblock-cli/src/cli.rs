@@ -39,8 +39,8 @@ pub enum Command {
     /// This machine's memory, pageblock by pageblock (read-only; root for kpageflags and
     /// pagetypeinfo): free, huge-page-backed, movable, unmovable and mixed blocks per zone.
     Inspect(InspectArgs),
-    /// Serve this machine's fragmentation as Prometheus metrics on /metrics (each scrape
-    /// inspects /proc afresh).
+    /// Serve this machine's fragmentation as Prometheus metrics on /metrics (scrapes share
+    /// an inspection, cached for --cache-seconds).
     Exporter(ExporterArgs),
 }
 
@@ -56,6 +56,17 @@ pub struct ExporterArgs {
     /// Print one scrape on stdout and exit (no server).
     #[arg(long)]
     pub once: bool,
+    /// Serve an inspection to the scrapes of the next SECONDS (concurrent scrapes always
+    /// share the one in flight; 0: every scrape inspects afresh).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub cache_seconds: f64,
+    /// Do not read kpageflags (linear in memory: 0.6 s at 24 GiB): free blocks, pageblocks
+    /// per migratetype, indices and counters only, in milliseconds.
+    #[arg(long)]
+    pub no_kpageflags: bool,
+    /// Threads serving requests, one connection each; further clients wait.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
 }
 
 /// `pageblock inspect`.

@@ -103,7 +103,14 @@ mod tests {
             blocks_by_migratetype: None,
             content: Some(ZoneBlocks::tally(0, &flags, 9)),
         };
-        Inspection { pageblock_order: 9, zones: vec![zone], vmstat: vec![], unreadable: vec![], seconds: 0.0 }
+        Inspection {
+            pageblock_order: 9,
+            zones: vec![zone],
+            vmstat: vec![],
+            unreadable: vec![],
+            sources: vec![],
+            seconds: 0.0,
+        }
     }
 
     #[test]

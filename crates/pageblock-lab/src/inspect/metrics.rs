@@ -12,19 +12,21 @@ use super::{Inspection, ZoneReport};
 pub const PAGE_SIZE: u64 = 4096;
 
 /// A family being written: its samples follow the header.
-struct Family<'a> {
+pub struct Family<'a> {
     out: &'a mut String,
     name: &'static str,
 }
 
 impl<'a> Family<'a> {
-    fn new(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
+    /// Write the family's HELP and TYPE (`kind`: `gauge`, `counter`) lines.
+    pub fn new(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} {kind}");
         Family { out, name }
     }
 
-    fn sample(&mut self, labels: &[(&str, &str)], value: f64) {
+    /// Write one sample.
+    pub fn sample(&mut self, labels: &[(&str, &str)], value: f64) {
         let _ = write!(self.out, "{}", self.name);
         if !labels.is_empty() {
             let body: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
@@ -184,6 +186,11 @@ impl Inspection {
                 .map_or("pageblock_vmstat_unknown_total", |(_, m)| m);
             let help = format!("/proc/vmstat {item} since boot.");
             Family::new(&mut out, name, "counter", &help).sample(&[], *n as f64);
+        }
+        let help = "Whether each source file could be read (1) or not (0: its families are left out).";
+        let mut f = Family::new(&mut out, "pageblock_source_up", "gauge", help);
+        for (source, up) in &self.sources {
+            f.sample(&[("source", source)], f64::from(u8::from(*up)));
         }
         let help = "Time the inspection behind this scrape took.";
         Family::new(&mut out, "pageblock_inspect_duration_seconds", "gauge", help).sample(&[], self.seconds);

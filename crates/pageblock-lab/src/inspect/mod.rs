@@ -110,6 +110,8 @@ pub struct Inspection {
     pub vmstat: Vec<(String, u64)>,
     /// Sources that could not be read, and why.
     pub unreadable: Vec<(String, String)>,
+    /// Each source tried (`zoneinfo`, `buddyinfo`, …) and whether it could be read.
+    pub sources: Vec<(String, bool)>,
     /// Seconds the inspection took.
     pub seconds: f64,
 }
@@ -262,6 +264,17 @@ fn zone_content(
 
 /// Inspect the kernel whose `/proc` (or a snapshot of it) is `dir`.
 pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
+    inspect_sources(dir, true)
+}
+
+/// Inspect without kpageflags (and iomem): the cheap picture, from the small text files only
+/// (free blocks, pageblocks per migratetype, indices, counters), in milliseconds whatever the
+/// size of memory.
+pub fn inspect_cheap(dir: &Path) -> Result<Inspection, InspectError> {
+    inspect_sources(dir, false)
+}
+
+fn inspect_sources(dir: &Path, read_kpageflags: bool) -> Result<Inspection, InspectError> {
     let t0 = Instant::now();
     let mut unreadable = Vec::new();
     let zoneinfo = read_text(dir, "zoneinfo")
@@ -287,6 +300,7 @@ pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
             }
         };
     let flags = match Flags::open(dir) {
+        _ if !read_kpageflags => None,
         Ok(f) => Some(f),
         Err(e) => {
             note("kpageflags", e);
@@ -366,7 +380,28 @@ pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
             Vec::new()
         }
     };
-    Ok(Inspection { pageblock_order: order, zones, vmstat, unreadable, seconds: t0.elapsed().as_secs_f64() })
+    let mut tried = vec!["zoneinfo", "buddyinfo", "pagetypeinfo", "vmstat"];
+    if read_kpageflags {
+        tried.push("kpageflags");
+    }
+    if flags.is_some() {
+        tried.push("iomem");
+    }
+    let sources = tried
+        .into_iter()
+        .map(|name| {
+            let path = dir.join(name).display().to_string();
+            (name.to_owned(), !unreadable.iter().any(|(p, _)| *p == path))
+        })
+        .collect();
+    Ok(Inspection {
+        pageblock_order: order,
+        zones,
+        vmstat,
+        unreadable,
+        sources,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
 }
 
 /// Free blocks of at least pageblock order, counted in pageblocks.
