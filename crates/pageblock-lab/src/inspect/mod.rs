@@ -25,7 +25,7 @@ use std::time::Instant;
 use pageblock_formats::buddyinfo::BuddyInfo;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::vmstat::VmStat;
-use pageblock_formats::zoneinfo::ZoneInfo;
+use pageblock_formats::zoneinfo::{ZoneInfo, ZoneInfoZone};
 use serde::Serialize;
 
 pub use blocks::{BlockKind, PageTally, ZoneBlocks};
@@ -262,6 +262,22 @@ fn zone_content(
     Ok(total)
 }
 
+/// [`zone_content`] of zone `z` (from `start`), with what it has beyond its managed pages and
+/// the reserved and offline pages the flags show — struct pages not initialised yet — taken
+/// out as not managed.
+fn managed_content(
+    flags: &Flags,
+    ram: Option<&[(u64, u64)]>,
+    z: &ZoneInfoZone,
+    start: u64,
+    order: u32,
+) -> Result<ZoneBlocks, String> {
+    let mut c = zone_content(flags, ram, start, z.spanned, order)?;
+    let p = &c.pages;
+    c.mark_not_managed(z.present.saturating_sub(z.managed + p.reserved + p.not_managed));
+    Ok(c)
+}
+
 /// Inspect the kernel whose `/proc` (or a snapshot of it) is `dir`.
 pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
     inspect_sources(dir, true)
@@ -282,23 +298,14 @@ fn inspect_sources(dir: &Path, read_kpageflags: bool) -> Result<Inspection, Insp
     let zoneinfo = ZoneInfo::parse(&zoneinfo)
         .map_err(|e| InspectError(format!("{}: {e}", dir.join("zoneinfo").display())))?;
     let mut note = |name: &str, why: String| unreadable.push((dir.join(name).display().to_string(), why));
-    let pagetypeinfo = match read_text(dir, "pagetypeinfo")
+    let pagetypeinfo = read_text(dir, "pagetypeinfo")
         .and_then(|t| PageTypeInfo::parse(&t).map_err(|e| e.to_string()))
-    {
-        Ok(p) => Some(p),
-        Err(e) => {
-            note("pagetypeinfo", e);
-            None
-        }
-    };
-    let buddyinfo =
-        match read_text(dir, "buddyinfo").and_then(|t| BuddyInfo::parse(&t).map_err(|e| e.to_string())) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                note("buddyinfo", e);
-                None
-            }
-        };
+        .map_err(|e| note("pagetypeinfo", e))
+        .ok();
+    let buddyinfo = read_text(dir, "buddyinfo")
+        .and_then(|t| BuddyInfo::parse(&t).map_err(|e| e.to_string()))
+        .map_err(|e| note("buddyinfo", e))
+        .ok();
     let flags = match Flags::open(dir) {
         _ if !read_kpageflags => None,
         Ok(f) => Some(f),
@@ -307,16 +314,7 @@ fn inspect_sources(dir: &Path, read_kpageflags: bool) -> Result<Inspection, Insp
             None
         }
     };
-    let ram = match &flags {
-        Some(_) => match system_ram(dir) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                note("iomem", e);
-                None
-            }
-        },
-        None => None,
-    };
+    let ram = flags.as_ref().and_then(|_| system_ram(dir).map_err(|e| note("iomem", e)).ok());
     let order = pagetypeinfo
         .as_ref()
         .and_then(|p| p.nodes.first())
@@ -340,14 +338,8 @@ fn inspect_sources(dir: &Path, read_kpageflags: bool) -> Result<Inspection, Insp
             }
         }
         let content = match &flags {
-            Some(f) => match zone_content(f, ram.as_deref(), pop.start_pfn, z.spanned, order) {
-                Ok(mut c) => {
-                    // What the zone has beyond its managed pages and the reserved and offline
-                    // pages the flags show: struct pages not initialised yet.
-                    let p = &c.pages;
-                    c.mark_not_managed(z.present.saturating_sub(z.managed + p.reserved + p.not_managed));
-                    Some(c)
-                }
+            Some(f) => match managed_content(f, ram.as_deref(), z, pop.start_pfn, order) {
+                Ok(c) => Some(c),
                 Err(e) => {
                     note("kpageflags", e);
                     None
@@ -381,19 +373,9 @@ fn inspect_sources(dir: &Path, read_kpageflags: bool) -> Result<Inspection, Insp
         }
     };
     let mut tried = vec!["zoneinfo", "buddyinfo", "pagetypeinfo", "vmstat"];
-    if read_kpageflags {
-        tried.push("kpageflags");
-    }
-    if flags.is_some() {
-        tried.push("iomem");
-    }
-    let sources = tried
-        .into_iter()
-        .map(|name| {
-            let path = dir.join(name).display().to_string();
-            (name.to_owned(), !unreadable.iter().any(|(p, _)| *p == path))
-        })
-        .collect();
+    tried.extend(read_kpageflags.then_some("kpageflags"));
+    tried.extend(flags.is_some().then_some("iomem"));
+    let sources = sources_read(dir, &tried, &unreadable);
     Ok(Inspection {
         pageblock_order: order,
         zones,
@@ -402,6 +384,17 @@ fn inspect_sources(dir: &Path, read_kpageflags: bool) -> Result<Inspection, Insp
         sources,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// Each source tried and whether it was read (it is not among the `unreadable`).
+fn sources_read(dir: &Path, tried: &[&str], unreadable: &[(String, String)]) -> Vec<(String, bool)> {
+    tried
+        .iter()
+        .map(|&name| {
+            let path = dir.join(name).display().to_string();
+            (name.to_owned(), !unreadable.iter().any(|(p, _)| *p == path))
+        })
+        .collect()
 }
 
 /// Free blocks of at least pageblock order, counted in pageblocks.
