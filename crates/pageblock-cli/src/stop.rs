@@ -27,19 +27,9 @@ impl Stop {
     /// Install the handlers.
     pub fn install() -> Result<Stop, String> {
         for signal in CAUGHT {
-            // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler
-            // has the plain signature (no SA_SIGINFO) and only touches an atomic, which is
-            // async-signal-safe.
-            let rc = unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(signal, &action, std::ptr::null_mut())
-            };
-            if rc != 0 {
-                return Err(format!("sigaction({signal}): {}", std::io::Error::last_os_error()));
-            }
+            // SAFETY: the handler has the plain signature (no SA_SIGINFO) and only touches an
+            // atomic, which is async-signal-safe.
+            unsafe { set_handler(signal, on_signal as *const () as libc::sighandler_t, libc::SA_RESTART)? };
         }
         Ok(Stop(()))
     }
@@ -66,4 +56,29 @@ impl Stop {
             std::thread::sleep(left.min(POLL));
         }
     }
+}
+
+/// Install `handler` for `signal` with `flags` and an empty mask.
+///
+/// # Safety
+/// `handler` is a function with the signature `flags` select (`SA_SIGINFO` or not) that
+/// does only async-signal-safe work.
+pub unsafe fn set_handler(
+    signal: libc::c_int,
+    handler: libc::sighandler_t,
+    flags: libc::c_int,
+) -> Result<(), String> {
+    // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler is the
+    // caller's promise.
+    let rc = unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        action.sa_flags = flags;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(format!("sigaction({signal}): {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
