@@ -39,8 +39,8 @@ pub enum Command {
     /// This machine's memory, pageblock by pageblock (read-only; root for kpageflags and
     /// pagetypeinfo): free, huge-page-backed, movable, unmovable and mixed blocks per zone.
     Inspect(InspectArgs),
-    /// Serve this machine's fragmentation as Prometheus metrics on /metrics (each scrape
-    /// inspects /proc afresh).
+    /// Serve this machine's fragmentation as Prometheus metrics on /metrics (scrapes share
+    /// an inspection, cached for --cache-seconds).
     Exporter(ExporterArgs),
 }
 
@@ -56,6 +56,17 @@ pub struct ExporterArgs {
     /// Print one scrape on stdout and exit (no server).
     #[arg(long)]
     pub once: bool,
+    /// Serve an inspection to the scrapes of the next SECONDS (concurrent scrapes always
+    /// share the one in flight; 0: every scrape inspects afresh).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub cache_seconds: f64,
+    /// Do not read kpageflags (linear in memory: 0.6 s at 24 GiB): free blocks, pageblocks
+    /// per migratetype, indices and counters only, in milliseconds.
+    #[arg(long)]
+    pub no_kpageflags: bool,
+    /// Threads serving requests, one connection each; further clients wait.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
 }
 
 /// `pageblock inspect`.
@@ -65,15 +76,21 @@ pub struct InspectArgs {
     /// a snapshot of those files (kpageflags may be kpageflags.zst).
     #[arg(long, value_name = "DIR", default_value = "/proc")]
     pub proc: std::path::PathBuf,
-    /// Also write the results as JSON to FILE (with --watch: every sample).
+    /// Also write the results as JSON to FILE (with --watch: `{"samples": [...]}`, rewritten
+    /// after every sample, so it is complete after Ctrl-C or SIGTERM).
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
-    /// Inspect again every SECONDS, one line per sample (a time series).
+    /// Inspect every SECONDS (a fixed rate; ticks missed by a slow inspection are skipped),
+    /// one line per sample (a time series).
     #[arg(long, value_name = "SECONDS")]
     pub watch: Option<f64>,
     /// With --watch: stop after N samples (default: until interrupted).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", requires = "watch")]
     pub count: Option<u64>,
+    /// With --watch --html: draw the maps of the last N samples (every sample's counts are
+    /// charted); the memory held stays bounded however long the watch.
+    #[arg(long, value_name = "N", default_value_t = pageblock_lab::inspect::history::DEFAULT_KEPT_MAPS, requires = "watch")]
+    pub keep_maps: usize,
     /// Also write a self-contained HTML page (pageblock maps; with --watch, their history).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,

@@ -11,6 +11,7 @@ mod progress;
 mod signals;
 mod size;
 mod spec;
+mod stop;
 mod tracefs;
 
 use std::io::Write as _;
@@ -40,9 +41,14 @@ fn main() -> ExitCode {
         cli::Command::Replay(args) => cmd::replay::run(args),
         cli::Command::Record(args) => return cmd::record::main(args),
         cli::Command::Trace(cli::TraceCommand::Stats(args)) => cmd::trace::stats(args),
-        cli::Command::Inspect(args) => cmd::inspect::run(args),
+        cli::Command::Inspect(args) => return cmd::inspect::main(args),
         cli::Command::Exporter(args) => cmd::exporter::run(args),
     };
+    finish(result)
+}
+
+/// Print a command's text, or its error; the exit status.
+fn finish(result: Result<String, String>) -> ExitCode {
     match result {
         Ok(text) => {
             let mut stdout = std::io::stdout().lock();

@@ -62,6 +62,33 @@ fn a_snapshot_gives_the_per_pageblock_picture() {
     );
 }
 
+/// A machine whose kernel initialises Normal's top lazily (tests/data/inspect-lazy): the
+/// flagless, uninitialised pageblocks are not managed, not unmovable, and every zone's
+/// pageblocks with managed memory are the ones /proc/pagetypeinfo counts.
+#[test]
+fn memory_the_kernel_does_not_manage_is_not_counted_as_unmovable() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/inspect-lazy");
+    let (text, v) = inspect_json(&dir, "lazy");
+    for z in v["zones"].as_array().unwrap() {
+        let kernel_blocks: u64 =
+            z["blocks_by_migratetype"].as_array().unwrap().iter().map(|r| r[1].as_u64().unwrap()).sum();
+        let n = |k: &str| z[k].as_u64().unwrap_or_else(|| panic!("{k} in {z}"));
+        assert_eq!(
+            n("pageblocks") - n("hole_pageblocks") - z["not_managed_pageblocks"].as_u64().unwrap_or(0),
+            kernel_blocks,
+            "{}: pageblocks with managed memory vs pagetypeinfo's",
+            z["zone"]
+        );
+        let p = &z["pages"];
+        let in_use = ["free", "movable", "slab", "page_table", "kernel", "hugetlb"];
+        let managed_by_content: u64 = in_use.iter().map(|k| p[k].as_u64().unwrap()).sum();
+        assert!(managed_by_content <= n("managed"), "{}: {p} vs managed {}", z["zone"], n("managed"));
+    }
+    let normal = zone(&v, "Normal");
+    assert!(normal["not_managed_pageblocks"].as_u64().unwrap() > 0, "{normal}");
+    assert!(text.contains("not managed"), "{text}");
+}
+
 #[test]
 fn without_roots_files_it_says_what_it_could_not_read() {
     let dir = std::env::temp_dir().join(format!("pageblock-inspect-user-{}", std::process::id()));
@@ -91,6 +118,74 @@ fn watch_prints_a_time_series() {
     assert!(text.lines().all(|l| l.contains("0:DMA32 free 1499")), "{text}");
 }
 
+/// `--watch` without `--count` ends by a signal: the JSON holds every sample printed, is valid
+/// while the watch runs, and the status is 128 + the signal.
+#[test]
+fn a_watch_ended_by_a_signal_keeps_every_sample() {
+    use std::io::BufRead as _;
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let json = std::env::temp_dir().join(format!("pageblock-watch-{signal}-{}.json", std::process::id()));
+        let mut child = pageblock()
+            .args(["inspect", "--proc", snapshot().to_str().unwrap(), "--watch", "0.2"])
+            .arg("--json")
+            .arg(&json)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut printed = 0;
+        while printed < 2 {
+            lines.next().expect("a sample line").unwrap();
+            printed += 1;
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).expect("written after a sample"))
+                    .expect("valid JSON while running");
+            assert!(v["samples"].as_array().unwrap().len() >= printed, "{v}");
+        }
+        // SAFETY: kill has no memory-safety preconditions; the child is not yet reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        printed += lines.count();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(128 + signal), "signal {signal}: {status:?}");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let samples = v["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), printed, "every printed sample is in the file");
+        assert!(samples.iter().all(|s| zone(s, "DMA32")["free_pageblocks"] == 1499));
+        let _ = std::fs::remove_file(&json);
+    }
+}
+
+/// `--watch --html` draws the maps of the last `--keep-maps` samples only.
+#[test]
+fn a_watch_keeps_only_the_last_maps() {
+    let page = std::env::temp_dir().join(format!("pageblock-watch-{}.html", std::process::id()));
+    let out = pageblock()
+        .args(["inspect", "--proc", snapshot().to_str().unwrap(), "--watch", "0.01", "--count", "5"])
+        .args(["--keep-maps", "2", "--html", page.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let _ = std::fs::remove_file(&page);
+    // Two zones of more than 8 pageblocks (DMA32, Normal), two samples each.
+    assert_eq!(html.matches("<figcaption>sample ").count(), 4);
+    assert!(html.contains("<figcaption>sample 5<") && !html.contains("<figcaption>sample 3<"));
+}
+
+/// `--count` and `--keep-maps` mean nothing without `--watch`: a usage error, not ignored.
+#[test]
+fn watch_options_without_watch_are_refused() {
+    for extra in [["--count", "3"], ["--keep-maps", "3"]] {
+        let out = pageblock()
+            .args(["inspect", "--proc", snapshot().to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--watch"), "{extra:?}");
+    }
+}
+
 /// As root, the live machine: the content count of whole free pageblocks agrees with the
 /// buddyinfo read right after it (the machine moves on in between: a small tolerance).
 #[test]
@@ -106,73 +201,4 @@ fn the_live_machine_as_root() {
             (z["free_pageblocks"].as_i64().unwrap(), z["buddyinfo_free_pageblocks"].as_i64().unwrap());
         assert!((a - b).abs() <= 8 + b / 20, "{}: {a} by content, {b} by buddyinfo", z["zone"]);
     }
-}
-
-/// The exporter's text parses with Prometheus' own parser and passes `promtool check metrics`'
-/// lint rules (tools/expfmt-check: prometheus/common/expfmt and client_golang's promlint).
-#[test]
-fn exporter_output_passes_prometheus_parser_and_lint() {
-    let out =
-        pageblock().args(["exporter", "--once", "--proc", snapshot().to_str().unwrap()]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = out.stdout;
-    if Command::new("go").arg("version").output().is_err() {
-        assert!(std::env::var_os("PAGEBLOCK_REQUIRE_GO").is_none(), "PAGEBLOCK_REQUIRE_GO set but no go");
-        eprintln!("SKIPPED: go is not installed");
-        return;
-    }
-    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/expfmt-check");
-    let mut child = Command::new("go")
-        .args(["run", "."])
-        .current_dir(tool)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("go run");
-    use std::io::Write as _;
-    child.stdin.take().unwrap().write_all(&text).unwrap();
-    let res = child.wait_with_output().unwrap();
-    assert!(res.status.success(), "expfmt: {}", String::from_utf8_lossy(&res.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
-    assert_eq!(v["problems"].as_array().unwrap().len(), 0, "promlint: {}", v["problems"]);
-    let families = v["families"].as_array().unwrap();
-    let family = |name: &str| families.iter().find(|f| f["name"] == name).unwrap_or_else(|| panic!("{name}"));
-    // Three populated zones: seven content states each, 11 orders each, 5 migratetypes x 11.
-    assert_eq!(family("pageblock_pageblocks_by_content")["samples"], 21);
-    assert_eq!(family("pageblock_buddy_free_blocks")["samples"], 33);
-    assert_eq!(family("pageblock_buddy_free_blocks_by_migratetype")["samples"], 165);
-    assert_eq!(family("pageblock_vmstat_thp_fault_alloc_total")["type"], "COUNTER");
-    assert_eq!(family("pageblock_unusable_index")["type"], "GAUGE");
-    let body = String::from_utf8(text).unwrap();
-    assert!(body.contains("pageblock_free_pageblocks{node=\"0\",zone=\"DMA32\"} 1499\n"), "{body}");
-}
-
-/// The server answers /metrics with the exposition content type, anything else with 404.
-#[test]
-fn exporter_serves_metrics_over_http() {
-    use std::io::{BufRead as _, Read as _, Write as _};
-    let mut child = pageblock()
-        .args(["exporter", "--listen", "127.0.0.1:0", "--proc", snapshot().to_str().unwrap()])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.trim().trim_start_matches("listening on http://").trim_end_matches("/metrics").to_owned();
-    let get = |path: &str| {
-        let mut s = std::net::TcpStream::connect(&addr).unwrap_or_else(|e| panic!("{addr}: {e}"));
-        write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-        let mut resp = String::new();
-        s.read_to_string(&mut resp).unwrap();
-        resp
-    };
-    let metrics = get("/metrics");
-    let missing = get("/");
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(metrics.starts_with("HTTP/1.1 200") || metrics.starts_with("HTTP/1.0 200"), "{metrics}");
-    assert!(metrics.contains("text/plain; version=0.0.4"), "{metrics}");
-    assert!(metrics.contains("# TYPE pageblock_free_pageblocks gauge"));
-    assert!(missing.contains(" 404 "), "{missing}");
 }

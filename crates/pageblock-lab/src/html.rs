@@ -13,13 +13,19 @@ pub const MAP_COLUMNS: usize = 128;
 const CELL: usize = 6;
 
 /// Every block state, its CSS class, colour and legend text (kernel terms).
-const KINDS: [(BlockKind, &str, &str, &str); 7] = [
+const KINDS: [(BlockKind, &str, &str, &str); 8] = [
     (BlockKind::Free, "k-free", "#dcedc8", "whole free pageblock"),
     (BlockKind::Thp, "k-thp", "#2e7d32", "one THP (PMD-mapped huge page)"),
     (BlockKind::Movable, "k-movable", "#64b5f6", "movable pages only (LRU, anon)"),
     (BlockKind::Unmovable, "k-unmovable", "#e57373", "unmovable pages only (slab, page tables, kernel)"),
     (BlockKind::Mixed, "k-mixed", "#ffb300", "mixed: movable and unmovable pages"),
     (BlockKind::Hugetlb, "k-hugetlb", "#7e57c2", "hugetlbfs"),
+    (
+        BlockKind::NotManaged,
+        "k-not-managed",
+        "#90a4ae",
+        "not managed by the kernel (offline, not initialised)",
+    ),
     (BlockKind::Hole, "k-hole", "#eeeeee", "no memory / not wholly free"),
 ];
 
@@ -254,7 +260,8 @@ fn chart_svg(title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<f
 
 /// A pageblock map for a terminal: one character per pageblock, [`MAP_COLUMNS`] per line.
 /// With `colour`, a full block in each state's colour (24-bit ANSI); without, a letter per
-/// state (`.` free, `T` THP, `m` movable, `U` unmovable, `X` mixed, `H` hugetlb, ` ` hole).
+/// state (`.` free, `T` THP, `m` movable, `U` unmovable, `X` mixed, `H` hugetlb, `-` not
+/// managed, ` ` hole).
 pub fn terminal_map(label: &str, kinds: &[BlockKind], colour: bool) -> String {
     let mut out = format!("{label}\n");
     for row in kinds.chunks(MAP_COLUMNS) {
@@ -266,6 +273,7 @@ pub fn terminal_map(label: &str, kinds: &[BlockKind], colour: bool) -> String {
                 BlockKind::Unmovable => ('U', "e57373"),
                 BlockKind::Mixed => ('X', "ffb300"),
                 BlockKind::Hugetlb => ('H', "7e57c2"),
+                BlockKind::NotManaged => ('-', "90a4ae"),
                 BlockKind::Hole => (' ', "eeeeee"),
             };
             if colour {
@@ -285,7 +293,7 @@ pub fn terminal_map(label: &str, kinds: &[BlockKind], colour: bool) -> String {
 
 /// The legend of [`terminal_map`]'s letters.
 pub const TERMINAL_LEGEND: &str =
-    ". whole free   T THP   m movable only   U unmovable only   X mixed   H hugetlb   (blank) no memory\n";
+    ". whole free   T THP   m movable only   U unmovable only   X mixed   H hugetlb   - not managed   (blank) no memory\n";
 
 #[cfg(test)]
 mod tests {

@@ -1,40 +1,64 @@
-//! `pageblock exporter`: Prometheus metrics of the live machine, one inspection per scrape.
+//! `pageblock exporter`: Prometheus metrics of the live machine. Scrapes share inspections
+//! ([`scrapes`]) and a fixed pool of threads serves them ([`http`]): `/metrics`, a landing
+//! page at `/`, 405 for anything but GET.
 
-use pageblock_lab::inspect;
+mod http;
+mod scrapes;
+
+use std::time::Duration;
+
+use pageblock_lab::inspect::metrics::Family;
 
 use crate::cli::ExporterArgs;
+use http::{Request, Response};
+use scrapes::Scrapes;
 
 /// The exposition format's content type.
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
+/// The page at `/`.
+const LANDING: &str =
+    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pageblock exporter</title></head>\n\
+<body><h1>pageblock exporter</h1><p>This machine's free blocks, pageblocks by type and content, \
+fragmentation indices and compaction counters: <a href=\"/metrics\">/metrics</a>.</p></body></html>\n";
+
 /// Serve until killed; with `--once`, return one scrape's text.
 pub fn run(args: &ExporterArgs) -> Result<String, String> {
+    let max_age = Duration::try_from_secs_f64(args.cache_seconds)
+        .map_err(|_| format!("--cache-seconds {}: not a number of seconds", args.cache_seconds))?;
+    let scrapes = Scrapes::new(args.proc.clone(), args.no_kpageflags, max_age);
     if args.once {
-        return inspect::inspect(&args.proc).map(|i| i.prometheus()).map_err(|e| e.to_string());
+        return scrapes.get().0.map(|text| text.to_string());
     }
-    let server =
-        tiny_http::Server::http(&args.listen).map_err(|e| format!("listen on {}: {e}", args.listen))?;
-    match server.server_addr().to_ip() {
-        Some(addr) => eprintln!("listening on http://{addr}/metrics"),
-        None => eprintln!("listening on {}", args.listen),
+    let listener =
+        std::net::TcpListener::bind(&args.listen).map_err(|e| format!("listen on {}: {e}", args.listen))?;
+    match listener.local_addr() {
+        Ok(addr) => eprintln!("listening on http://{addr}/metrics"),
+        Err(_) => eprintln!("listening on {}", args.listen),
     }
-    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], CONTENT_TYPE.as_bytes())
-        .map_err(|()| "bad content-type header".to_owned())?;
-    for request in server.incoming_requests() {
-        let path = request.url().split('?').next().unwrap_or("").to_owned();
-        let response = if path != "/metrics" {
-            tiny_http::Response::from_string("pageblock exporter: metrics are at /metrics\n")
-                .with_status_code(404)
-        } else {
-            match inspect::inspect(&args.proc) {
-                Ok(i) => tiny_http::Response::from_string(i.prometheus()).with_header(header.clone()),
-                Err(e) => {
-                    tiny_http::Response::from_string(format!("inspect failed: {e}\n")).with_status_code(500)
-                }
-            }
-        };
-        // A client that hung up is its own problem; keep serving.
-        let _ = request.respond(response);
-    }
+    http::serve(&listener, usize::from(args.workers), &|request| respond(request, &scrapes));
     Ok(String::new())
+}
+
+fn respond(request: &Request, scrapes: &Scrapes) -> Response {
+    if request.method != "GET" {
+        let mut r = Response::text(405, "pageblock exporter: only GET\n");
+        r.headers.push(("Allow", "GET"));
+        return r;
+    }
+    match request.path.as_str() {
+        "/" => Response { content_type: "text/html; charset=utf-8", ..Response::text(200, LANDING) },
+        "/metrics" => match scrapes.get() {
+            (Ok(text), inspections) => {
+                let mut body = String::with_capacity(text.len() + 256);
+                body.push_str(&text);
+                let help = "Inspections of /proc since the exporter started (concurrent scrapes share one; --cache-seconds reuses it).";
+                Family::new(&mut body, "pageblock_exporter_inspections_total", "counter", help)
+                    .sample(&[], inspections as f64);
+                Response { content_type: CONTENT_TYPE, ..Response::text(200, body) }
+            }
+            (Err(e), _) => Response::text(500, format!("inspect failed: {e}\n")),
+        },
+        _ => Response::text(404, "pageblock exporter: metrics are at /metrics\n"),
+    }
 }

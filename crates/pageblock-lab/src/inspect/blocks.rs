@@ -23,6 +23,9 @@ pub enum BlockKind {
     Mixed,
     /// hugetlbfs pages.
     Hugetlb,
+    /// Memory the kernel does not manage: logically offline (`KPF_OFFLINE`) or not yet
+    /// initialised (the flagless top of a zone beyond its managed pages).
+    NotManaged,
     /// No memory in use and not wholly free: holes, or the part of a block outside the zone.
     Hole,
 }
@@ -46,6 +49,8 @@ pub struct PageTally {
     pub kernel: u64,
     /// Holes.
     pub hole: u64,
+    /// Pages the kernel does not manage (offline, or not initialised yet).
+    pub not_managed: u64,
     /// Pages of transparent huge pages (also counted as movable).
     pub thp: u64,
 }
@@ -62,6 +67,7 @@ impl PageTally {
             PageClass::Reserved => &mut self.reserved,
             PageClass::Hugetlb => &mut self.hugetlb,
             PageClass::Kernel => &mut self.kernel,
+            PageClass::NotManaged => &mut self.not_managed,
             PageClass::Hole => &mut self.hole,
         };
         *slot += 1;
@@ -83,6 +89,7 @@ impl PageTally {
         self.hugetlb += o.hugetlb;
         self.kernel += o.kernel;
         self.hole += o.hole;
+        self.not_managed += o.not_managed;
         self.thp += o.thp;
     }
 
@@ -91,6 +98,8 @@ impl PageTally {
         let unmovable = self.unmovable();
         if self.hole == pages {
             BlockKind::Hole
+        } else if self.hole + self.not_managed == pages {
+            BlockKind::NotManaged
         } else if self.free == pages {
             BlockKind::Free
         } else if self.thp == pages {
@@ -132,11 +141,17 @@ pub struct ZoneBlocks {
     pub hugetlb_pageblocks: u64,
     /// Blocks without memory.
     pub hole_pageblocks: u64,
+    /// Blocks of memory the kernel does not manage.
+    pub not_managed_pageblocks: u64,
     /// Pages by class.
     pub pages: PageTally,
     /// Each block's state, lowest pfn first.
     #[serde(skip)]
     pub kinds: Vec<BlockKind>,
+    /// Per block, its pages in the zone if every one is flagless (else 0), until
+    /// [`ZoneBlocks::mark_not_managed`] has used them.
+    #[serde(skip)]
+    flagless: Vec<u64>,
 }
 
 impl ZoneBlocks {
@@ -151,8 +166,36 @@ impl ZoneBlocks {
         self.unmovable_pageblocks += part.unmovable_pageblocks;
         self.hugetlb_pageblocks += part.hugetlb_pageblocks;
         self.hole_pageblocks += part.hole_pageblocks;
+        self.not_managed_pageblocks += part.not_managed_pageblocks;
         self.pages.merge(&part.pages);
         self.kinds.extend(part.kinds);
+        self.flagless.extend(part.flagless);
+    }
+
+    /// Take up to `pages` flagless pages out of the zone's unmovable memory as not managed:
+    /// struct pages the kernel has not initialised read flagless, like a kernel allocation
+    /// without a type. The kernel initialises a zone upward (deferred and lazy init alike), so
+    /// the wholly flagless blocks at the zone's top (holes and offline blocks skipped) are the
+    /// uninitialised ones;
+    /// the walk down stops at the first block that holds anything else. `pages` is what the
+    /// zone has beyond its managed pages and what this tally already explains (reserved and
+    /// offline pages).
+    pub fn mark_not_managed(&mut self, mut pages: u64) {
+        let flagless = std::mem::take(&mut self.flagless);
+        for (kind, &n) in self.kinds.iter_mut().zip(&flagless).rev() {
+            if matches!(*kind, BlockKind::Hole | BlockKind::NotManaged) {
+                continue;
+            }
+            if n == 0 || n > pages {
+                break;
+            }
+            *kind = BlockKind::NotManaged;
+            self.unmovable_pageblocks -= 1;
+            self.not_managed_pageblocks += 1;
+            self.pages.kernel -= n;
+            self.pages.not_managed += n;
+            pages -= n;
+        }
     }
 
     /// Tally `flags`, the words of pfns `start..start + flags.len()`, by pageblocks of
@@ -178,6 +221,7 @@ impl ZoneBlocks {
                 BlockKind::Movable => &mut z.movable_pageblocks,
                 BlockKind::Unmovable => &mut z.unmovable_pageblocks,
                 BlockKind::Hugetlb => &mut z.hugetlb_pageblocks,
+                BlockKind::NotManaged => &mut z.not_managed_pageblocks,
                 BlockKind::Hole => &mut z.hole_pageblocks,
             };
             *counter += 1;
@@ -185,6 +229,7 @@ impl ZoneBlocks {
                 z.mixed_slab_pageblocks += 1;
             }
             z.pageblocks += 1;
+            z.flagless.push(if t.kernel == hi - lo { t.kernel } else { 0 });
             t.hole -= pb - (hi - lo);
             z.pages.merge(&t);
             z.kinds.push(kind);
@@ -222,5 +267,32 @@ mod tests {
         assert_eq!(z.pages.free, 11);
         assert_eq!(z.pages.hole, 0, "pfns outside the zone are not the zone's holes");
         assert_eq!(z.pages.unmovable(), 3);
+    }
+
+    #[test]
+    fn the_flagless_top_beyond_managed_is_not_managed() {
+        const NOPAGE: u64 = 1 << 20;
+        const OFFLINE: u64 = 1 << 23;
+        // Order-2 blocks: kernel, free, flagless, offline, flagless, flagless, hole.
+        let flags = [
+            0, 0, 0, 0, FREE, FREE, FREE, FREE, 0, 0, 0, 0, OFFLINE, OFFLINE, OFFLINE, OFFLINE, 0, 0, 0, 0,
+            0, 0, 0, 0, NOPAGE, NOPAGE, NOPAGE, NOPAGE,
+        ];
+        use BlockKind::*;
+        let tally = ZoneBlocks::tally(0, &flags, 2);
+        assert_eq!(tally.kinds, [Unmovable, Free, Unmovable, NotManaged, Unmovable, Unmovable, Hole]);
+        let mut z = tally.clone();
+        z.mark_not_managed(8);
+        assert_eq!(z.kinds, [Unmovable, Free, Unmovable, NotManaged, NotManaged, NotManaged, Hole]);
+        assert_eq!((z.unmovable_pageblocks, z.not_managed_pageblocks), (2, 3));
+        assert_eq!((z.pages.kernel, z.pages.not_managed), (8, 12));
+        // The walk passes the offline block and stops at the free one; a budget smaller than
+        // a block takes nothing.
+        let mut z = tally.clone();
+        z.mark_not_managed(100);
+        assert_eq!(z.kinds, [Unmovable, Free, NotManaged, NotManaged, NotManaged, NotManaged, Hole]);
+        let mut z = tally;
+        z.mark_not_managed(3);
+        assert_eq!(z.not_managed_pageblocks, 1);
     }
 }

@@ -4,7 +4,10 @@
 //! Every page of a free buddy block reports `KPF_BUDDY` (the kernel tests
 //! `is_free_buddy_page`), so free memory is exact. Pages without any flag are kernel
 //! allocations that carry no type (vmalloc, kernel stacks, per-CPU cached free pages, …):
-//! they are counted as unmovable.
+//! they are counted as unmovable — except where the zone has more flagless pages than it
+//! manages: struct pages the kernel has not initialised yet (deferred or lazy init) read
+//! flagless too, and [`super::ZoneBlocks::mark_not_managed`] takes them out. Logically offline
+//! pages (`KPF_OFFLINE`: virtio-mem's unplugged parts, balloons) are not managed either.
 
 /// `KPF_LRU`.
 pub const KPF_LRU: u32 = 5;
@@ -54,7 +57,9 @@ pub enum PageClass {
     Hugetlb,
     /// Any other kernel page (no flag says what it is).
     Kernel,
-    /// No memory here (hole, offline).
+    /// Memory the buddy allocator does not manage (`KPF_OFFLINE`).
+    NotManaged,
+    /// No memory here (no struct page).
     Hole,
 }
 
@@ -68,8 +73,10 @@ impl PageClass {
 /// Classify one flags word.
 #[inline]
 pub fn classify(flags: u64) -> PageClass {
-    if flags & (bit(KPF_NOPAGE) | bit(KPF_OFFLINE)) != 0 {
+    if flags & bit(KPF_NOPAGE) != 0 {
         PageClass::Hole
+    } else if flags & bit(KPF_OFFLINE) != 0 {
+        PageClass::NotManaged
     } else if flags & bit(KPF_BUDDY) != 0 {
         PageClass::Free
     } else if flags & bit(KPF_RESERVED) != 0 {
@@ -117,6 +124,7 @@ mod tests {
         assert_eq!(classify(bit(KPF_PGTABLE)), PageClass::PageTable);
         assert_eq!(classify(bit(KPF_RESERVED)), PageClass::Reserved);
         assert_eq!(classify(bit(KPF_NOPAGE)), PageClass::Hole);
+        assert_eq!(classify(bit(KPF_OFFLINE)), PageClass::NotManaged, "virtio-mem's unplugged pages");
         assert!(PageClass::Kernel.is_unmovable() && !PageClass::Movable.is_unmovable());
     }
 }

@@ -12,19 +12,21 @@ use super::{Inspection, ZoneReport};
 pub const PAGE_SIZE: u64 = 4096;
 
 /// A family being written: its samples follow the header.
-struct Family<'a> {
+pub struct Family<'a> {
     out: &'a mut String,
     name: &'static str,
 }
 
 impl<'a> Family<'a> {
-    fn new(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
+    /// Write the family's HELP and TYPE (`kind`: `gauge`, `counter`) lines.
+    pub fn new(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} {kind}");
         Family { out, name }
     }
 
-    fn sample(&mut self, labels: &[(&str, &str)], value: f64) {
+    /// Write one sample.
+    pub fn sample(&mut self, labels: &[(&str, &str)], value: f64) {
         let _ = write!(self.out, "{}", self.name);
         if !labels.is_empty() {
             let body: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
@@ -103,7 +105,7 @@ fn pageblocks(out: &mut String, zones: &[ZoneReport]) {
             emit(&mut f, z, &[("migratetype", mt.clone())], *n as f64);
         }
     }
-    let help = "Pageblocks by what they hold (/proc/kpageflags): free, thp, movable, unmovable, mixed, hugetlb, hole.";
+    let help = "Pageblocks by what they hold (/proc/kpageflags): free, thp, movable, unmovable, mixed, hugetlb, not_managed (offline or not initialised), hole.";
     let mut f = Family::new(out, "pageblock_pageblocks_by_content", "gauge", help);
     for z in zones {
         if let Some(c) = &z.content {
@@ -114,6 +116,7 @@ fn pageblocks(out: &mut String, zones: &[ZoneReport]) {
                 ("unmovable", c.unmovable_pageblocks),
                 ("mixed", c.mixed_pageblocks),
                 ("hugetlb", c.hugetlb_pageblocks),
+                ("not_managed", c.not_managed_pageblocks),
                 ("hole", c.hole_pageblocks),
             ] {
                 emit(&mut f, z, &[("state", state.to_owned())], n as f64);
@@ -183,6 +186,11 @@ impl Inspection {
                 .map_or("pageblock_vmstat_unknown_total", |(_, m)| m);
             let help = format!("/proc/vmstat {item} since boot.");
             Family::new(&mut out, name, "counter", &help).sample(&[], *n as f64);
+        }
+        let help = "Whether each source file could be read (1) or not (0: its families are left out).";
+        let mut f = Family::new(&mut out, "pageblock_source_up", "gauge", help);
+        for (source, up) in &self.sources {
+            f.sample(&[("source", source)], f64::from(u8::from(*up)));
         }
         let help = "Time the inspection behind this scrape took.";
         Family::new(&mut out, "pageblock_inspect_duration_seconds", "gauge", help).sample(&[], self.seconds);

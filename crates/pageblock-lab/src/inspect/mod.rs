@@ -6,10 +6,12 @@
 //! zone's span are not taken for kernel pages) and `kpageflags` (root: one flags word per pfn;
 //! a snapshot may hold `kpageflags.zst`), and `vmstat` for the huge page and compaction
 //! counters. With kpageflags every pageblock is classified
-//! by what it holds ([`blocks`]); without it, whole free pageblocks come from buddyinfo and
+//! by what it holds ([`blocks`]; memory the kernel does not manage — offline, or struct pages
+//! not initialised yet — is a state of its own); without it, whole free pageblocks come from buddyinfo and
 //! the rest is reported as unreadable, with the reason.
 
 pub mod blocks;
+pub mod history;
 pub mod kpageflags;
 pub mod metrics;
 pub mod simulated;
@@ -23,10 +25,11 @@ use std::time::Instant;
 use pageblock_formats::buddyinfo::BuddyInfo;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::vmstat::VmStat;
-use pageblock_formats::zoneinfo::ZoneInfo;
+use pageblock_formats::zoneinfo::{ZoneInfo, ZoneInfoZone};
 use serde::Serialize;
 
 pub use blocks::{BlockKind, PageTally, ZoneBlocks};
+pub use history::History;
 
 /// `pageblock_order` when `pagetypeinfo` cannot be read (x86-64's `HPAGE_PMD_ORDER`).
 pub const DEFAULT_PAGEBLOCK_ORDER: u32 = 9;
@@ -107,6 +110,8 @@ pub struct Inspection {
     pub vmstat: Vec<(String, u64)>,
     /// Sources that could not be read, and why.
     pub unreadable: Vec<(String, String)>,
+    /// Each source tried (`zoneinfo`, `buddyinfo`, …) and whether it could be read.
+    pub sources: Vec<(String, bool)>,
     /// Seconds the inspection took.
     pub seconds: f64,
 }
@@ -257,8 +262,35 @@ fn zone_content(
     Ok(total)
 }
 
+/// [`zone_content`] of zone `z` (from `start`), with what it has beyond its managed pages and
+/// the reserved and offline pages the flags show — struct pages not initialised yet — taken
+/// out as not managed.
+fn managed_content(
+    flags: &Flags,
+    ram: Option<&[(u64, u64)]>,
+    z: &ZoneInfoZone,
+    start: u64,
+    order: u32,
+) -> Result<ZoneBlocks, String> {
+    let mut c = zone_content(flags, ram, start, z.spanned, order)?;
+    let p = &c.pages;
+    c.mark_not_managed(z.present.saturating_sub(z.managed + p.reserved + p.not_managed));
+    Ok(c)
+}
+
 /// Inspect the kernel whose `/proc` (or a snapshot of it) is `dir`.
 pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
+    inspect_sources(dir, true)
+}
+
+/// Inspect without kpageflags (and iomem): the cheap picture, from the small text files only
+/// (free blocks, pageblocks per migratetype, indices, counters), in milliseconds whatever the
+/// size of memory.
+pub fn inspect_cheap(dir: &Path) -> Result<Inspection, InspectError> {
+    inspect_sources(dir, false)
+}
+
+fn inspect_sources(dir: &Path, read_kpageflags: bool) -> Result<Inspection, InspectError> {
     let t0 = Instant::now();
     let mut unreadable = Vec::new();
     let zoneinfo = read_text(dir, "zoneinfo")
@@ -266,40 +298,23 @@ pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
     let zoneinfo = ZoneInfo::parse(&zoneinfo)
         .map_err(|e| InspectError(format!("{}: {e}", dir.join("zoneinfo").display())))?;
     let mut note = |name: &str, why: String| unreadable.push((dir.join(name).display().to_string(), why));
-    let pagetypeinfo = match read_text(dir, "pagetypeinfo")
+    let pagetypeinfo = read_text(dir, "pagetypeinfo")
         .and_then(|t| PageTypeInfo::parse(&t).map_err(|e| e.to_string()))
-    {
-        Ok(p) => Some(p),
-        Err(e) => {
-            note("pagetypeinfo", e);
-            None
-        }
-    };
-    let buddyinfo =
-        match read_text(dir, "buddyinfo").and_then(|t| BuddyInfo::parse(&t).map_err(|e| e.to_string())) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                note("buddyinfo", e);
-                None
-            }
-        };
+        .map_err(|e| note("pagetypeinfo", e))
+        .ok();
+    let buddyinfo = read_text(dir, "buddyinfo")
+        .and_then(|t| BuddyInfo::parse(&t).map_err(|e| e.to_string()))
+        .map_err(|e| note("buddyinfo", e))
+        .ok();
     let flags = match Flags::open(dir) {
+        _ if !read_kpageflags => None,
         Ok(f) => Some(f),
         Err(e) => {
             note("kpageflags", e);
             None
         }
     };
-    let ram = match &flags {
-        Some(_) => match system_ram(dir) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                note("iomem", e);
-                None
-            }
-        },
-        None => None,
-    };
+    let ram = flags.as_ref().and_then(|_| system_ram(dir).map_err(|e| note("iomem", e)).ok());
     let order = pagetypeinfo
         .as_ref()
         .and_then(|p| p.nodes.first())
@@ -323,7 +338,7 @@ pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
             }
         }
         let content = match &flags {
-            Some(f) => match zone_content(f, ram.as_deref(), pop.start_pfn, z.spanned, order) {
+            Some(f) => match managed_content(f, ram.as_deref(), z, pop.start_pfn, order) {
                 Ok(c) => Some(c),
                 Err(e) => {
                     note("kpageflags", e);
@@ -357,7 +372,29 @@ pub fn inspect(dir: &Path) -> Result<Inspection, InspectError> {
             Vec::new()
         }
     };
-    Ok(Inspection { pageblock_order: order, zones, vmstat, unreadable, seconds: t0.elapsed().as_secs_f64() })
+    let mut tried = vec!["zoneinfo", "buddyinfo", "pagetypeinfo", "vmstat"];
+    tried.extend(read_kpageflags.then_some("kpageflags"));
+    tried.extend(flags.is_some().then_some("iomem"));
+    let sources = sources_read(dir, &tried, &unreadable);
+    Ok(Inspection {
+        pageblock_order: order,
+        zones,
+        vmstat,
+        unreadable,
+        sources,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Each source tried and whether it was read (it is not among the `unreadable`).
+fn sources_read(dir: &Path, tried: &[&str], unreadable: &[(String, String)]) -> Vec<(String, bool)> {
+    tried
+        .iter()
+        .map(|&name| {
+            let path = dir.join(name).display().to_string();
+            (name.to_owned(), !unreadable.iter().any(|(p, _)| *p == path))
+        })
+        .collect()
 }
 
 /// Free blocks of at least pageblock order, counted in pageblocks.
@@ -389,8 +426,9 @@ fn blocks_of(p: &PageTypeInfo, node: u32, zone: &str) -> Option<Vec<(String, u64
 }
 
 impl Inspection {
-    /// The HTML report: each zone's pageblock map, the summary.
-    pub fn html(&self, history: &[Inspection]) -> String {
+    /// The HTML report: each zone's pageblock map, the summary; with a watch run's history,
+    /// the counts over time and the kept maps as small multiples.
+    pub fn html(&self, history: Option<&History>) -> String {
         let mut page = crate::html::Page::new("pageblock inspect: this machine's pageblocks");
         let maps: Vec<(String, &[BlockKind])> = self
             .zones
@@ -408,42 +446,28 @@ impl Inspection {
             ));
             page.maps(&maps);
         }
-        if history.len() > 1 {
+        if let Some(h) = history.filter(|h| h.len() > 1) {
             page.heading("Over time");
             for (title, pick) in [
-                ("Whole free pageblocks", (|c: &ZoneBlocks| c.free_pageblocks) as fn(&ZoneBlocks) -> u64),
-                ("Mixed pageblocks", |c: &ZoneBlocks| c.mixed_pageblocks),
+                ("Whole free pageblocks", History::free as fn(&History, usize) -> &[f64]),
+                ("Mixed pageblocks", History::mixed),
             ] {
                 let series: Vec<(String, Vec<f64>)> = self
                     .zones
                     .iter()
                     .enumerate()
-                    .map(|(i, z)| {
-                        let v = history.iter().map(|h| {
-                            h.zones.get(i).and_then(|z| z.content.as_ref()).map_or(0.0, |c| pick(c) as f64)
-                        });
-                        (z.zone.clone(), v.collect())
-                    })
+                    .map(|(i, z)| (z.zone.clone(), pick(h, i).to_vec()))
                     .collect();
                 page.chart(title, "sample", "pageblocks", &series);
             }
-            page.heading("Maps over time (small multiples, the last 12 samples)");
-            let recent = &history[history.len().saturating_sub(12)..];
-            let first = history.len() - recent.len();
+            page.heading(&format!("Maps over time (small multiples, the last {} samples)", h.kept()));
             let rows: Vec<crate::html::MapRow<'_>> = self
                 .zones
                 .iter()
                 .enumerate()
                 .filter(|(_, z)| z.content.as_ref().is_some_and(|c| c.kinds.len() > 8))
                 .map(|(i, z)| {
-                    let maps = recent
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(k, h)| {
-                            let c = h.zones.get(i)?.content.as_ref()?;
-                            Some((format!("sample {}", first + k + 1), c.kinds.as_slice()))
-                        })
-                        .collect();
+                    let maps = h.maps(i).map(|(k, kinds)| (format!("sample {k}"), kinds)).collect();
                     (format!("Node {}, zone {}", z.node, z.zone), maps)
                 })
                 .collect();
@@ -496,6 +520,7 @@ impl Inspection {
                     ("mixed", c.mixed_pageblocks),
                     ("  by slab", c.mixed_slab_pageblocks),
                     ("hugetlb", c.hugetlb_pageblocks),
+                    ("not managed", c.not_managed_pageblocks),
                     ("hole", c.hole_pageblocks),
                 ] {
                     let _ = writeln!(out, "    {name:<10} {n:>9}  {:>5.1}%", pct(n));
@@ -503,8 +528,8 @@ impl Inspection {
                 let p = &c.pages;
                 let _ = writeln!(
                     out,
-                    "  pages: free {}, movable {} (thp {}), slab {}, page tables {}, reserved {}, other kernel {}, hugetlb {}",
-                    p.free, p.movable, p.thp, p.slab, p.page_table, p.reserved, p.kernel, p.hugetlb
+                    "  pages: free {}, movable {} (thp {}), slab {}, page tables {}, reserved {}, other kernel {}, hugetlb {}, not managed {}",
+                    p.free, p.movable, p.thp, p.slab, p.page_table, p.reserved, p.kernel, p.hugetlb, p.not_managed
                 );
             }
             if let Some(n) = z.buddyinfo_free_pageblocks {

@@ -39,7 +39,8 @@ fn zone_kinds(z: &ZoneShared) -> Vec<BlockKind> {
                 }
                 PageState::Allocated => t.kernel += n,
                 PageState::Reserved => t.reserved += n,
-                PageState::Offline | PageState::Tail => t.hole += n,
+                PageState::Offline => t.not_managed += n,
+                PageState::Tail => t.hole += n,
             }
             pfn += n;
         }

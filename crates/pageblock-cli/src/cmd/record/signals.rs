@@ -40,19 +40,10 @@ impl Signals {
     /// Installs the handlers.
     pub fn install() -> Result<Self, String> {
         for signal in CAUGHT {
-            // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the
-            // handler has the SA_SIGINFO signature and only touches atomics, which is
-            // async-signal-safe.
-            let rc = unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-                action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(signal, &action, std::ptr::null_mut())
-            };
-            if rc != 0 {
-                return Err(format!("sigaction({signal}): {}", std::io::Error::last_os_error()));
-            }
+            let handler = on_signal as *const () as libc::sighandler_t;
+            // SAFETY: the handler has the SA_SIGINFO signature and only touches atomics, which
+            // is async-signal-safe.
+            unsafe { crate::stop::set_handler(signal, handler, libc::SA_SIGINFO | libc::SA_RESTART)? };
         }
         Ok(Signals(()))
     }
