@@ -11,7 +11,6 @@ mod progress;
 mod signals;
 mod size;
 mod spec;
-mod stop;
 mod tracefs;
 
 use std::io::Write as _;
@@ -25,7 +24,8 @@ fn main() -> ExitCode {
     | cli::Command::Show(_)
     | cli::Command::Bench(_)
     | cli::Command::Lab(_)
-    | cli::Command::Replay(_) = &cli.command
+    | cli::Command::Replay(_)
+    | cli::Command::Inspect(_) = &cli.command
     {
         if let Err(e) = signals::install() {
             eprintln!("pageblock: {e}");

@@ -1,7 +1,11 @@
-//! SIGINT and SIGTERM for the long commands (`demo`, `show`, `bench`, `lab`, `replay`): the
-//! temporary files of their unfinished results ([`crate::output::OutputFile`]) are removed
-//! and the process exits 128 + the signal (130 after Ctrl-C, 143 after SIGTERM), as a shell
-//! reports a command killed by it. The earlier result at each path is untouched.
+//! SIGINT and SIGTERM for the long commands (`demo`, `show`, `bench`, `lab`, `replay`,
+//! `inspect`): the temporary files of their unfinished results ([`crate::output::OutputFile`])
+//! are removed and the process exits 128 + the signal (130 after Ctrl-C, 143 after SIGTERM),
+//! as a shell reports a command killed by it. The earlier result at each path is untouched.
+//!
+//! A command that runs until it is interrupted (`inspect --watch`) calls [`defer`] first: the
+//! first signal is then noted ([`received`], [`sleep_until`]) so that the command writes what
+//! it has collected and exits with the same status itself; a second signal ends it at once.
 //!
 //! The two signals are blocked in every thread (the mask is set before any other thread
 //! starts and threads inherit it) and taken by one thread waiting in `sigwait`: it runs
@@ -9,7 +13,18 @@
 //! `record` handles its signals itself ([`crate::cmd::record`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// True once a command asked to stop on its own terms ([`defer`]).
+static DEFERRED: AtomicBool = AtomicBool::new(false);
+
+/// The first signal received while deferred (0: none).
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// How often [`sleep_until`] looks for a signal.
+const POLL: Duration = Duration::from_millis(50);
 
 /// Temporary files to remove on a signal.
 static TEMPORARY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -50,6 +65,10 @@ pub fn install() -> Result<(), String> {
             let mut signal = 0;
             // SAFETY: sigwait reads the initialised set and writes one int.
             if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+                let first = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+                if DEFERRED.load(Ordering::SeqCst) && first {
+                    continue;
+                }
                 for path in temporary().iter() {
                     let _ = std::fs::remove_file(path);
                 }
@@ -58,4 +77,31 @@ pub fn install() -> Result<(), String> {
         })
         .map(drop)
         .map_err(|e| format!("starting the signal thread: {e}"))
+}
+
+/// From now on the first SIGINT or SIGTERM is noted for the command to act on, not obeyed.
+pub fn defer() {
+    DEFERRED.store(true, Ordering::SeqCst);
+}
+
+/// The first signal received after [`defer`], if any.
+pub fn received() -> Option<i32> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Sleep until `deadline` (`None`: until a signal); false if a signal came first.
+pub fn sleep_until(deadline: Option<Instant>) -> bool {
+    loop {
+        if received().is_some() {
+            return false;
+        }
+        let left = deadline.map_or(POLL, |d| d.saturating_duration_since(Instant::now()));
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(POLL));
+    }
 }

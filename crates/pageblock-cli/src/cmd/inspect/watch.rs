@@ -12,7 +12,7 @@ use pageblock_lab::inspect::{self, History, Inspection};
 use super::ticks::next_tick;
 use crate::cli::InspectArgs;
 use crate::output::OutputFile;
-use crate::stop::Stop;
+use crate::signals;
 
 /// Watch until done; the signal that stopped it, if one did.
 pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
@@ -23,7 +23,7 @@ pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
     // Fail on an unwritable path now, not at the first sample.
     crate::output::create_output(args.json.as_deref())?;
     crate::output::create_output(args.html.as_deref())?;
-    let stop = Stop::install()?;
+    signals::defer();
     let start = Instant::now();
     let mut history = History::new(args.keep_maps);
     let mut samples_json = Vec::new();
@@ -51,7 +51,7 @@ pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
             Err(e) => break Err(e),
         }
         if args.count.is_some_and(|n| taken >= n)
-            || !stop.sleep_until(next_tick(start, interval, Instant::now()))
+            || !signals::sleep_until(next_tick(start, interval, Instant::now()))
         {
             break Ok(());
         }
@@ -59,7 +59,7 @@ pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
     if let (Some(path), Some(last)) = (&args.html, &last) {
         OutputFile::create(path)?.write_text(&last.html(Some(&history)))?;
     }
-    outcome.map(|()| stop.received())
+    outcome.map(|()| signals::received())
 }
 
 /// One sample as a line: when it started, and per zone its whole free, THP and

@@ -43,7 +43,7 @@ impl Signals {
             let handler = on_signal as *const () as libc::sighandler_t;
             // SAFETY: the handler has the SA_SIGINFO signature and only touches atomics, which
             // is async-signal-safe.
-            unsafe { crate::stop::set_handler(signal, handler, libc::SA_SIGINFO | libc::SA_RESTART)? };
+            unsafe { set_handler(signal, handler, libc::SA_SIGINFO | libc::SA_RESTART)? };
         }
         Ok(Signals(()))
     }
@@ -81,4 +81,29 @@ pub fn name(signal: i32) -> String {
         libc::SIGABRT => "SIGABRT".into(),
         other => format!("signal {other}"),
     }
+}
+
+/// Install `handler` for `signal` with `flags` and an empty mask.
+///
+/// # Safety
+/// `handler` is a function with the signature `flags` select (`SA_SIGINFO` or not) that
+/// does only async-signal-safe work.
+unsafe fn set_handler(
+    signal: libc::c_int,
+    handler: libc::sighandler_t,
+    flags: libc::c_int,
+) -> Result<(), String> {
+    // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler is the
+    // caller's promise.
+    let rc = unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        action.sa_flags = flags;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(format!("sigaction({signal}): {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
