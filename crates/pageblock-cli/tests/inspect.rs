@@ -21,8 +21,10 @@ fn inspect_json(dir: &Path, tag: &str) -> (String, serde_json::Value) {
         .expect("run pageblock");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "inspect {}: {err}", dir.display());
-    let v = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).expect("valid JSON");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).expect("valid JSON");
     let _ = std::fs::remove_file(&json);
+    assert_eq!(v["meta"]["pageblock_version"], env!("CARGO_PKG_VERSION"), "what made it: {}", v["meta"]);
     (String::from_utf8_lossy(&out.stdout).into_owned(), v)
 }
 
@@ -148,6 +150,7 @@ fn a_watch_ended_by_a_signal_keeps_every_sample() {
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(128 + signal), "signal {signal}: {status:?}");
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(v["meta"]["command"].as_str().is_some_and(|c| c.contains("--watch")), "{}", v["meta"]);
         let samples = v["samples"].as_array().unwrap();
         assert_eq!(samples.len(), printed, "every printed sample is in the file");
         assert!(samples.iter().all(|s| zone(s, "DMA32")["free_pageblocks"] == 1499));

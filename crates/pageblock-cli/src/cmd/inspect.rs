@@ -28,7 +28,7 @@ fn once(args: &InspectArgs) -> Result<String, String> {
     let html = crate::output::create_output(args.html.as_deref())?;
     let report = inspect::inspect(&args.proc).map_err(|e| e.to_string())?;
     if let Some(out) = json {
-        out.write_json(&report)?;
+        out.write_json(&pageblock_lab::meta::RunMeta::of_this_process().with(&report))?;
     }
     if let Some(out) = html {
         out.write_text(&report.html(None))?;

@@ -13,6 +13,7 @@ use super::ticks::next_tick;
 use crate::cli::InspectArgs;
 use crate::output::OutputFile;
 use crate::signals;
+use pageblock_lab::meta::RunMeta;
 
 /// Watch until done; the signal that stopped it, if one did.
 pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
@@ -27,6 +28,7 @@ pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
     let start = Instant::now();
     let mut history = History::new(args.keep_maps);
     let mut samples_json = Vec::new();
+    let meta = serde_json::to_string(&RunMeta::of_this_process()).map_err(|e| e.to_string())?;
     let mut last = None;
     let mut sample = || -> Result<bool, String> {
         let at = start.elapsed().as_secs_f64();
@@ -34,7 +36,7 @@ pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
         history.push(&report);
         if let Some(path) = &args.json {
             samples_json.push(serde_json::to_string(&report).map_err(|e| e.to_string())?);
-            let text = format!("{{\"samples\":[{}]}}\n", samples_json.join(","));
+            let text = format!("{{\"meta\":{meta},\"samples\":[{}]}}\n", samples_json.join(","));
             OutputFile::create(path)?.write_text(&text)?;
         }
         let line = summary_line(at, &report);
