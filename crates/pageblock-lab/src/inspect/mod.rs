@@ -523,7 +523,7 @@ impl Inspection {
                     ("not managed", c.not_managed_pageblocks),
                     ("hole", c.hole_pageblocks),
                 ] {
-                    let _ = writeln!(out, "    {name:<10} {n:>9}  {:>5.1}%", pct(n));
+                    let _ = writeln!(out, "    {name:<11} {n:>8}  {:>5.1}%", pct(n));
                 }
                 let p = &c.pages;
                 let _ = writeln!(
