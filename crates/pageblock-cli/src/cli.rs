@@ -64,7 +64,8 @@ pub struct ExporterArgs {
     /// per migratetype, indices and counters only, in milliseconds.
     #[arg(long)]
     pub no_kpageflags: bool,
-    /// Threads serving requests, one connection each; further clients wait.
+    /// Threads answering requests (at most 512 connections are open at once; further clients
+    /// wait).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
 }

@@ -120,7 +120,8 @@ fn exporter_serves_metrics_a_landing_page_and_405() {
     for method in ["POST", "PUT", "DELETE"] {
         let r = e.request(method, "/metrics");
         assert!(r.starts_with("HTTP/1.1 405"), "{method}: {r}");
-        assert!(r.contains("\r\nAllow: GET\r\n"), "{method}: {r}");
+        // Header names are case-insensitive (RFC 9110).
+        assert!(r.to_ascii_lowercase().contains("\r\nallow: get\r\n"), "{method}: {r}");
     }
 }
 
@@ -194,4 +195,21 @@ fn an_exporter_without_roots_files_says_what_it_left_out() {
         let line = format!("pageblock_source_up{{source=\"{source}\"}} {up}\n");
         assert!(text.contains(&line), "{line} in {text}");
     }
+}
+
+/// Regression: every connection took a thread (500 idle connections: 503 threads), and a scrape
+/// waited behind the idle ones. Now idle connections cost no thread and a scrape is answered
+/// beside them.
+#[test]
+fn idle_connections_take_no_thread_and_do_not_hold_up_a_scrape() {
+    let e = Exporter::start(&["--workers", "2"]);
+    let idle: Vec<_> = (0..300).map(|_| std::net::TcpStream::connect(&e.addr).unwrap()).collect();
+    let start = std::time::Instant::now();
+    assert!(e.request("GET", "/metrics").starts_with("HTTP/1.1 200"));
+    assert!(start.elapsed() < std::time::Duration::from_secs(3), "{:?}", start.elapsed());
+    let status = std::fs::read_to_string(format!("/proc/{}/status", e.child.id())).unwrap();
+    let threads: usize =
+        status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap();
+    // Main, two workers, at most two blocking threads, and tokio's own timer/IO helpers.
+    assert!(threads <= 8, "{threads} threads for {} idle connections", idle.len());
 }

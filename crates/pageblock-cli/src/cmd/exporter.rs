@@ -1,5 +1,5 @@
 //! `pageblock exporter`: Prometheus metrics of the live machine. Scrapes share inspections
-//! ([`scrapes`]) and a fixed pool of threads serves them ([`http`]): `/metrics`, a landing
+//! ([`scrapes`]) and hyper serves them with bounded connections and threads ([`http`]): `/metrics`, a landing
 //! page at `/`, 405 for anything but GET.
 
 mod http;
@@ -36,7 +36,12 @@ pub fn run(args: &ExporterArgs) -> Result<String, String> {
         Ok(addr) => eprintln!("listening on http://{addr}/metrics"),
         Err(_) => eprintln!("listening on {}", args.listen),
     }
-    http::serve(&listener, usize::from(args.workers), &|request| respond(request, &scrapes));
+    let scrapes = std::sync::Arc::new(scrapes);
+    http::serve(
+        listener,
+        usize::from(args.workers),
+        std::sync::Arc::new(move |request| respond(request, &scrapes)),
+    )?;
     Ok(String::new())
 }
 

@@ -1,20 +1,21 @@
-//! The exporter's HTTP/1.1 server, small on purpose: a fixed pool of worker threads share the
-//! listening socket and each serves one connection at a time (one request, then
-//! `Connection: close`). Threads and open connections stay bounded however many clients
-//! connect: the others wait in the kernel's listen backlog. A client has [`HEAD_TIMEOUT`] to
-//! send a request head of at most [`MAX_HEAD`] bytes, so an idle connection holds a worker
-//! for that long at most.
+//! The exporter's HTTP/1.1 server: hyper on a small tokio runtime. Connections are bounded
+//! ([`MAX_CONNECTIONS`] open at once; further clients wait in the kernel's listen backlog),
+//! a client has [`HEAD_TIMEOUT`] to send its request head, and the handler, which may read
+//! kpageflags for a while, runs on the runtime's blocking pool of `workers` threads, so the
+//! threads stay bounded however many clients connect.
 
-use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::time::{Duration, Instant};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper_util::rt::{TokioIo, TokioTimer};
 
 /// Time to send the request head.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
-/// Largest request head accepted.
-pub const MAX_HEAD: usize = 8 << 10;
-/// Time to take the response.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once.
+pub const MAX_CONNECTIONS: usize = 512;
 
 /// A request: its method and path (the query string dropped).
 pub struct Request {
@@ -43,105 +44,68 @@ impl Response {
     }
 }
 
+/// What answers a request.
+pub type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
+
 /// Serve `handle` on `listener` with `workers` threads, until the process ends.
-pub fn serve(listener: &TcpListener, workers: usize, handle: &(dyn Fn(&Request) -> Response + Sync)) {
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                match listener.accept() {
-                    // A client that hung up or stalled is its own problem; keep serving.
-                    Ok((stream, _)) => drop(serve_one(stream, handle)),
-                    Err(e) => {
-                        eprintln!("pageblock exporter: accept: {e}");
-                        // Out of file descriptors and the like: let it pass, do not spin.
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
+pub fn serve(listener: std::net::TcpListener, workers: usize, handle: Handler) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .max_blocking_threads(workers)
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| format!("starting the server: {e}"))?;
+    listener.set_nonblocking(true).map_err(|e| format!("listen: {e}"))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| format!("listen: {e}"))?;
+        let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        loop {
+            let Ok(permit) = open.clone().acquire_owned().await else { return Ok(()) };
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    eprintln!("pageblock exporter: accept: {e}");
+                    // Out of file descriptors and the like: let it pass, do not spin.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
                 }
+            };
+            let handle = handle.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request| answer(request, handle.clone()));
+                // A client that hung up or stalled is its own problem; keep serving.
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEAD_TIMEOUT)
+                    .keep_alive(false)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+                drop(permit);
             });
         }
-    });
+    })
 }
 
-fn serve_one(mut stream: TcpStream, handle: &(dyn Fn(&Request) -> Response + Sync)) -> std::io::Result<()> {
-    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    let response = match read_head(&mut stream)? {
-        Some(head) => match parse(&head) {
-            Some(request) => handle(&request),
-            None => Response::text(400, "bad request\n"),
-        },
-        None => Response::text(431, "request head too large\n"),
-    };
-    let mut out = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        response.status,
-        reason(response.status),
-        response.content_type,
-        response.body.len()
-    );
-    for (name, value) in &response.headers {
-        out.push_str(&format!("{name}: {value}\r\n"));
+/// One request through `handle`, on the blocking pool.
+async fn answer(
+    request: hyper::Request<Incoming>,
+    handle: Handler,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let request =
+        Request { method: request.method().as_str().to_owned(), path: request.uri().path().to_owned() };
+    let response = tokio::task::spawn_blocking(move || handle(&request))
+        .await
+        .unwrap_or_else(|e| Response::text(500, format!("pageblock exporter: {e}\n")));
+    let mut out = hyper::Response::builder()
+        .status(response.status)
+        .header(hyper::header::CONTENT_TYPE, response.content_type);
+    for (name, value) in response.headers {
+        out = out.header(name, value);
     }
-    out.push_str("\r\n");
-    stream.write_all(out.as_bytes())?;
-    stream.write_all(response.body.as_bytes())?;
-    stream.flush()
-}
-
-/// The request head, up to its blank line (`None`: longer than [`MAX_HEAD`]); an error if the
-/// client is slower than [`HEAD_TIMEOUT`] or hangs up first.
-fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
-    let deadline = Instant::now() + HEAD_TIMEOUT;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        if head.len() > MAX_HEAD {
-            return Ok(None);
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(std::io::ErrorKind::TimedOut.into());
-        }
-        stream.set_read_timeout(Some(left))?;
-        match stream.read(&mut buf)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    Ok(Some(String::from_utf8_lossy(&head).into_owned()))
-}
-
-/// The request line `METHOD TARGET HTTP/x.y`.
-fn parse(head: &str) -> Option<Request> {
-    let mut words = head.lines().next()?.split(' ');
-    let (method, target, version) = (words.next()?, words.next()?, words.next()?);
-    if words.next().is_some() || !version.starts_with("HTTP/1.") || method.is_empty() {
-        return None;
-    }
-    let path = target.split('?').next().unwrap_or("").to_owned();
-    Some(Request { method: method.to_owned(), path })
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        431 => "Request Header Fields Too Large",
-        _ => "Internal Server Error",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn request_lines_parse_and_nonsense_does_not() {
-        let r = parse("GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
-        assert_eq!((r.method.as_str(), r.path.as_str()), ("GET", "/metrics"));
-        assert!(parse("GET /metrics\r\n\r\n").is_none());
-        assert!(parse("GET / HTTP/2 extra\r\n\r\n").is_none());
-        assert!(parse("\r\n\r\n").is_none());
-    }
+    Ok(out.body(Full::new(Bytes::from(response.body))).unwrap_or_else(|_| {
+        let mut r = hyper::Response::new(Full::new(Bytes::from_static(b"bad response\n")));
+        *r.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+        r
+    }))
 }
