@@ -1,6 +1,7 @@
 //! `pageblock inspect`: the live machine's pageblocks (or a snapshot's), once or, with
 //! `--watch`, as a time series ([`watch`]).
 
+mod samples;
 mod ticks;
 mod watch;
 

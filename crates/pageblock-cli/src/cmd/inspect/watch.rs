@@ -1,7 +1,7 @@
 //! `pageblock inspect --watch`: a sample every interval, at a fixed rate, until `--count`
-//! samples or a signal. Each sample is printed as one line and, with `--json`, the file is
-//! rewritten with every sample so far (`{"samples": [...]}`, renamed into place, so it is
-//! valid JSON at any moment); `--html` is written at the end, from a bounded history. After
+//! samples or a signal. Each sample is printed as one line and, with `--json`, added to the
+//! file ([`super::samples`]: `{"meta": ..., "samples": [...]}`, valid JSON after every
+//! sample); `--html` is written at the end, from a bounded history. After
 //! SIGINT or SIGTERM everything collected is written and the status is 128 + the signal.
 
 use std::io::Write as _;
@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use pageblock_lab::inspect::{self, History, Inspection};
 
+use super::samples::SampleFile;
 use super::ticks::next_tick;
 use crate::cli::InspectArgs;
 use crate::output::OutputFile;
@@ -22,22 +23,19 @@ pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("--watch {every}: the interval must be a positive number of seconds"))?;
     // Fail on an unwritable path now, not at the first sample.
-    crate::output::create_output(args.json.as_deref())?;
+    let meta = serde_json::to_string(&RunMeta::of_this_process()).map_err(|e| e.to_string())?;
+    let mut json = args.json.as_deref().map(|p| SampleFile::new(p, meta)).transpose()?;
     crate::output::create_output(args.html.as_deref())?;
     signals::defer();
     let start = Instant::now();
     let mut history = History::new(args.keep_maps);
-    let mut samples_json = Vec::new();
-    let meta = serde_json::to_string(&RunMeta::of_this_process()).map_err(|e| e.to_string())?;
     let mut last = None;
     let mut sample = || -> Result<bool, String> {
         let at = start.elapsed().as_secs_f64();
         let report = inspect::inspect(&args.proc).map_err(|e| e.to_string())?;
         history.push(&report);
-        if let Some(path) = &args.json {
-            samples_json.push(serde_json::to_string(&report).map_err(|e| e.to_string())?);
-            let text = format!("{{\"meta\":{meta},\"samples\":[{}]}}\n", samples_json.join(","));
-            OutputFile::create(path)?.write_text(&text)?;
+        if let Some(json) = &mut json {
+            json.push(&serde_json::to_string(&report).map_err(|e| e.to_string())?)?;
         }
         let line = summary_line(at, &report);
         last = Some(report);
