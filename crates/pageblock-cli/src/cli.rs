@@ -166,6 +166,9 @@ pub struct ThpArgs {
     /// Seed of the workload.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Whose reclaim rules.
+    #[arg(long, value_enum, default_value_t = KernelArg::Linux6_18)]
+    pub kernel: KernelArg,
 }
 
 /// `pageblock lab seeds`.
@@ -208,6 +211,9 @@ pub struct ReplayArgs {
     /// replay and each policy's final pageblock map, side by side.
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    /// Whose reclaim rules.
+    #[arg(long, value_enum, default_value_t = KernelArg::Linux6_18)]
+    pub kernel: KernelArg,
 }
 
 /// `pageblock bench ...`.
@@ -384,6 +390,22 @@ pub struct RunArgs {
     /// split layout (1-byte state words beside 8-byte link records). Speed only.
     #[arg(long, value_name = "N")]
     pub struct_page_bytes: Option<u32>,
+    /// Whose reclaim rules.
+    #[arg(long, value_enum, default_value_t = KernelArg::Linux6_18)]
+    pub kernel: KernelArg,
+}
+
+/// `--kernel`: whose reclaim rules, where they changed after seed 004 was measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KernelArg {
+    /// Linux 6.18: kswapd under defrag_mode counts whole free pageblocks only above order 0
+    /// and hands off to kcompactd once it reclaimed a compaction gap.
+    #[value(name = "6.18")]
+    Linux6_18,
+    /// The March 2025 kernel seed 004 measured: kswapd under defrag_mode reclaims until whole
+    /// free pageblocks reach the high watermark, at every order.
+    #[value(name = "seed-004")]
+    Seed004,
 }
 
 /// `--bulk-free`.

@@ -1,12 +1,12 @@
 //! From typed arguments to a validated run specification.
 
 use pageblock_core::free_area::FreeAreaLayout;
-use pageblock_core::{BulkFree, MemmapLayout, NodeConfig, Policy, ZoneConfig};
+use pageblock_core::{BulkFree, KernelPeriod, MemmapLayout, NodeConfig, Policy, ZoneConfig};
 use pageblock_formats::zoneinfo::ZoneInfo;
 use pageblock_lab::sim::RunSpec;
 use pageblock_lab::workload::WorkloadKind;
 
-use crate::cli::{BulkFreeArg, FreeAreaLayoutArg, RunArgs, ZonesArg};
+use crate::cli::{BulkFreeArg, FreeAreaLayoutArg, KernelArg, RunArgs, ZonesArg};
 
 /// Operations a workload performs when `--ops` is not given.
 pub const DEFAULT_OPS: u64 = 1_000_000;
@@ -50,10 +50,19 @@ pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Res
             FreeAreaLayoutArg::Counts => FreeAreaLayout::Counts,
             FreeAreaLayoutArg::PerList => FreeAreaLayout::PerList,
         },
+        kernel: kernel_period(args.kernel),
         ..Policy::default()
     };
     policy.validate().map_err(|e| e.to_string())?;
     Ok(RunSpec { node, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed })
+}
+
+/// The kernel period `--kernel` names.
+pub fn kernel_period(arg: KernelArg) -> KernelPeriod {
+    match arg {
+        KernelArg::Linux6_18 => KernelPeriod::Linux6_18,
+        KernelArg::Seed004 => KernelPeriod::Seed004,
+    }
 }
 
 /// The simulated machine, validated, and refused if this host cannot hold it.

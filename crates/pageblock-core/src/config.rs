@@ -370,6 +370,33 @@ pub enum BulkFree {
     Pipelined,
 }
 
+/// Which kernel's reclaim rules the model follows where they changed after seed 004 was
+/// measured. A behaviour-by-release setting like [`BulkFree`]: the sysctls and switches of
+/// [`Policy`] mean the same in every period.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KernelPeriod {
+    /// Linux 6.18 (the default): with "mm: vmscan: fix kswapd exit condition in defrag_mode"
+    /// (6.15), kswapd under `defrag_mode` counts whole free pageblocks only while it works
+    /// for an order above 0, so once it has reclaimed `compact_gap(order)` pages and dropped
+    /// to order 0 it is balanced on free pages and hands the order to kcompactd.
+    #[default]
+    Linux6_18,
+    /// The March 2025 kernel seed 004 measured, before that fix: kswapd under `defrag_mode`
+    /// counts whole free pageblocks at every order, and reclaims until they reach the high
+    /// watermark.
+    Seed004,
+}
+
+impl KernelPeriod {
+    /// Its name on the command line and in reports (`6.18`, `seed-004`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            KernelPeriod::Linux6_18 => "6.18",
+            KernelPeriod::Seed004 => "seed-004",
+        }
+    }
+}
+
 /// How the allocator behaves: kernel tunables and the seed switches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -437,7 +464,7 @@ pub struct Policy {
     pub kswapd_wake_for_blocks: bool,
     /// pageblock's policy: under `defrag_mode`, `pgdat_balanced()` weighs the node's whole
     /// free pageblocks (summed over the zones the request may use) against the sum of their
-    /// high watermarks. The kernel accepts any one zone above its mark, so a small ZONE_DMA
+    /// high watermarks, wherever it counts whole blocks at all (in 6.18, above order 0). The kernel accepts any one zone above its mark, so a small ZONE_DMA
     /// holding a few free blocks reports the node balanced while ZONE_DMA32 has none, and
     /// kswapd does not run until the shortage is acute.
     pub kswapd_balance_node_blocks: bool,
@@ -454,6 +481,8 @@ pub struct Policy {
     /// `vm.compaction_proactiveness` (0..=100, default 20): how low kcompactd keeps the
     /// node's fragmentation score in the background; 0 turns proactive compaction off.
     pub compaction_proactiveness: u32,
+    /// Whose reclaim rules: 6.18's (the default) or those of the kernel seed 004 measured.
+    pub kernel: KernelPeriod,
 }
 
 impl Default for Policy {
@@ -482,6 +511,7 @@ impl Default for Policy {
             compaction_suitable_targets: false,
             extfrag_threshold: 500,
             compaction_proactiveness: 20,
+            kernel: KernelPeriod::Linux6_18,
         }
     }
 }

@@ -79,7 +79,7 @@ pub mod zone;
 pub mod zone_state;
 
 pub use alloc::AllocError;
-pub use config::{BulkFree, ConfigError, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
+pub use config::{BulkFree, ConfigError, KernelPeriod, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
 pub use free::{FreeBatchError, FreeError, Owner};
 pub use gfp::{AllocFlags, Gfp};
 pub use locks::NodeLocks;

@@ -45,8 +45,15 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
-    let cfg =
-        ThpLabConfig { workload, policies, runs: args.runs, quick: args.quick, seed: args.seed, defrag };
+    let cfg = ThpLabConfig {
+        workload,
+        policies,
+        runs: args.runs,
+        quick: args.quick,
+        seed: args.seed,
+        defrag,
+        kernel: crate::spec::kernel_period(args.kernel),
+    };
     let json = crate::output::create_output(args.json.as_deref())?;
     let html = crate::output::create_output(args.html.as_deref())?;
     let total = (cfg.runs * cfg.policies.len()) as u64;

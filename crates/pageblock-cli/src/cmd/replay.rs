@@ -17,7 +17,12 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
     } else {
         args.policy.iter().map(String::as_str).collect()
     };
-    let policies = names.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<NamedPolicy>, _>>()?;
+    let mut policies =
+        names.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<NamedPolicy>, _>>()?;
+    let kernel = crate::spec::kernel_period(args.kernel);
+    for p in &mut policies {
+        p.policy.kernel = kernel;
+    }
     let json = crate::output::create_output(args.json.as_deref())?;
     let html = crate::output::create_output(args.html.as_deref())?;
     // Bytes while reading (the file's size is known once it is open), records while replaying.

@@ -6,7 +6,9 @@
 //! watermark boost (after a fragmenting fallback) makes kswapd reclaim the boost without
 //! swapping, pay the boost back, and wake kcompactd for a pageblock. When kswapd is done it
 //! wakes kcompactd for the order it was woken for. Under `defrag_mode` "balanced" counts only
-//! free memory in whole free pageblocks (`NR_FREE_PAGES_BLOCKS`).
+//! free memory in whole free pageblocks (`NR_FREE_PAGES_BLOCKS`) — in 6.18 only while kswapd
+//! works for an order above 0; the kernel seed 004 measured did so at every order
+//! ([`crate::config::KernelPeriod`]).
 //!
 //! The daemons are not threads here: a driver runs them ([`kswapd_run`], then
 //! [`crate::compaction::kcompactd_run`]) when they are due — the simulator
@@ -15,7 +17,7 @@
 
 use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::compaction::compact_gap;
-use crate::config::{ZoneType, MAX_NR_ZONES};
+use crate::config::{KernelPeriod, Policy, ZoneType, MAX_NR_ZONES};
 use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
@@ -64,12 +66,24 @@ fn some_zone_above_high(
     Some(zones.any(|z| z.zone_watermark_ok_with(req, z.wmark_pages(WatermarkLevel::High), free(z))))
 }
 
+/// Does `pgdat_balanced()` count only whole free pageblocks at `order`? Under `defrag_mode`:
+/// in 6.18 only above order 0 ("mm: vmscan: fix kswapd exit condition in defrag_mode"), so
+/// a kswapd that dropped to order 0 is balanced on free pages; in the kernel seed 004
+/// measured, at every order.
+fn counts_whole_blocks(policy: &Policy, order: u32) -> bool {
+    policy.defrag_mode
+        && match policy.kernel {
+            KernelPeriod::Linux6_18 => order > 0,
+            KernelPeriod::Seed004 => true,
+        }
+}
+
 /// `pgdat_balanced()`: some zone up to `idx` passes its high watermark at `order` (counting
-/// only whole free pageblocks under `defrag_mode`; with `Policy::kswapd_balance_node_blocks`
-/// the zones' whole free pageblocks together against their high marks together). A node
-/// without such zones is balanced.
+/// only whole free pageblocks where [`counts_whole_blocks`]; with
+/// `Policy::kswapd_balance_node_blocks` then the zones' whole free pageblocks together
+/// against their high marks together). A node without such zones is balanced.
 pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
-    let blocks = node.policy().defrag_mode;
+    let blocks = counts_whole_blocks(node.policy(), order);
     if blocks && node.policy().kswapd_balance_node_blocks {
         return node_blocks_balanced(node, idx);
     }
@@ -230,9 +244,10 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
 }
 
 /// `kswapd_shrink_node()`: one pass at the current priority for the high watermarks of the
-/// zones in scope. Once it reclaimed `compact_gap(order)` pages, balance is judged at order
-/// 0: kcompactd is expected to make the high-order block. Returns whether it scanned enough
-/// (no need to raise the priority).
+/// zones in scope. Once the `balance_pgdat` run has reclaimed `compact_gap(order)` pages over
+/// all its passes (`sc.nr_reclaimed`, as in every kernel since node-based reclaim, the one
+/// seed 004 measured included), balance is judged at order 0: kcompactd is expected to make
+/// the high-order block. Returns whether it scanned enough (no need to raise the priority).
 fn kswapd_shrink_node<L: NodeLocks + ?Sized>(
     l: &L,
     cpu: usize,
@@ -242,10 +257,9 @@ fn kswapd_shrink_node<L: NodeLocks + ?Sized>(
     let node = l.node();
     sc.nr_to_reclaim =
         zones.iter().map(|&z| node.zone(z).wmark_pages(WatermarkLevel::High).max(SWAP_CLUSTER_MAX)).sum();
-    let before = sc.nr_reclaimed;
     let scanned_before = sc.nr_scanned;
     l.shrink_node(cpu, sc);
-    if sc.order > 0 && sc.nr_reclaimed - before >= compact_gap(sc.order) {
+    if sc.order > 0 && sc.nr_reclaimed >= compact_gap(sc.order) {
         sc.order = 0;
     }
     sc.nr_scanned - scanned_before >= sc.nr_to_reclaim

@@ -13,7 +13,7 @@ pub mod table;
 pub mod thpscale;
 
 use pageblock_core::thp::ThpDefrag;
-use pageblock_core::{ConfigError, Node, NodeConfig, VmEvent, ZoneType};
+use pageblock_core::{ConfigError, KernelPeriod, Node, NodeConfig, Policy, VmEvent, ZoneType};
 use serde::Serialize;
 
 use crate::replay::NamedPolicy;
@@ -79,6 +79,8 @@ pub struct ThpLabConfig {
     pub seed: u64,
     /// `transparent_hugepage/defrag`.
     pub defrag: ThpDefrag,
+    /// Whose reclaim rules every policy runs under.
+    pub kernel: KernelPeriod,
 }
 
 impl ThpLabConfig {
@@ -193,6 +195,8 @@ pub struct ThpReport {
     pub node_mib: u64,
     /// `transparent_hugepage/defrag`.
     pub defrag: &'static str,
+    /// The kernel period (`6.18`, `seed-004`).
+    pub kernel: &'static str,
     /// One entry per policy.
     pub policies: Vec<PolicyRuns>,
 }
@@ -243,7 +247,7 @@ pub fn run_policy(
     policy: &NamedPolicy,
     progress: &mut dyn FnMut(usize),
 ) -> Result<PolicyRuns, ConfigError> {
-    let mut node = Node::new(cfg.node(), policy.policy.clone())?;
+    let mut node = Node::new(cfg.node(), Policy { kernel: cfg.kernel, ..policy.policy.clone() })?;
     let mm = Mm::attach(&mut node);
     let managed = node.shared().managed_pages();
     let hpage = node.shared().pageblock_order();
@@ -309,6 +313,7 @@ pub fn run(cfg: &ThpLabConfig, progress: &mut dyn FnMut(&str, usize)) -> Result<
         workload: cfg.workload.name(),
         node_mib: cfg.node().zones.iter().map(|z| z.managed_pages).sum::<u64>() >> 8,
         defrag: cfg.defrag.name(),
+        kernel: cfg.kernel.name(),
         policies,
     })
 }
