@@ -79,7 +79,7 @@ fn counts_whole_blocks(policy: &Policy, order: u32) -> bool {
 }
 
 /// `pgdat_balanced()`: some zone up to `idx` passes its high watermark at `order` (counting
-/// only whole free pageblocks where [`counts_whole_blocks`]; with
+/// only whole free pageblocks where `counts_whole_blocks` says so; with
 /// `Policy::kswapd_balance_node_blocks` then the zones' whole free pageblocks together
 /// against their high marks together). A node without such zones is balanced.
 pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
