@@ -74,6 +74,10 @@ pub trait NodeLocks {
         let _ = (cpu, sc);
     }
 
+    /// `snapshot_refaults()`: a reclaim invocation ended; remember the workingset
+    /// activations seen so far (nothing to remember without LRU lists).
+    fn snapshot_refaults(&self) {}
+
     /// What moves an allocated block's contents for compaction (`None`: nothing can move).
     fn mover(&self) -> Option<&dyn Mover> {
         None

@@ -28,7 +28,7 @@ use crate::types::Pfn;
 use crate::verify::{PageCensus, VerifyError};
 use crate::vmscan::kswapd::kswapd_run;
 use crate::vmscan::{
-    shrink, LruKind, LruList, Lruvec, ReclaimCost, ScanControl, Unmap, KSWAPD_WAKE_DELAY_US,
+    shrink, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, Unmap, KSWAPD_WAKE_DELAY_US,
 };
 use crate::zone::Zone;
 
@@ -156,20 +156,30 @@ impl Node {
         }
     }
 
-    /// A page of `kind` that reclaim took was needed again (`workingset_refault`): count it
-    /// and make that kind costlier to reclaim.
-    pub fn note_refault(&self, kind: LruKind, pages: u64) {
+    /// `workingset_refault()`: the page at `pfn` (just added to the LRU as `kind`) was
+    /// reclaimed before and is needed again, `refault_distance` evictions and activations
+    /// after its eviction. Counted, it makes `kind` costlier to reclaim; if the distance fits
+    /// in the workingset it counts as activated (`WORKINGSET_ACTIVATE`, which keeps reclaim
+    /// out of cache-trim mode). The page itself stays on the inactive list, where the kernel
+    /// would set it active. Returns whether it was activated.
+    pub fn note_refault(&self, pfn: Pfn, kind: LruKind, refault_distance: u64) -> bool {
         let Some(r) = &self.reclaim else {
-            return;
+            return false;
         };
-        let lru_pages = r.lru.borrow().lru_pages();
-        r.cost.borrow_mut().note_refault(kind, pages, lru_pages);
+        let lru = r.lru.borrow();
+        let Some(page) = lru.get(pfn.0) else {
+            return false;
+        };
+        let pages = 1u64 << page.order;
+        let activated = lru.workingset_test_recent(kind, refault_distance);
+        r.cost.borrow_mut().note_refault(kind, pages, activated, lru.lru_pages());
         let ev = if kind == LruKind::Anon {
             VmEvent::WorkingsetRefaultAnon
         } else {
             VmEvent::WorkingsetRefaultFile
         };
         self.shared.count(ev, pages);
+        activated
     }
 
     fn check_cpu(&self, cpu: usize) {
@@ -289,11 +299,18 @@ impl NodeLocks for Node {
         };
         let mut lru = r.lru.borrow_mut();
         let mut cost = r.cost.borrow_mut();
-        shrink::shrink_node(&mut lru, &mut cost, sc, r.unmap.as_ref(), &mut |pfn, order| {
+        let free = NodeFree::of(&self.shared);
+        shrink::shrink_node(&mut lru, &mut cost, sc, free, r.unmap.as_ref(), &mut |pfn, order| {
             // Reclaimed pages are freed like any other (the owner already let go of them).
             let freed = page_alloc::free_pages(self, cpu, Pfn(pfn), order);
             debug_assert!(freed.is_ok(), "reclaimed {pfn:#x}/{order}: {freed:?}");
         });
+    }
+
+    fn snapshot_refaults(&self) {
+        if let Some(r) = &self.reclaim {
+            r.cost.borrow_mut().snapshot_refaults();
+        }
     }
 
     fn zone_reclaimable_pages(&self, zone: usize) -> u64 {

@@ -56,6 +56,7 @@ pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocCon
         sc.priority -= 1;
     }
     count_reclaim(node, &sc);
+    l.snapshot_refaults();
     if sc.nr_reclaimed > 0 {
         node.daemons().kswapd_failures = 0;
         return sc.nr_reclaimed;

@@ -232,6 +232,7 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
         node.zone(z).flags().set_reclaim_active(false);
     }
     count_reclaim(node, &sc);
+    l.snapshot_refaults();
     if boosted {
         for &z in &in_scope {
             let mut zone = lock_zone(l, z, cpu);

@@ -148,6 +148,18 @@ impl Lruvec {
         }
     }
 
+    /// `workingset_test_recent()`: a page of `kind` that refaults `refault_distance`
+    /// evictions and activations after its eviction would have stayed resident had the
+    /// active pages of its kind, plus the other kind's pages, made room for it. (Swap is
+    /// always available here, so anonymous pages count for file refaults.)
+    pub fn workingset_test_recent(&self, kind: LruKind, refault_distance: u64) -> bool {
+        let other = if kind == LruKind::Anon { LruKind::File } else { LruKind::Anon };
+        let workingset_size = self.size(LruList::active(kind))
+            + self.size(LruList::inactive(other))
+            + self.size(LruList::active(other));
+        kind != LruKind::Slab && refault_distance <= workingset_size
+    }
+
     /// Put `page` (taken off with [`Lruvec::del`] or [`Lruvec::pop_tail`]) at the head of
     /// `list`, at `pfn` (a migrated page keeps its list and age bit).
     pub fn put(&mut self, pfn: u64, page: LruPage, list: LruList, zone: usize) {
@@ -217,5 +229,20 @@ mod tests {
         assert_eq!(l.pop_tail(LruList::InactiveFile), None);
         assert_eq!(l.size(LruList::ActiveFile), 512);
         assert_eq!(l.size(LruList::InactiveFile), 0);
+    }
+
+    #[test]
+    fn a_refault_activates_only_within_the_workingset() {
+        let mut l = Lruvec::default();
+        for pfn in 0..10 {
+            l.add(pfn, 0, 0, LruList::ActiveFile);
+        }
+        for pfn in 10..15 {
+            l.add(pfn, 0, 0, LruList::InactiveAnon);
+        }
+        assert!(l.workingset_test_recent(LruKind::File, 15), "active file + anon make room");
+        assert!(!l.workingset_test_recent(LruKind::File, 16));
+        assert!(l.workingset_test_recent(LruKind::Anon, 10), "the file pages make room");
+        assert!(!l.workingset_test_recent(LruKind::Anon, 11));
     }
 }

@@ -17,7 +17,7 @@ pub mod shrink;
 pub use direct::try_to_free_pages;
 pub use kswapd::{Daemons, KSWAPD_WAKE_DELAY_US};
 pub use lru::{LruKind, LruList, Lruvec};
-pub use shrink::ReclaimCost;
+pub use shrink::{NodeFree, ReclaimCost};
 
 /// `DEF_PRIORITY`: a reclaim pass scans `size >> priority` pages of each list.
 pub const DEF_PRIORITY: u32 = 12;

@@ -31,6 +31,8 @@ pub enum AnonPage {
     Swapped {
         /// The order it had.
         order: u32,
+        /// The shadow entry: the node's non-resident age when it was swapped out.
+        eviction: u64,
     },
     /// Unmapped by its process.
     Gone,
@@ -47,7 +49,10 @@ pub enum FilePage {
         pfn: u64,
     },
     /// Read once, then dropped by reclaim (a shadow entry remains: the next read refaults).
-    Evicted,
+    Evicted {
+        /// The shadow entry: the node's non-resident age when it was dropped.
+        eviction: u64,
+    },
 }
 
 /// Who holds an allocated block.
@@ -66,6 +71,9 @@ struct Records {
     files: Vec<FilePage>,
     /// Reclaimable slab pages by id: `Some(pfn)` while in memory.
     slab: Vec<Option<u64>>,
+    /// `lruvec->nonresident_age`: pages evicted, plus pages activated on refault; a shadow
+    /// entry stamps it, and the difference at refault is the refault distance.
+    nonresident_age: u64,
 }
 
 /// A shared handle to the records: what the node calls back.
@@ -75,16 +83,19 @@ struct Owner(Rc<RefCell<Records>>);
 impl Unmap for Owner {
     fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
         let mut r = self.0.borrow_mut();
+        let eviction = r.nonresident_age;
         match r.holders.remove(&pfn) {
             Some(Holder::Anon(id)) => {
                 let slot = &mut r.anon[id as usize];
                 if let AnonPage::Present { order, .. } = *slot {
-                    *slot = AnonPage::Swapped { order };
+                    *slot = AnonPage::Swapped { order, eviction };
+                    r.nonresident_age += 1 << order;
                 }
                 true
             }
             Some(Holder::File(id)) => {
-                r.files[id as usize] = FilePage::Evicted;
+                r.files[id as usize] = FilePage::Evicted { eviction };
+                r.nonresident_age += 1;
                 true
             }
             Some(Holder::Slab(id)) => {
@@ -189,7 +200,7 @@ impl Mm {
                 node.mark_page_accessed(Pfn(pfn));
                 Touch::Hit
             }
-            AnonPage::Swapped { .. } => {
+            AnonPage::Swapped { eviction, .. } => {
                 // Swap-in reads base pages: a swapped-out huge page comes back as one base
                 // page (a simplification: its other pages are not faulted back).
                 let Ok(pfn) = node.alloc_pages(cpu, 0, GFP_ANON) else {
@@ -202,10 +213,19 @@ impl Mm {
                 }
                 node.lru_add(pfn, 0, LruKind::Anon);
                 node.shared().count(pageblock_core::VmEvent::Pswpin, 1);
-                node.note_refault(LruKind::Anon, 1);
+                self.refault(node, pfn, LruKind::Anon, eviction);
                 Touch::SwapIn
             }
             AnonPage::Gone => Touch::Miss,
+        }
+    }
+
+    /// `workingset_refault()`: the base page at `pfn` came back from the shadow entry
+    /// stamped `eviction`; an activation ages the non-resident pages too.
+    fn refault(&self, node: &Node, pfn: Pfn, kind: LruKind, eviction: u64) {
+        let distance = self.records().nonresident_age - eviction;
+        if node.note_refault(pfn, kind, distance) {
+            self.records().nonresident_age += 1;
         }
     }
 
@@ -236,7 +256,7 @@ impl Mm {
                 node.mark_page_accessed(Pfn(pfn));
                 Ok(false)
             }
-            FilePage::Uncached | FilePage::Evicted => {
+            FilePage::Uncached | FilePage::Evicted { .. } => {
                 let pfn = node.alloc_pages(cpu, 0, gfp)?;
                 {
                     let mut r = self.records();
@@ -244,8 +264,8 @@ impl Mm {
                     r.holders.insert(pfn.0, Holder::File(id));
                 }
                 node.lru_add(pfn, 0, LruKind::File);
-                if page == FilePage::Evicted {
-                    node.note_refault(LruKind::File, 1);
+                if let FilePage::Evicted { eviction } = page {
+                    self.refault(node, pfn, LruKind::File, eviction);
                 }
                 Ok(true)
             }
