@@ -15,7 +15,7 @@ use crate::alloc::AllocError;
 use crate::compaction::{
     self, kcompactd_run, proactive_compact, CompactResult, Mover, PROACTIVE_INTERVAL_US,
 };
-use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig};
+use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneType};
 use crate::free::FreeError;
 use crate::gfp::Gfp;
 use crate::locks::NodeLocks;
@@ -26,7 +26,7 @@ use crate::stats::VmEvent;
 use crate::thp::{self, ThpDefrag, ThpFault};
 use crate::types::Pfn;
 use crate::verify::{PageCensus, VerifyError};
-use crate::vmscan::kswapd::kswapd_run;
+use crate::vmscan::kswapd::{kswapd_nap_over, kswapd_run, kswapd_run_time_us, KswapdNext, KSWAPD_NAP_US};
 use crate::vmscan::{
     shrink, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, Unmap, KSWAPD_WAKE_DELAY_US,
 };
@@ -59,6 +59,8 @@ pub struct Node {
     reclaim: Option<Reclaim>,
     /// When kswapd, kcompactd and proactive compaction next look for work.
     kswapd_due_us: Option<u64>,
+    /// kswapd's nap: when it ends, and the order and zone it checks balance at then.
+    kswapd_nap: Option<(u64, u32, ZoneType)>,
     next_proactive_us: u64,
 }
 
@@ -92,6 +94,7 @@ impl Node {
             mover: None,
             reclaim: None,
             kswapd_due_us: None,
+            kswapd_nap: None,
             next_proactive_us: PROACTIVE_INTERVAL_US,
         })
     }
@@ -211,8 +214,11 @@ impl Node {
 
     /// Move the clock to `now_us` (never backwards), running every vmstat worker pass that
     /// falls due on the way, then the daemons: kswapd [`KSWAPD_WAKE_DELAY_US`] after it was
-    /// woken, kcompactd right after it (or whenever it is woken), proactive compaction every
-    /// [`PROACTIVE_INTERVAL_US`]. The daemons run on the last CPU.
+    /// woken and again each time its last run's time ([`kswapd_run_time_us`]) has passed while
+    /// the node stays unbalanced, its premature-sleep check [`KSWAPD_NAP_US`] after a balanced
+    /// run, kcompactd right after it (or whenever it is woken), proactive compaction every
+    /// [`PROACTIVE_INTERVAL_US`]. kswapd runs at most once per call. The daemons run on the
+    /// last CPU.
     pub fn advance_to(&mut self, now_us: u64) {
         self.now_us = self.now_us.max(now_us);
         while self.next_vmstat_us <= self.now_us {
@@ -228,23 +234,46 @@ impl Node {
 
     fn run_daemons(&mut self) {
         let cpu = self.shared.nr_cpus() - 1;
-        let (kswapd, kcompactd) = {
-            let d = self.shared.daemons();
-            (d.kswapd_woken, d.kcompactd_woken)
-        };
-        if kswapd {
-            let due = *self.kswapd_due_us.get_or_insert(self.now_us + KSWAPD_WAKE_DELAY_US);
-            if self.now_us >= due {
-                self.kswapd_due_us = None;
-                kswapd_run(self, cpu);
-            }
-        }
+        // kcompactd woken by this kswapd run runs at the next step.
+        let kcompactd = self.shared.daemons().kcompactd_woken;
+        self.run_kswapd(cpu);
         if kcompactd {
             kcompactd_run(self, cpu);
         }
         if self.now_us >= self.next_proactive_us {
             self.next_proactive_us = self.now_us + PROACTIVE_INTERVAL_US;
             proactive_compact(self, cpu);
+        }
+    }
+
+    /// kswapd's loop in simulated time: a wake-up during the nap ends it; at the nap's end
+    /// the premature-sleep check may keep kswapd awake (no wake-up delay: it never slept).
+    fn run_kswapd(&mut self, cpu: usize) {
+        if let Some((until, order, idx)) = self.kswapd_nap {
+            if self.shared.daemons().kswapd_woken {
+                self.kswapd_nap = None;
+            } else if self.now_us >= until {
+                self.kswapd_nap = None;
+                kswapd_nap_over(&self.shared, order, idx);
+                self.kswapd_due_us = Some(until);
+            }
+        }
+        if !self.shared.daemons().kswapd_woken {
+            return;
+        }
+        let due = *self.kswapd_due_us.get_or_insert(self.now_us + KSWAPD_WAKE_DELAY_US);
+        if self.now_us < due {
+            return;
+        }
+        let run = kswapd_run(self, cpu);
+        let busy_until = self.now_us + kswapd_run_time_us(run.scanned);
+        self.kswapd_due_us = None;
+        match run.next {
+            KswapdNext::Idle => {}
+            KswapdNext::Rerun => self.kswapd_due_us = Some(busy_until),
+            KswapdNext::Nap { order, idx } => {
+                self.kswapd_nap = Some((busy_until + KSWAPD_NAP_US, order, idx));
+            }
         }
     }
 

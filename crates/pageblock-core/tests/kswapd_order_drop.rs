@@ -36,6 +36,8 @@ struct Outcome {
     lru_pages: u64,
     /// kcompactd was woken for the huge page order.
     kcompactd_woken_for_hpage: bool,
+    /// kswapd stays awake to run again.
+    kswapd_awake: bool,
 }
 
 /// A 32 MiB zone full of page cache, one pinned page at the head of every pageblock (no
@@ -73,13 +75,14 @@ fn order9_wake_without_free_blocks(policy: Policy, keep: u64) -> Outcome {
     assert!(node.shared().daemons().kswapd_woken, "no free pageblock: kswapd is woken at order 9");
     node.advance_to(1);
     node.advance_to(1 + KSWAPD_WAKE_DELAY_US);
-    assert!(!node.shared().daemons().kswapd_woken, "kswapd ran");
+    assert_eq!(node.shared().event(VmEvent::Pageoutrun), 1, "kswapd ran once");
     node.verify().unwrap();
     let d = node.shared().daemons();
     Outcome {
         stolen: node.shared().event(VmEvent::PgstealKswapd),
         lru_pages,
         kcompactd_woken_for_hpage: d.kcompactd_woken && d.kcompactd_max_order == HPAGE_ORDER,
+        kswapd_awake: d.kswapd_woken,
     }
 }
 
@@ -129,5 +132,20 @@ fn kswapd_drops_to_order_0_after_a_compaction_gap_reclaimed_over_several_passes(
             o.lru_pages
         );
         assert!(o.kcompactd_woken_for_hpage, "{kernel:?}: kcompactd is woken for the huge page");
+    }
+}
+
+/// R5: a run that could not reclaim a compaction gap (the page cache is smaller) ends
+/// unbalanced at order 9 without dropping its order. kswapd re-reads the order asked of it
+/// since the run began — none here, so 0 — and at order 0 the node is balanced: kswapd goes
+/// to sleep rather than looping for the huge page, and kcompactd is not asked for one.
+#[test]
+fn kswapd_that_did_not_drop_its_order_judges_sleep_at_the_order_asked_since() {
+    let gap = compact_gap(HPAGE_ORDER);
+    for kernel in [KernelPeriod::Linux6_18, KernelPeriod::Seed004] {
+        let o = order9_wake_without_free_blocks(Policy { kernel, ..Policy::default() }, 16);
+        assert!(o.lru_pages < gap, "{kernel:?}: less than a gap to reclaim: {}", o.lru_pages);
+        assert!(!o.kswapd_awake, "{kernel:?}: balanced at order 0, kswapd sleeps");
+        assert!(!o.kcompactd_woken_for_hpage, "{kernel:?}");
     }
 }

@@ -6,7 +6,9 @@
 //!
 //! * **kswapd0** sleeps on `kswapd_wait` until an allocation below the low watermark wakes it
 //!   (`wakeup_kswapd`, recorded in `NodeShared::daemons`), balances the node, and hands the
-//!   wanted order to kcompactd;
+//!   wanted order to kcompactd; while the node stays unbalanced (and kswapd not hopeless)
+//!   it runs again at once, and a balanced kswapd naps `KSWAPD_NAP_US` (100 ms) and runs
+//!   again if the node is unbalanced when it wakes (the shared code decides both);
 //! * **kcompactd0** sleeps on `kcompactd_wait` until woken (by kswapd, or by a request that
 //!   finds the node balanced but a block missing), and every
 //!   [`PROACTIVE_INTERVAL_US`] (500 ms) wakes by itself for proactive compaction.
@@ -24,7 +26,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use pageblock_core::compaction::{kcompactd_run, proactive_compact, PROACTIVE_INTERVAL_US};
-use pageblock_core::vmscan::kswapd::kswapd_run;
+use pageblock_core::vmscan::kswapd::{kswapd_nap_over, kswapd_run, KswapdNext, KSWAPD_NAP_US};
 
 use crate::pgdat::Pgdat;
 
@@ -105,7 +107,8 @@ fn daemon_cpu(pgdat: &Pgdat) -> usize {
     pgdat.shared.nr_cpus() - 1
 }
 
-/// kswapd0's loop.
+/// kswapd0's loop: run while woken (the shared code keeps an unbalanced kswapd woken), nap
+/// after a balanced run, then sleep until woken.
 fn kswapd(pgdat: &Pgdat) {
     let cpu = daemon_cpu(pgdat);
     loop {
@@ -113,9 +116,14 @@ fn kswapd(pgdat: &Pgdat) {
         if stopping(pgdat) {
             return;
         }
-        kswapd_run(pgdat, cpu);
+        let run = kswapd_run(pgdat, cpu);
         // kswapd hands the order it balanced for to kcompactd.
         pgdat.kick_daemons();
+        if let KswapdNext::Nap { order, idx } = run.next {
+            let nap = Some(Duration::from_micros(KSWAPD_NAP_US));
+            pgdat.kswapd_wait.wait_until(nap, || stopping(pgdat) || pgdat.shared.daemons().kswapd_woken);
+            kswapd_nap_over(&pgdat.shared, order, idx);
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pageblock::{Allocator, Gfp, Movable, MovableError, Policy, ShrinkControl, Shrinker};
+use pageblock_core::vmscan::MAX_RECLAIM_RETRIES;
 use pageblock_core::{VmEvent, ZoneType};
 
 mod common;
@@ -205,6 +206,30 @@ fn kswapd_thread_reclaims_in_the_background_and_stops_with_the_allocator() {
     }
     a.drain_all_pages();
     assert_eq!(a.verify().unwrap().allocated, 0);
+}
+
+/// R5: woken once on a node with nothing to reclaim, the kswapd thread re-enters
+/// `balance_pgdat` by itself until `MAX_RECLAIM_RETRIES` runs reclaimed nothing, then sleeps.
+#[test]
+fn kswapd_thread_runs_until_hopeless_after_one_wake_up() {
+    let a = Allocator::with_arena_cpus(8 * MIB, 2, Policy::default()).unwrap();
+    let runs = || a.shared().event(VmEvent::Pageoutrun);
+    let mut pinned = Vec::new();
+    while runs() == 0 && !a.shared().daemons().kswapd_woken {
+        pinned.push(a.alloc_pages(0, Gfp::KERNEL).unwrap());
+    }
+    let retries = u64::from(MAX_RECLAIM_RETRIES);
+    assert!(
+        eventually(Duration::from_secs(20), || runs() >= retries),
+        "kswapd ran {} times after one wake-up",
+        runs()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(runs(), retries, "hopeless: kswapd sleeps through its nap");
+    assert_eq!(a.shared().daemons().kswapd_failures, MAX_RECLAIM_RETRIES);
+    for p in pinned {
+        a.free_pages(p, 0).unwrap();
+    }
 }
 
 #[test]

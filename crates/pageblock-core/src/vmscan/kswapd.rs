@@ -10,10 +10,17 @@
 //! works for an order above 0; the kernel seed 004 measured did so at every order
 //! ([`crate::config::KernelPeriod`]).
 //!
+//! kswapd's loop (`kswapd()`, `kswapd_try_to_sleep`, `prepare_kswapd_sleep`): after a
+//! `balance_pgdat` run that left the node unbalanced, kswapd runs again at once (it stays
+//! woken), until the node is balanced or [`MAX_RECLAIM_RETRIES`] runs in a row reclaimed
+//! nothing (then it is hopeless until a direct reclaim frees something). A balanced kswapd
+//! first naps [`KSWAPD_NAP_US`]; if the node is unbalanced again when the nap ends, the
+//! sleep was premature and kswapd runs again ([`kswapd_nap_over`]).
+//!
 //! The daemons are not threads here: a driver runs them ([`kswapd_run`], then
 //! [`crate::compaction::kcompactd_run`]) when they are due — the simulator
 //! [`KSWAPD_WAKE_DELAY_US`] after the wake-up, so that allocations race with kswapd as they
-//! do on a busy machine.
+//! do on a busy machine, and each run keeps kswapd busy for [`kswapd_run_time_us`].
 
 use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::compaction::compact_gap;
@@ -31,11 +38,56 @@ use crate::zone::ZoneShared;
 /// constant.
 pub const KSWAPD_WAKE_DELAY_US: u64 = 1000;
 
+/// `HZ/10`: the nap a balanced kswapd takes before it goes fully to sleep, in microseconds.
+pub const KSWAPD_NAP_US: u64 = 100_000;
+
+/// Simulated time one scanned page costs kswapd, in microseconds. A modelling choice: about
+/// a microsecond per folio for `shrink_folio_list` (lock, rmap walk, unmap, TLB flush, free),
+/// i.e. ~4 GB/s of clean page cache — and, at the simulator's one operation per microsecond,
+/// kswapd scans about one page per allocation, so its runs interleave with allocators.
+pub const KSWAPD_SCAN_US_PER_PAGE: u64 = 1;
+
+/// The least simulated time a `balance_pgdat` run takes (one `SWAP_CLUSTER_MAX` batch), so
+/// that runs which scan nothing still take time and cannot repeat within one instant.
+pub const KSWAPD_RUN_MIN_US: u64 = SWAP_CLUSTER_MAX * KSWAPD_SCAN_US_PER_PAGE;
+
+/// How long a `balance_pgdat` run that scanned `scanned` pages keeps kswapd busy.
+pub fn kswapd_run_time_us(scanned: u64) -> u64 {
+    scanned.saturating_mul(KSWAPD_SCAN_US_PER_PAGE).max(KSWAPD_RUN_MIN_US)
+}
+
+/// What kswapd does after a `balance_pgdat` run (`kswapd_try_to_sleep`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KswapdNext {
+    /// The run did not happen (kswapd was not woken).
+    Idle,
+    /// The node is still unbalanced and kswapd is not hopeless: it stays woken and runs again
+    /// at once.
+    Rerun,
+    /// Balanced or hopeless: kcompactd was handed the order; kswapd naps [`KSWAPD_NAP_US`],
+    /// then the driver calls [`kswapd_nap_over`] with this order and zone.
+    Nap {
+        /// The order balance was judged at.
+        order: u32,
+        /// The highest zone balanced.
+        idx: ZoneType,
+    },
+}
+
+/// One kswapd run: the pages it scanned (what its time is charged on) and what comes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KswapdRun {
+    /// Pages scanned by the `balance_pgdat` run.
+    pub scanned: u64,
+    /// What kswapd does next.
+    pub next: KswapdNext,
+}
+
 /// kswapd's and kcompactd's wake-up state (`pgdat->kswapd_order`, `kswapd_highest_zoneidx`,
 /// `kswapd_failures`, `kcompactd_max_order`, `kcompactd_highest_zoneidx`, the wait queues).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Daemons {
-    /// kswapd has been woken and has not run yet.
+    /// kswapd is awake: woken (or still unbalanced after its last run) and due to run.
     pub kswapd_woken: bool,
     /// The largest order asked of kswapd since it last ran.
     pub kswapd_order: u32,
@@ -139,37 +191,60 @@ pub fn wakeup_kswapd<L: NodeLocks + ?Sized>(l: &L, gfp: Gfp, order: u32, idx: Zo
     d.kswapd_woken = true;
 }
 
-/// kswapd's work for one wake-up: balance the node, then — if it is balanced or hopeless —
-/// clear the compaction skip hints a direct compaction asked to flush and hand the wanted
-/// order to kcompactd (`kswapd_try_to_sleep`). Runs on CPU `cpu`.
-pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) {
+/// kswapd's work for one run: balance the node; then, if it is balanced or hopeless
+/// (`prepare_kswapd_sleep`), clear the compaction skip hints a direct compaction asked to
+/// flush, hand the order to kcompactd and nap; otherwise stay woken to run again. Balance is
+/// judged at the order the run dropped to if it dropped, else — as kswapd re-reads its order
+/// before it tries to sleep — at the order asked of it since the run began. Runs on CPU `cpu`.
+pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     let node = l.node();
     let (order, idx) = {
         let mut d = node.daemons();
         if !d.kswapd_woken {
-            return;
+            return KswapdRun { scanned: 0, next: KswapdNext::Idle };
         }
         d.kswapd_woken = false;
         let top = node.zones().last().map_or(ZoneType::Normal, |z| z.config().zone_type);
         let idx = d.kswapd_highest_zoneidx.take().unwrap_or(top);
         (std::mem::take(&mut d.kswapd_order), idx)
     };
-    let reclaim_order = balance_pgdat(l, cpu, order, idx);
-    let hopeless = node.daemons().kswapd_failures >= MAX_RECLAIM_RETRIES;
-    if hopeless || pgdat_balanced(node, reclaim_order, idx) {
-        for z in 0..node.zones().len() {
-            let mut zone = lock_zone(l, z, cpu);
-            if zone.compact.blockskip_flush {
-                zone.reset_isolation_suitable();
-            }
-        }
-        crate::compaction::wakeup_kcompactd(node, &mut node.daemons(), order, idx);
+    let (reclaim_order, scanned) = balance_pgdat(l, cpu, order, idx);
+    let mut d = node.daemons();
+    let (alloc_order, check_order) =
+        if reclaim_order < order { (order, reclaim_order) } else { (d.kswapd_order, d.kswapd_order) };
+    let hopeless = d.kswapd_failures >= MAX_RECLAIM_RETRIES;
+    if !hopeless && !pgdat_balanced(node, check_order, idx) {
+        d.kswapd_woken = true;
+        d.kswapd_highest_zoneidx.get_or_insert(idx);
+        return KswapdRun { scanned, next: KswapdNext::Rerun };
     }
+    drop(d);
+    for z in 0..node.zones().len() {
+        let mut zone = lock_zone(l, z, cpu);
+        if zone.compact.blockskip_flush {
+            zone.reset_isolation_suitable();
+        }
+    }
+    crate::compaction::wakeup_kcompactd(node, &mut node.daemons(), alloc_order, idx);
+    KswapdRun { scanned, next: KswapdNext::Nap { order: check_order, idx } }
+}
+
+/// The end of kswapd's nap (`kswapd_try_to_sleep` after `HZ/10`): unless a wake-up came
+/// meanwhile, kswapd goes fully to sleep only if the node is still balanced at `order` (or
+/// kswapd is hopeless); otherwise the sleep was premature and kswapd is woken to run again.
+pub fn kswapd_nap_over(node: &NodeShared, order: u32, idx: ZoneType) {
+    let mut d = node.daemons();
+    if d.kswapd_woken || d.kswapd_failures >= MAX_RECLAIM_RETRIES || pgdat_balanced(node, order, idx) {
+        return;
+    }
+    d.kswapd_woken = true;
+    d.kswapd_highest_zoneidx.get_or_insert(idx);
 }
 
 /// `balance_pgdat()`: reclaim at rising priority until the node is balanced at `order`, or
-/// (boosted) until the boost is reclaimed. Returns the order balance was finally judged at.
-fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: ZoneType) -> u32 {
+/// (boosted) until the boost is reclaimed. Returns the order balance was finally judged at
+/// and the pages scanned.
+fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: ZoneType) -> (u32, u64) {
     let node = l.node();
     node.count(VmEvent::Pageoutrun, 1);
     let in_scope: Vec<usize> = (0..node.zones().len())
@@ -241,7 +316,7 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
         let mut d = node.daemons();
         crate::compaction::wakeup_kcompactd(node, &mut d, node.pageblock_order(), idx);
     }
-    sc.order
+    (sc.order, sc.nr_scanned)
 }
 
 /// `kswapd_shrink_node()`: one pass at the current priority for the high watermarks of the

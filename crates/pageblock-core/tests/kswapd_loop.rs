@@ -1,0 +1,134 @@
+//! R5 (audit 6.18-pressure): kswapd's loop. Woken once, kswapd re-enters `balance_pgdat`
+//! while the node stays unbalanced, each run taking simulated time, until the node is
+//! balanced or `MAX_RECLAIM_RETRIES` runs in a row reclaimed nothing; a balanced kswapd naps
+//! `HZ/10` and runs again if the node is unbalanced when the nap ends.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use pageblock_core::vmscan::kswapd::{kswapd_run_time_us, KSWAPD_NAP_US};
+use pageblock_core::vmscan::{LruKind, Unmap, KSWAPD_WAKE_DELAY_US, MAX_RECLAIM_RETRIES};
+use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Policy, VmEvent, ZoneConfig, ZoneType};
+
+/// The page cache's owner: every page goes unless the cache is pinned.
+#[derive(Clone, Default)]
+struct Cache {
+    pinned: Rc<Cell<bool>>,
+    pages: Rc<RefCell<BTreeSet<u64>>>,
+}
+
+impl Unmap for Cache {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
+        !self.pinned.get() && self.pages.borrow_mut().remove(&pfn)
+    }
+}
+
+/// A 32 MiB zone filled with page cache down to its low watermark (kswapd not yet woken).
+fn node_at_low(cache: &Cache) -> Node {
+    let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };
+    let policy = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
+    let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
+    node.set_unmap(Box::new(cache.clone()));
+    let z = node.shared().zone(0);
+    while z.nr_free_pages() > z.wmark_pages(WatermarkLevel::Low) {
+        let pfn = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).expect("above low");
+        assert!(node.lru_add(pfn, 0, LruKind::File));
+        cache.pages.borrow_mut().insert(pfn.0);
+    }
+    assert!(!node.shared().daemons().kswapd_woken);
+    node
+}
+
+/// [`node_at_low`] with the page cache `pinned` or not, and kswapd woken once at order 0.
+fn woken_at_low(pinned: bool) -> (Cache, Node) {
+    let cache = Cache::default();
+    let node = node_at_low(&cache);
+    cache.pinned.set(pinned);
+    node.wakeup_kswapd(0, Gfp::NONE, 0, ZoneType::Normal);
+    (cache, node)
+}
+
+/// Move the clock to kswapd's first run.
+fn run_once(node: &mut Node) {
+    node.advance_to(1);
+    node.advance_to(1 + KSWAPD_WAKE_DELAY_US);
+    assert_eq!(runs(node), 1);
+}
+
+fn runs(node: &Node) -> u64 {
+    node.shared().event(VmEvent::Pageoutrun)
+}
+
+/// Move the clock from `from` to `to` in steps of `step` µs, as allocators would.
+fn tick(node: &mut Node, from: u64, to: u64, step: u64) {
+    let mut now = from;
+    while now < to {
+        now += step;
+        node.advance_to(now);
+    }
+}
+
+/// One wake-up whose target the first run cannot reach (the page cache is pinned during
+/// it): kswapd runs again by itself — after the first run's time, not at once — and stops
+/// once the node is balanced.
+#[test]
+fn kswapd_keeps_reclaiming_without_a_new_wake_up_until_the_node_is_balanced() {
+    let (cache, mut node) = woken_at_low(true);
+    run_once(&mut node);
+    assert_eq!(node.shared().event(VmEvent::PgstealKswapd), 0, "pinned: the first run reclaims nothing");
+    assert!(node.shared().daemons().kswapd_woken, "unbalanced: kswapd stays awake");
+    cache.pinned.set(false);
+    let first_run = kswapd_run_time_us(node.shared().event(VmEvent::PgscanKswapd));
+    node.advance_to(KSWAPD_WAKE_DELAY_US + first_run / 2);
+    assert_eq!(runs(&node), 1, "the first run takes simulated time");
+    tick(&mut node, KSWAPD_WAKE_DELAY_US + first_run, 3 * KSWAPD_NAP_US, 10);
+    let z = node.shared().zone(0);
+    assert_eq!(runs(&node), 2, "a second run, without a wake-up, balances the node");
+    assert!(node.shared().event(VmEvent::PgstealKswapd) > 0);
+    assert!(z.nr_free_pages() >= z.wmark_pages(WatermarkLevel::High));
+    assert!(!node.shared().daemons().kswapd_woken, "balanced: kswapd sleeps");
+    node.verify().unwrap();
+}
+
+/// A target kswapd can never reach: it runs `MAX_RECLAIM_RETRIES` times, then it is
+/// hopeless and a wake-up is refused until a direct reclaim frees something.
+#[test]
+fn kswapd_gives_up_after_max_reclaim_retries_runs_that_reclaimed_nothing() {
+    let (_cache, mut node) = woken_at_low(true);
+    tick(&mut node, 0, 10 * KSWAPD_NAP_US, 50);
+    assert_eq!(runs(&node), u64::from(MAX_RECLAIM_RETRIES));
+    assert_eq!(node.shared().daemons().kswapd_failures, MAX_RECLAIM_RETRIES);
+    assert!(!node.shared().daemons().kswapd_woken, "hopeless: kswapd sleeps");
+    node.wakeup_kswapd(0, Gfp::NONE, 0, ZoneType::Normal);
+    assert!(!node.shared().daemons().kswapd_woken, "and is not woken again");
+    tick(&mut node, 10 * KSWAPD_NAP_US, 20 * KSWAPD_NAP_US, 50);
+    assert_eq!(runs(&node), u64::from(MAX_RECLAIM_RETRIES));
+    node.verify().unwrap();
+}
+
+/// The premature-sleep check: the node falls below high (not low: nobody wakes kswapd)
+/// during kswapd's nap, so kswapd does not go to sleep but runs again when the nap ends.
+#[test]
+fn kswapd_runs_again_when_the_node_is_unbalanced_at_the_end_of_its_nap() {
+    let (cache, mut node) = woken_at_low(false);
+    run_once(&mut node);
+    assert!(!node.shared().daemons().kswapd_woken, "balanced: kswapd naps");
+    let free = |node: &Node| node.shared().zone(0).nr_free_pages();
+    let (low, high) = {
+        let z = node.shared().zone(0);
+        (z.wmark_pages(WatermarkLevel::Low), z.wmark_pages(WatermarkLevel::High))
+    };
+    while free(&node) >= high {
+        let pfn = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).expect("above high");
+        assert!(node.lru_add(pfn, 0, LruKind::File));
+        cache.pages.borrow_mut().insert(pfn.0);
+    }
+    assert!(free(&node) > low);
+    assert!(!node.shared().daemons().kswapd_woken, "above low: no wake-up");
+    tick(&mut node, 1 + KSWAPD_WAKE_DELAY_US, 3 * KSWAPD_NAP_US, 100);
+    assert_eq!(runs(&node), 2, "the sleep was premature: kswapd ran again");
+    assert!(free(&node) >= high);
+    node.verify().unwrap();
+}
