@@ -197,24 +197,14 @@ impl ZoneShared {
     }
 
     /// True if `pfn` (in the zone, its state `info`) lies in a block a movable handle owns:
-    /// the block it heads, or else the first block head below it, at each alignment up to
-    /// `MAX_PAGE_ORDER`, when that block reaches it.
+    /// the block it heads, or else the block its tail page lies in.
     fn in_handle_block(&self, pfn: u64, info: PageInfo) -> bool {
-        if info.state != PageState::Tail {
-            return info.state == PageState::Allocated && info.tag.handle;
-        }
-        let start = self.config().start_pfn;
-        for o in 1..=self.config().max_order {
-            let head = pfn & !((1u64 << o) - 1);
-            if head < start {
-                return false;
-            }
-            let info = self.memmap.info((head - start) as u32);
-            if info.state != PageState::Tail {
-                return info.order >= o && info.state == PageState::Allocated && info.tag.handle;
-            }
-        }
-        false
+        let block = if info.state == PageState::Tail {
+            self.memmap.tail_block_info(self.config().start_pfn, pfn, self.config().max_order)
+        } else {
+            Some(info)
+        };
+        block.is_some_and(|b| b.state == PageState::Allocated && b.tag.handle)
     }
 
     /// Validate a free by `owner` and take the block away from it in one atomic step: the

@@ -386,6 +386,24 @@ impl Memmap {
         self.pages().info(idx)
     }
 
+    /// The state of the block a tail page `pfn` lies in, for a memmap whose first page is
+    /// `start`: the nearest aligned pfn below it (orders 1..=`max_order`) that heads a block,
+    /// if that block reaches `pfn`. `None` if no block does (a block's interior pages are all
+    /// tails, so the first head met is the only candidate).
+    pub fn tail_block_info(&self, start: u64, pfn: u64, max_order: u32) -> Option<PageInfo> {
+        for o in 1..=max_order {
+            let head = pfn & !((1u64 << o) - 1);
+            if head < start {
+                return None;
+            }
+            let info = self.info((head - start) as u32);
+            if info.state != PageState::Tail {
+                return (info.order >= o).then_some(info);
+            }
+        }
+        None
+    }
+
     /// Overwrite the state of page `idx`.
     #[inline]
     pub fn set_info(&self, idx: u32, info: PageInfo) {

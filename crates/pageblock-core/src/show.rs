@@ -223,18 +223,8 @@ pub fn mixed_block_counts(z: &ZoneShared) -> Vec<u64> {
 /// time.
 fn owner_of(mm: &Memmap, start: u64, pfn: u64) -> Option<(PageState, MigrateType, u32)> {
     let mut info = mm.info((pfn - start) as u32);
-    // A tail page: its block's head is the nearest aligned pfn below heading a big enough block.
-    let mut order = 1;
-    while info.state == PageState::Tail && order <= crate::types::MAX_ORDER_LIMIT {
-        let head = pfn & !((1u64 << order) - 1);
-        if head < start {
-            break;
-        }
-        let candidate = mm.info((head - start) as u32);
-        if candidate.state != PageState::Tail && candidate.order >= order {
-            info = candidate;
-        }
-        order += 1;
+    if info.state == PageState::Tail {
+        info = mm.tail_block_info(start, pfn, crate::types::MAX_ORDER_LIMIT)?;
     }
     match info.state {
         PageState::Buddy | PageState::Allocated => Some((info.state, info.tag.migratetype, info.order)),
