@@ -12,9 +12,7 @@ use std::cell::{Ref, RefCell, RefMut};
 use std::sync::Arc;
 
 use crate::alloc::AllocError;
-use crate::compaction::{
-    self, kcompactd_run, proactive_compact, CompactResult, Mover, PROACTIVE_INTERVAL_US,
-};
+use crate::compaction::{self, kcompactd_pass, kcompactd_work_requested, CompactResult, Mover};
 use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneType};
 use crate::free::FreeError;
 use crate::gfp::Gfp;
@@ -57,11 +55,49 @@ pub struct Node {
     mover: Option<Box<dyn Mover>>,
     /// The owner of reclaimable memory and the node's LRU lists.
     reclaim: Option<Reclaim>,
-    /// When kswapd, kcompactd and proactive compaction next look for work.
+    /// When kswapd next looks for work.
     kswapd_due_us: Option<u64>,
     /// kswapd's nap: when it ends, and the order and zone it checks balance at then.
     kswapd_nap: Option<(u64, u32, ZoneType)>,
-    next_proactive_us: u64,
+    /// kcompactd's loop in simulated time.
+    kcompactd: KcompactdClock,
+}
+
+/// kcompactd's loop in simulated time: busy with its last pass until `busy_until_us`, then
+/// waiting until `timeout_at_us` (`None`: until woken).
+#[derive(Debug)]
+struct KcompactdClock {
+    busy_until_us: u64,
+    /// The wait has begun (its condition was checked when the last pass ended).
+    waiting: bool,
+    timeout_at_us: Option<u64>,
+}
+
+impl KcompactdClock {
+    /// At boot kcompactd waits with the default timeout (none without proactiveness).
+    fn boot(policy: &Policy) -> KcompactdClock {
+        let timeout = (policy.compaction_proactiveness > 0).then_some(compaction::PROACTIVE_INTERVAL_US);
+        KcompactdClock { busy_until_us: 0, waiting: true, timeout_at_us: timeout }
+    }
+
+    /// Does kcompactd's wait end at `now_us`: a wake-up, the timeout, or — when the wait
+    /// begins — work requested while the last pass ran (`kcompactd_work_requested` is
+    /// checked before sleeping)?
+    fn wait_over(&mut self, now_us: u64, woken: bool, requested: bool) -> bool {
+        if now_us < self.busy_until_us {
+            return false;
+        }
+        let begins = !self.waiting;
+        self.waiting = true;
+        woken || (begins && requested) || self.timeout_at_us.is_some_and(|t| now_us >= t)
+    }
+
+    /// A pass ran at `now_us`.
+    fn ran(&mut self, now_us: u64, pass: compaction::KcompactdPass) {
+        self.busy_until_us = now_us + pass.run_time_us();
+        self.waiting = false;
+        self.timeout_at_us = pass.timeout_us.map(|t| self.busy_until_us + t);
+    }
 }
 
 /// What reclaim needs: the LRU lists, their cost state, and who to tell about evictions.
@@ -83,6 +119,7 @@ impl std::fmt::Debug for Node {
 impl Node {
     /// Boot a node.
     pub fn new(config: NodeConfig, policy: Policy) -> Result<Node, ConfigError> {
+        let kcompactd = KcompactdClock::boot(&policy);
         let (shared, zones) = NodeShared::boot(config, policy)?;
         let pcp = PerCpuPages::for_node(shared.nr_cpus(), &zones).map(RefCell::new).collect();
         Ok(Node {
@@ -95,7 +132,7 @@ impl Node {
             reclaim: None,
             kswapd_due_us: None,
             kswapd_nap: None,
-            next_proactive_us: PROACTIVE_INTERVAL_US,
+            kcompactd,
         })
     }
 
@@ -235,14 +272,12 @@ impl Node {
     fn run_daemons(&mut self) {
         let cpu = self.shared.nr_cpus() - 1;
         // kcompactd woken by this kswapd run runs at the next step.
-        let kcompactd = self.shared.daemons().kcompactd_woken;
+        let woken = self.shared.daemons().kcompactd_woken;
+        let kcompactd = self.kcompactd.wait_over(self.now_us, woken, kcompactd_work_requested(&self.shared));
         self.run_kswapd(cpu);
         if kcompactd {
-            kcompactd_run(self, cpu);
-        }
-        if self.now_us >= self.next_proactive_us {
-            self.next_proactive_us = self.now_us + PROACTIVE_INTERVAL_US;
-            proactive_compact(self, cpu);
+            let pass = kcompactd_pass(self, cpu);
+            self.kcompactd.ran(self.now_us, pass);
         }
     }
 

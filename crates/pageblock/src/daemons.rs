@@ -1,8 +1,8 @@
 //! kswapd and kcompactd as real threads (`kswapd()`, `kcompactd()`).
 //!
 //! The daemons' work is the shared code the simulator runs too
-//! (`pageblock_core::vmscan::kswapd::kswapd_run`, `pageblock_core::compaction::kcompactd_run`
-//! and `proactive_compact`); this module only gives it threads and wait queues:
+//! (`pageblock_core::vmscan::kswapd::kswapd_run`, `pageblock_core::compaction::kcompactd_pass`);
+//! this module only gives it threads and wait queues:
 //!
 //! * **kswapd0** sleeps on `kswapd_wait` until an allocation below the low watermark wakes it
 //!   (`wakeup_kswapd`, recorded in `NodeShared::daemons`), balances the node, and hands the
@@ -10,8 +10,11 @@
 //!   it runs again at once, and a balanced kswapd naps `KSWAPD_NAP_US` (100 ms) and runs
 //!   again if the node is unbalanced when it wakes (the shared code decides both);
 //! * **kcompactd0** sleeps on `kcompactd_wait` until woken (by kswapd, or by a request that
-//!   finds the node balanced but a block missing), and every
-//!   [`PROACTIVE_INTERVAL_US`] (500 ms) wakes by itself for proactive compaction.
+//!   finds the node balanced but a block missing) or until the timeout its last pass set
+//!   (500 ms; 32 s after a proactive run that did not lower the fragmentation score; none
+//!   without proactiveness); the shared pass does the requested work if any, else proactive
+//!   compaction, so a kcompactd woken more often than every 500 ms never compacts
+//!   proactively.
 //!
 //! Both run on the last CPU slot (their frees go to its per-CPU lists) and stop when the
 //! allocator is dropped or [`crate::Allocator::stop_daemons`] is called.
@@ -23,9 +26,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use pageblock_core::compaction::{kcompactd_run, proactive_compact, PROACTIVE_INTERVAL_US};
+use pageblock_core::compaction::{kcompactd_pass, kcompactd_work_requested, PROACTIVE_INTERVAL_US};
 use pageblock_core::vmscan::kswapd::{kswapd_nap_over, kswapd_run, KswapdNext, KSWAPD_NAP_US};
 
 use crate::pgdat::Pgdat;
@@ -127,23 +130,19 @@ fn kswapd(pgdat: &Pgdat) {
     }
 }
 
-/// kcompactd0's loop: woken runs, and a proactive pass every 500 ms.
+/// kcompactd0's loop: wait until work is requested or the timeout passes, then one shared
+/// pass, which sets the next timeout.
 fn kcompactd(pgdat: &Pgdat) {
     let cpu = daemon_cpu(pgdat);
-    let interval = Duration::from_micros(PROACTIVE_INTERVAL_US);
-    let mut next_proactive = Instant::now() + interval;
+    let mut timeout = (pgdat.shared.policy().compaction_proactiveness > 0)
+        .then_some(Duration::from_micros(PROACTIVE_INTERVAL_US));
     loop {
-        let timeout = next_proactive.saturating_duration_since(Instant::now());
         pgdat
             .kcompactd_wait
-            .wait_until(Some(timeout), || stopping(pgdat) || pgdat.shared.daemons().kcompactd_woken);
+            .wait_until(timeout, || stopping(pgdat) || kcompactd_work_requested(&pgdat.shared));
         if stopping(pgdat) {
             return;
         }
-        kcompactd_run(pgdat, cpu);
-        if Instant::now() >= next_proactive {
-            next_proactive = Instant::now() + interval;
-            proactive_compact(pgdat, cpu);
-        }
+        timeout = kcompactd_pass(pgdat, cpu).timeout_us.map(Duration::from_micros);
     }
 }

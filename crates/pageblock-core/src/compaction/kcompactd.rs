@@ -1,10 +1,20 @@
-//! kcompactd (`wakeup_kcompactd`, `kcompactd_node_suitable`, `kcompactd_do_work`) and
-//! proactive compaction (`should_proactive_compact_node`, `fragmentation_score_node`).
+//! kcompactd (`wakeup_kcompactd`, `kcompactd_node_suitable`, `kcompactd_do_work`, the loop of
+//! `kcompactd()`) and proactive compaction (`should_proactive_compact_node`,
+//! `fragmentation_score_node`).
 //!
 //! kswapd hands kcompactd the order it reclaimed for; kcompactd compacts each zone that
 //! compaction can help, at `MIGRATE_SYNC_LIGHT`, until a block of that order exists — under
-//! `defrag_mode` until whole free pageblocks reach the high watermark. Every 500 ms it also
-//! compacts proactively while the node's fragmentation score is above its threshold.
+//! `defrag_mode` until whole free pageblocks reach the high watermark.
+//!
+//! The loop ([`kcompactd_pass`]): kcompactd waits for a wake-up with a timeout of
+//! [`PROACTIVE_INTERVAL_US`] (500 ms). When the wait ends with work requested
+//! (`kcompactd_max_order > 0`: woken, or asked while it ran or while the node was unsuitable)
+//! it does that work and waits the default timeout again — so a kcompactd woken more often
+//! than every 500 ms never compacts proactively. Only a wait that timed out with nothing
+//! requested compacts proactively, and only while the node's fragmentation score is above its
+//! threshold and kswapd is not running; if that run did not lower the score, the next timeout
+//! is `500 ms << COMPACT_MAX_DEFER_SHIFT` (32 s). With `compaction_proactiveness` 0 there is
+//! no timeout. The driver (the simulator's clock, or the library's thread) keeps the wait.
 
 use super::compact_zone::{compact_zone, CompactControl};
 use super::suitable::{compaction_suit_allocation_order, fragmentation_score_zone, SuitQuery};
@@ -17,8 +27,56 @@ use crate::page_alloc::{drain_all_pages, lock_zone};
 use crate::stats::VmEvent;
 use crate::vmscan::Daemons;
 
-/// `HPAGE_FRAG_CHECK_INTERVAL_MSEC`: proactive compaction's period, in microseconds.
+/// `HPAGE_FRAG_CHECK_INTERVAL_MSEC`: kcompactd's wait timeout (`default_timeout`), in
+/// microseconds.
 pub const PROACTIVE_INTERVAL_US: u64 = 500_000;
+
+/// `COMPACT_MAX_DEFER_SHIFT`: a proactive run that did not lower the fragmentation score
+/// stretches the next timeout 2^6-fold (32 s).
+pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
+
+/// Simulated time one pfn kcompactd's scanners visit costs, in microseconds. A modelling
+/// choice, the unit kswapd is charged in ([`crate::vmscan::kswapd::KSWAPD_SCAN_US_PER_PAGE`]):
+/// seed 004's vanilla kcompactd scanned ~8.4 M pfns (migrate + free) a 197 s build, i.e. ~8 s
+/// of a CPU, 4% of the build.
+pub const KCOMPACTD_SCAN_US_PER_PAGE: u64 = 1;
+
+/// The least simulated time a kcompactd pass that compacted takes (one `COMPACT_CLUSTER_MAX`
+/// batch), so that passes which scan nothing still take time.
+pub const KCOMPACTD_PASS_MIN_US: u64 = 32 * KCOMPACTD_SCAN_US_PER_PAGE;
+
+/// What a turn of kcompactd's loop did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KcompactdWork {
+    /// `kcompactd_do_work`: work was requested.
+    Requested,
+    /// The wait timed out with nothing requested, and proactive compaction ran.
+    Proactive,
+    /// The wait timed out with nothing requested; the score did not call for compaction.
+    Idle,
+}
+
+/// One turn of kcompactd's loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KcompactdPass {
+    /// What kcompactd did.
+    pub work: KcompactdWork,
+    /// Pfns its scanners visited (migrate + free).
+    pub scanned: u64,
+    /// The next wait's timeout in microseconds (`None`: wait until woken).
+    pub timeout_us: Option<u64>,
+}
+
+impl KcompactdPass {
+    /// The simulated time the pass keeps kcompactd busy: [`KCOMPACTD_SCAN_US_PER_PAGE`] per
+    /// pfn scanned, at least [`KCOMPACTD_PASS_MIN_US`] if it compacted, nothing if idle.
+    pub fn run_time_us(&self) -> u64 {
+        match self.work {
+            KcompactdWork::Idle => 0,
+            _ => self.scanned.saturating_mul(KCOMPACTD_SCAN_US_PER_PAGE).max(KCOMPACTD_PASS_MIN_US),
+        }
+    }
+}
 
 /// kcompactd's watermark: high under `defrag_mode`, min otherwise.
 fn kcompactd_flags(node: &NodeShared) -> AllocFlags {
@@ -63,48 +121,29 @@ pub fn wakeup_kcompactd(node: &NodeShared, d: &mut Daemons, order: u32, idx: Zon
     }
 }
 
-/// `kcompactd_do_work()`: one woken run of kcompactd on CPU `cpu` (nothing if it was not
-/// woken or no mover is installed).
-pub fn kcompactd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) {
+/// `kcompactd_work_requested()`: an order is asked of kcompactd.
+pub fn kcompactd_work_requested(node: &NodeShared) -> bool {
+    node.daemons().kcompactd_max_order > 0
+}
+
+/// `kcompactd_do_work()`: one requested run of kcompactd on CPU `cpu`; the request is
+/// consumed even when no mover is installed (then nothing is compacted).
+fn kcompactd_do_work<L: NodeLocks + ?Sized>(l: &L, cpu: usize) {
     let node = l.node();
     let (order, idx) = {
         let mut d = node.daemons();
-        if !d.kcompactd_woken {
+        d.kcompactd_woken = false;
+        if d.kcompactd_max_order == 0 {
             return;
         }
-        d.kcompactd_woken = false;
         let top = node.zones().last().map_or(ZoneType::Normal, |z| z.config().zone_type);
         (d.kcompactd_max_order, d.kcompactd_highest_zoneidx.unwrap_or(top))
     };
-    let Some(mover) = l.mover() else {
-        return;
-    };
-    node.count(VmEvent::CompactDaemonWake, 1);
-    for z in 0..node.zones().len() {
-        let zone = node.zone(z);
-        if zone.config().zone_type > idx || zone.managed_pages() == 0 {
-            continue;
+    if let Some(mover) = l.mover() {
+        node.count(VmEvent::CompactDaemonWake, 1);
+        for z in 0..node.zones().len() {
+            compact_requested_zone(l, mover, cpu, z, order, idx);
         }
-        if lock_zone(l, z, cpu).compact.compaction_deferred(order) {
-            continue;
-        }
-        if compaction_suit_allocation_order(zone, query(node, order, idx)) != CompactResult::Continue {
-            continue;
-        }
-        let mut cc = CompactControl::new(z, cpu, Some(order), MigrateMode::SyncLight);
-        cc.alloc_flags = kcompactd_flags(node);
-        cc.highest_zoneidx = idx;
-        let status = compact_zone(l, mover, &mut cc);
-        match status {
-            CompactResult::Success => lock_zone(l, z, cpu).compact.compaction_defer_reset(order, false),
-            CompactResult::Complete | CompactResult::PartialSkipped => {
-                drain_all_pages(l);
-                lock_zone(l, z, cpu).compact.defer_compaction(order);
-            }
-            _ => {}
-        }
-        node.count(VmEvent::CompactDaemonMigrateScanned, cc.total_migrate_scanned);
-        node.count(VmEvent::CompactDaemonFreeScanned, cc.total_free_scanned);
     }
     let mut d = node.daemons();
     if d.kcompactd_max_order <= order {
@@ -115,25 +154,84 @@ pub fn kcompactd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) {
     }
 }
 
-/// `fragmentation_score_node()`: the zones' scores weighted by their size, 0..=100.
-pub fn fragmentation_score_node(node: &NodeShared) -> u64 {
-    let present: u64 = node.zones().iter().map(|z| z.managed_pages()).sum();
-    node.zones().iter().map(|z| z.managed_pages() * fragmentation_score_zone(z) / (present + 1)).sum()
+/// `kcompactd_do_work()`'s step for zone `z`: compact it for `order` unless it is above
+/// `idx`, deferred or unsuitable.
+fn compact_requested_zone<L: NodeLocks + ?Sized>(
+    l: &L,
+    mover: &dyn super::Mover,
+    cpu: usize,
+    z: usize,
+    order: u32,
+    idx: ZoneType,
+) {
+    let node = l.node();
+    let zone = node.zone(z);
+    if zone.config().zone_type > idx || zone.managed_pages() == 0 {
+        return;
+    }
+    if lock_zone(l, z, cpu).compact.compaction_deferred(order) {
+        return;
+    }
+    if compaction_suit_allocation_order(zone, query(node, order, idx)) != CompactResult::Continue {
+        return;
+    }
+    let mut cc = CompactControl::new(z, cpu, Some(order), MigrateMode::SyncLight);
+    cc.alloc_flags = kcompactd_flags(node);
+    cc.highest_zoneidx = idx;
+    match compact_zone(l, mover, &mut cc) {
+        CompactResult::Success => lock_zone(l, z, cpu).compact.compaction_defer_reset(order, false),
+        CompactResult::Complete | CompactResult::PartialSkipped => {
+            drain_all_pages(l);
+            lock_zone(l, z, cpu).compact.defer_compaction(order);
+        }
+        _ => {}
+    }
+    node.count(VmEvent::CompactDaemonMigrateScanned, cc.total_migrate_scanned);
+    node.count(VmEvent::CompactDaemonFreeScanned, cc.total_free_scanned);
 }
 
-/// `should_proactive_compact_node()` and the proactive run: if the node's score is above
-/// `min(low + 10, 100)` with `low = max(100 - proactiveness, 5)`, compact every zone until its
-/// score is at or below `low`. Returns whether it ran.
-pub fn proactive_compact<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> bool {
-    let node = l.node();
-    let proactiveness = u64::from(node.policy().compaction_proactiveness);
-    if proactiveness == 0 || node.daemons().kswapd_woken || l.mover().is_none() {
+/// `fragmentation_score_node()`: the zones' scores weighted by their present pages
+/// (`fragmentation_score_zone_weighted`), 0..=100.
+pub fn fragmentation_score_node(node: &NodeShared) -> u64 {
+    let present = |z: &crate::zone::ZoneShared| z.config().span.present_pages;
+    let node_present: u64 = node.zones().iter().map(|z| present(z)).sum();
+    node.zones().iter().map(|z| present(z) * fragmentation_score_zone(z) / (node_present + 1)).sum()
+}
+
+/// `should_proactive_compact_node()`: proactiveness is on, kswapd is not running, and the
+/// node's score is above `min(low + 10, 100)` with `low = max(100 - proactiveness, 5)`.
+fn should_proactive_compact_node(node: &NodeShared) -> bool {
+    if node.policy().compaction_proactiveness == 0 || node.daemons().kswapd_woken {
         return false;
     }
     let low = super::compact_zone::score_wmark_low(node);
-    if fragmentation_score_node(node) <= (low + 10).min(100) {
-        return false;
+    fragmentation_score_node(node) > (low + 10).min(100)
+}
+
+/// One turn of `kcompactd()`'s loop on CPU `cpu`, once its wait ended (a wake-up or the
+/// timeout): the requested work if any, else proactive compaction if the score calls for it
+/// (each zone compacted until its score is at or below `low`). Returns what it did and the
+/// next wait's timeout. Without a mover kcompactd does nothing but wait.
+pub fn kcompactd_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KcompactdPass {
+    let node = l.node();
+    let timeout = (node.policy().compaction_proactiveness > 0).then_some(PROACTIVE_INTERVAL_US);
+    let scanned =
+        || node.event(VmEvent::CompactDaemonMigrateScanned) + node.event(VmEvent::CompactDaemonFreeScanned);
+    let before = scanned();
+    if kcompactd_work_requested(node) {
+        kcompactd_do_work(l, cpu);
+        return KcompactdPass { work: KcompactdWork::Requested, scanned: scanned() - before, timeout_us: timeout };
     }
+    node.daemons().kcompactd_woken = false;
+    if l.mover().is_none() || !should_proactive_compact_node(node) {
+        return KcompactdPass { work: KcompactdWork::Idle, scanned: 0, timeout_us: timeout };
+    }
+    let prev_score = fragmentation_score_node(node);
     super::compact_node(l, cpu, true);
-    true
+    let stuck = fragmentation_score_node(node) >= prev_score;
+    KcompactdPass {
+        work: KcompactdWork::Proactive,
+        scanned: scanned() - before,
+        timeout_us: timeout.map(|t| if stuck { t << COMPACT_MAX_DEFER_SHIFT } else { t }),
+    }
 }

@@ -35,7 +35,9 @@ pub(crate) use compact_zone::compaction_allocated;
 pub use compact_zone::{compact_node, try_to_compact_pages};
 pub use defer::ZoneCompaction;
 pub use kcompactd::{
-    fragmentation_score_node, kcompactd_run, proactive_compact, wakeup_kcompactd, PROACTIVE_INTERVAL_US,
+    fragmentation_score_node, kcompactd_pass, kcompactd_work_requested, wakeup_kcompactd, KcompactdPass,
+    KcompactdWork, COMPACT_MAX_DEFER_SHIFT, KCOMPACTD_PASS_MIN_US, KCOMPACTD_SCAN_US_PER_PAGE,
+    PROACTIVE_INTERVAL_US,
 };
 pub use suitable::{compaction_zonelist_suitable, fragmentation_index};
 
