@@ -49,7 +49,8 @@ fn fragmented(owner: &Owner, free_block: bool) -> Node {
 }
 
 fn daemon_scanned(node: &Node) -> u64 {
-    node.shared().event(VmEvent::CompactDaemonMigrateScanned) + node.shared().event(VmEvent::CompactDaemonFreeScanned)
+    node.shared().event(VmEvent::CompactDaemonMigrateScanned)
+        + node.shared().event(VmEvent::CompactDaemonFreeScanned)
 }
 
 /// A request kcompactd is not woken for (the node already has the block) is still work

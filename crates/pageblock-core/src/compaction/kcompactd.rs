@@ -220,7 +220,11 @@ pub fn kcompactd_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KcompactdPass
     let before = scanned();
     if kcompactd_work_requested(node) {
         kcompactd_do_work(l, cpu);
-        return KcompactdPass { work: KcompactdWork::Requested, scanned: scanned() - before, timeout_us: timeout };
+        return KcompactdPass {
+            work: KcompactdWork::Requested,
+            scanned: scanned() - before,
+            timeout_us: timeout,
+        };
     }
     node.daemons().kcompactd_woken = false;
     if l.mover().is_none() || !should_proactive_compact_node(node) {

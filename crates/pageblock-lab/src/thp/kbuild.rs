@@ -20,6 +20,15 @@
 //! then exiting. A THP burst process faults a tenth of memory in huge pages (`MADV_HUGEPAGE`)
 //! sixteen times a build, holds it a while and unmaps it. Runs follow each other on the same
 //! node, as the seed's 15 consecutive builds did.
+//!
+//! Simulated time: a run lasts as long as the seed's build ([`KBUILD_REAL_TIME_US`], "Kbuild
+//! Real time 197.47" s), spread evenly over the operations a run is sized for — about 62 µs
+//! an operation on the 2 GiB node (3.2 M operations), 400 µs on the quick one. The model's
+//! build is smaller than the real one (its allocator calls are sized by the node, not by the
+//! roughly 57 M events a build keeping 6.3 CPUs busy — 1240 s user time in 197 s — makes at
+//! the trace's busiest CPU's 46,000 events a second), so one operation stands for
+//! several real allocator events: at the trace's 13.7 µs a node-wide event
+//! ([`crate::sim::OP_INTERVAL_US`]), 62 µs is ~4.5 events.
 
 use std::collections::VecDeque;
 
@@ -58,6 +67,9 @@ const STORM_DIVISOR: u64 = 64;
 
 /// THP bursts per build.
 const BURSTS_PER_RUN: u64 = 16;
+
+/// Seed 004's kernel build wall time, vanilla ("Kbuild Real time 197.47"), in microseconds.
+pub const KBUILD_REAL_TIME_US: u64 = 197_470_000;
 
 /// [`MIX`]'s weights alone.
 const MIX_WEIGHTS: [u32; MIX.len()] = {
@@ -115,6 +127,8 @@ pub struct KbuildThp {
     burst_release: u64,
     burst_every: u64,
     op: u64,
+    /// Simulated time of one operation of this run.
+    op_us: u64,
 }
 
 impl KbuildThp {
@@ -151,6 +165,7 @@ impl KbuildThp {
             burst_release: 0,
             burst_every: 0,
             op: 0,
+            op_us: crate::sim::OP_INTERVAL_US,
         }
     }
 
@@ -250,6 +265,11 @@ impl ThpWorkload for KbuildThp {
         let lo = (self.managed / 100).max(16);
         let ops = self.jobs_per_run as u64 * 3 * lo * 1000 / MIX[0].1 as u64;
         self.burst_every = (ops / BURSTS_PER_RUN).max(1);
+        self.op_us = (KBUILD_REAL_TIME_US / ops.max(1)).max(1);
+    }
+
+    fn op_interval_us(&self) -> u64 {
+        self.op_us
     }
 
     fn step(&mut self, mm: &Mm, node: &Node, stats: &mut RunStats) -> bool {
@@ -335,5 +355,44 @@ impl ThpWorkload for KbuildThp {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thp::{run_policy, ThpLabConfig, ThpWorkloadKind};
+    use pageblock_core::KernelPeriod;
+
+    /// A quick build lasts as long as seed 004's real one, and the report counts kcompactd's
+    /// wake-ups.
+    #[test]
+    fn a_build_lasts_the_seeds_real_time() {
+        let policy = crate::replay::policy_named("vanilla").expect("a named policy");
+        let cfg = ThpLabConfig {
+            workload: ThpWorkloadKind::KbuildThp,
+            policies: vec![policy.clone()],
+            runs: 1,
+            quick: true,
+            seed: 1,
+            defrag: ThpDefrag::Madvise,
+            kernel: KernelPeriod::Seed004,
+        };
+        let runs = run_policy(&cfg, &policy, &mut |_| {}).unwrap();
+        let real = KBUILD_REAL_TIME_US as f64 / 1e6;
+        let sim = runs.runs[0].sim_seconds;
+        assert!((sim - real).abs() < real * 0.05, "{sim} simulated seconds for a {real} s build");
+        let report = crate::thp::ThpReport {
+            workload: "kbuild-thp",
+            node_mib: 512,
+            defrag: "madvise",
+            kernel: "seed-004",
+            policies: vec![runs],
+        };
+        let wakes = report.policies[0].runs[0].get("compact_daemon_wake");
+        assert!(wakes > 0, "kcompactd is woken during a build");
+        let text = report.render();
+        assert!(text.contains("    Compact daemon wake      "), "{text}");
+        assert!(text.contains("    Simulated run time (s)   "), "{text}");
     }
 }

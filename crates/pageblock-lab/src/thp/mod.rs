@@ -5,7 +5,9 @@
 //! and runs the workload `runs` times in a row without rebooting, so fragmentation builds up
 //! as it did over the seed's 15 consecutive kernel builds. Every figure is deterministic:
 //! counts of the simulator's vm events per run, and "time" in work units (pages scanned and
-//! moved, list probes and merges; see [`work_units`]).
+//! moved, list probes and merges; see [`work_units`]). Each operation moves the simulated
+//! clock by the workload's [`ThpWorkload::op_interval_us`], so the daemons (kswapd,
+//! kcompactd's 500 ms timeout) see the run last as long as the real one.
 
 pub mod kbuild;
 pub mod mm;
@@ -25,6 +27,10 @@ pub trait ThpWorkload {
     fn start_run(&mut self);
     /// One operation; false once the run is over.
     fn step(&mut self, mm: &Mm, node: &Node, stats: &mut RunStats) -> bool;
+    /// Simulated time one operation of the current run takes, in microseconds.
+    fn op_interval_us(&self) -> u64 {
+        crate::sim::OP_INTERVAL_US
+    }
 }
 
 /// What a workload measures itself during a run.
@@ -132,6 +138,8 @@ pub const RUN_EVENTS: [VmEvent; 32] = [
 pub struct RunResult {
     /// Operations the run took.
     pub ops: u64,
+    /// Simulated time the run took, in seconds.
+    pub sim_seconds: f64,
     /// `allocstall_*` summed over zones.
     pub allocstall: u64,
     /// Each [`RUN_EVENTS`] counter's increase over the run, by name.
@@ -266,8 +274,10 @@ pub fn run_policy(
         let mut stats = RunStats::default();
         wl.start_run();
         let mut ops = 0;
+        let start = now;
+        let op_us = wl.op_interval_us();
         while ops < MAX_OPS_PER_PAGE * managed {
-            now += crate::sim::OP_INTERVAL_US;
+            now += op_us;
             node.advance_to(now);
             if !wl.step(&mm, &node, &mut stats) {
                 break;
@@ -280,6 +290,7 @@ pub fn run_policy(
         let (mean, stddev) = mean_stddev(&stats.hugealloc_work);
         runs.push(RunResult {
             ops,
+            sim_seconds: (now - start) as f64 / 1e6,
             allocstall: stall1 - stall0,
             events,
             hugealloc_faults: stats.hugealloc_work.len() as u64,
