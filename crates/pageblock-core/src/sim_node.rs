@@ -253,9 +253,11 @@ impl Node {
     /// falls due on the way, then the daemons: kswapd [`KSWAPD_WAKE_DELAY_US`] after it was
     /// woken and again each time its last run's time ([`kswapd_run_time_us`]) has passed while
     /// the node stays unbalanced, its premature-sleep check [`KSWAPD_NAP_US`] after a balanced
-    /// run, kcompactd right after it (or whenever it is woken), proactive compaction every
-    /// [`PROACTIVE_INTERVAL_US`]. kswapd runs at most once per call. The daemons run on the
-    /// last CPU.
+    /// run; kcompactd when its wait ends — a wake-up (kswapd's is seen at the next call), work
+    /// requested while it was busy, or the timeout its last pass set
+    /// ([`compaction::kcompactd_pass`]: 500 ms, 32 s after a proactive run that did not lower
+    /// the score) — each pass keeping it busy for [`compaction::KcompactdPass::run_time_us`].
+    /// Each daemon runs at most once per call. The daemons run on the last CPU.
     pub fn advance_to(&mut self, now_us: u64) {
         self.now_us = self.now_us.max(now_us);
         while self.next_vmstat_us <= self.now_us {

@@ -18,7 +18,7 @@
 //! sleep was premature and kswapd runs again ([`kswapd_nap_over`]).
 //!
 //! The daemons are not threads here: a driver runs them ([`kswapd_run`], then
-//! [`crate::compaction::kcompactd_run`]) when they are due — the simulator
+//! [`crate::compaction::kcompactd_pass`]) when they are due — the simulator
 //! [`KSWAPD_WAKE_DELAY_US`] after the wake-up, so that allocations race with kswapd as they
 //! do on a busy machine, and each run keeps kswapd busy for [`kswapd_run_time_us`].
 
