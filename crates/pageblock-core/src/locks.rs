@@ -78,6 +78,11 @@ pub trait NodeLocks {
     /// activations seen so far (nothing to remember without LRU lists).
     fn snapshot_refaults(&self) {}
 
+    /// Pages on the node's inactive anonymous and file lists (none without LRU lists).
+    fn inactive_lru_pages(&self) -> [u64; 2] {
+        [0, 0]
+    }
+
     /// What moves an allocated block's contents for compaction (`None`: nothing can move).
     fn mover(&self) -> Option<&dyn Mover> {
         None

@@ -152,6 +152,11 @@ impl Node {
         r.lru.borrow_mut().add(pfn.0, order, z, LruList::inactive(kind))
     }
 
+    /// The LRU entry of the block at `pfn`, if it is on a list.
+    pub fn lru_page(&self, pfn: Pfn) -> Option<crate::vmscan::lru::LruPage> {
+        self.reclaim.as_ref()?.lru.borrow().get(pfn.0)
+    }
+
     /// `folio_mark_accessed()`.
     pub fn mark_page_accessed(&self, pfn: Pfn) {
         if let Some(r) = &self.reclaim {
@@ -162,19 +167,21 @@ impl Node {
     /// `workingset_refault()`: the page at `pfn` (just added to the LRU as `kind`) was
     /// reclaimed before and is needed again, `refault_distance` evictions and activations
     /// after its eviction. Counted, it makes `kind` costlier to reclaim; if the distance fits
-    /// in the workingset it counts as activated (`WORKINGSET_ACTIVATE`, which keeps reclaim
-    /// out of cache-trim mode). The page itself stays on the inactive list, where the kernel
-    /// would set it active. Returns whether it was activated.
+    /// in the workingset it is activated (`WORKINGSET_ACTIVATE`, which keeps reclaim out of
+    /// cache-trim mode): it moves to the active list. Returns whether it was activated.
     pub fn note_refault(&self, pfn: Pfn, kind: LruKind, refault_distance: u64) -> bool {
         let Some(r) = &self.reclaim else {
             return false;
         };
-        let lru = r.lru.borrow();
+        let mut lru = r.lru.borrow_mut();
         let Some(page) = lru.get(pfn.0) else {
             return false;
         };
         let pages = 1u64 << page.order;
         let activated = lru.workingset_test_recent(kind, refault_distance);
+        if activated {
+            lru.activate(pfn.0);
+        }
         r.cost.borrow_mut().note_refault(kind, pages, activated, lru.lru_pages());
         let ev = if kind == LruKind::Anon {
             VmEvent::WorkingsetRefaultAnon
@@ -340,6 +347,13 @@ impl NodeLocks for Node {
         if let Some(r) = &self.reclaim {
             r.cost.borrow_mut().snapshot_refaults();
         }
+    }
+
+    fn inactive_lru_pages(&self) -> [u64; 2] {
+        self.reclaim.as_ref().map_or([0, 0], |r| {
+            let lru = r.lru.borrow();
+            [lru.size(LruList::InactiveAnon), lru.size(LruList::InactiveFile)]
+        })
     }
 
     fn zone_reclaimable_pages(&self, zone: usize) -> u64 {

@@ -334,7 +334,7 @@ fn kswapd_shrink_node<L: NodeLocks + ?Sized>(
     sc.nr_to_reclaim =
         zones.iter().map(|&z| node.zone(z).wmark_pages(WatermarkLevel::High).max(SWAP_CLUSTER_MAX)).sum();
     let scanned_before = sc.nr_scanned;
-    l.shrink_node(cpu, sc);
+    super::reclaim_compaction::shrink_node(l, cpu, sc);
     if sc.order > 0 && sc.nr_reclaimed >= compact_gap(sc.order) {
         sc.order = 0;
     }

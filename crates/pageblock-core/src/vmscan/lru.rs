@@ -148,6 +148,13 @@ impl Lruvec {
         }
     }
 
+    /// `folio_set_active()`: move the page at `pfn` to the head of its kind's active list.
+    pub fn activate(&mut self, pfn: u64) {
+        if let Some(page) = self.del(pfn) {
+            self.put(pfn, page, LruList::active(page.list.kind()), page.zone as usize);
+        }
+    }
+
     /// `workingset_test_recent()`: a page of `kind` that refaults `refault_distance`
     /// evictions and activations after its eviction would have stayed resident had the
     /// active pages of its kind, plus the other kind's pages, made room for it. (Swap is
@@ -244,5 +251,8 @@ mod tests {
         assert!(!l.workingset_test_recent(LruKind::File, 16));
         assert!(l.workingset_test_recent(LruKind::Anon, 10), "the file pages make room");
         assert!(!l.workingset_test_recent(LruKind::Anon, 11));
+        l.add(99, 0, 0, LruList::InactiveFile);
+        l.activate(99);
+        assert_eq!((l.size(LruList::InactiveFile), l.size(LruList::ActiveFile)), (0, 11));
     }
 }

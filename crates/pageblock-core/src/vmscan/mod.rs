@@ -12,6 +12,7 @@
 pub mod direct;
 pub mod kswapd;
 pub mod lru;
+mod reclaim_compaction;
 pub mod shrink;
 
 pub use direct::try_to_free_pages;
@@ -71,6 +72,14 @@ pub struct ScanControl {
     pub may_swap: bool,
     /// kswapd (scans every list in proportion) rather than a direct reclaimer.
     pub kswapd: bool,
+    /// The request may compact (`gfp_compaction_allowed`: it may do I/O), so reclaim may
+    /// work on for compaction's room ([`reclaim_compaction`]).
+    pub compaction_allowed: bool,
+    /// Age the active lists whatever `prepare_scan_control` finds (the retry of a reclaim
+    /// that skipped them and took nothing).
+    pub force_deactivate: bool,
+    /// A pass left an active list alone because it may not be deactivated.
+    pub skipped_deactivate: bool,
     /// Pages scanned so far.
     pub nr_scanned: u64,
     /// Pages reclaimed so far.
@@ -89,6 +98,9 @@ impl ScanControl {
             reclaim_idx,
             may_swap: true,
             kswapd,
+            compaction_allowed: true,
+            force_deactivate: false,
+            skipped_deactivate: false,
             nr_scanned: 0,
             nr_reclaimed: 0,
             stat: ReclaimStat::default(),
