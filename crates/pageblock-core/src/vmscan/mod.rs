@@ -73,7 +73,7 @@ pub struct ScanControl {
     /// kswapd (scans every list in proportion) rather than a direct reclaimer.
     pub kswapd: bool,
     /// The request may compact (`gfp_compaction_allowed`: it may do I/O), so reclaim may
-    /// work on for compaction's room ([`reclaim_compaction`]).
+    /// work on until compaction has room (`should_continue_reclaim`).
     pub compaction_allowed: bool,
     /// Age the active lists whatever `prepare_scan_control` finds (the retry of a reclaim
     /// that skipped them and took nothing).
