@@ -42,7 +42,7 @@ fn an_activating_refault_moves_the_page_to_the_active_list() {
     let (node, _owner, pfns) = node_at_low();
     let page = Pfn(pfns[0]);
     assert_eq!(node.lru_page(page).map(|p| p.list), Some(LruList::InactiveFile));
-    assert!(node.note_refault(page, LruKind::File, 0), "a distance of 0 is in the workingset");
+    assert!(node.note_refault(page, LruKind::File, 0, true), "a distance of 0 is in the workingset");
     assert_eq!(node.lru_page(page).map(|p| p.list), Some(LruList::ActiveFile));
 }
 

@@ -44,11 +44,22 @@ fn should_continue_reclaim<L: NodeLocks + ?Sized>(l: &L, nr_reclaimed: u64, sc: 
 }
 
 /// `shrink_node()` as the reclaimers call it: one pass ([`NodeLocks::shrink_node`]), again
-/// while [`should_continue_reclaim`] says so.
+/// while [`should_continue_reclaim`] says so. After each pass, kswapd flags the node
+/// `PGDAT_WRITEBACK` if everything it took was under writeback, and sleeps in
+/// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` if it met pages marked for immediate
+/// reclaim still being written ([`NodeLocks::reclaim_throttle_writeback`]).
 pub(crate) fn shrink_node<L: NodeLocks + ?Sized>(l: &L, cpu: usize, sc: &mut ScanControl) {
     loop {
         let before = sc.nr_reclaimed;
         l.shrink_node(cpu, sc);
+        if sc.kswapd {
+            if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
+                l.node().daemons().pgdat_writeback = true;
+            }
+            if sc.nr.immediate > 0 {
+                sc.throttled_us += l.reclaim_throttle_writeback(sc);
+            }
+        }
         if !should_continue_reclaim(l, sc.nr_reclaimed - before, sc) {
             return;
         }

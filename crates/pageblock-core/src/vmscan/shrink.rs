@@ -12,7 +12,8 @@
 //! (`file_is_tiny`), and at priority 0 both lists equally (`SCAN_EQUAL`).
 
 use super::lru::{LruKind, LruList, Lruvec};
-use super::{ScanControl, Unmap, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::swap_io::SwapDevice;
+use super::{PassCounts, ScanControl, Unmap, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 /// `vm.swappiness` default.
 pub const DEFAULT_SWAPPINESS: u64 = 60;
@@ -55,15 +56,24 @@ impl ReclaimCost {
     }
 
     /// `workingset_refault()`: a reclaimed page was needed again; `activated` if it was
-    /// evicted while still part of the workingset (`WORKINGSET_ACTIVATE`).
-    pub fn note_refault(&mut self, kind: LruKind, pages: u64, activated: bool, lru_pages: u64) {
-        if kind == LruKind::Slab {
+    /// evicted while still part of the workingset (`WORKINGSET_ACTIVATE`). Only a page that
+    /// was active before its eviction (`workingset`, `WORKINGSET_RESTORE`) makes its kind
+    /// costlier (`lru_note_cost_refault`): reclaim took a page it had seen in use.
+    pub fn note_refault(
+        &mut self,
+        kind: LruKind,
+        pages: u64,
+        activated: bool,
+        workingset: bool,
+        lru_pages: u64,
+    ) {
+        if kind == LruKind::Slab || !activated {
             return;
         }
-        if activated {
-            self.workingset_activate[workingset_index(kind)] += pages;
+        self.workingset_activate[workingset_index(kind)] += pages;
+        if workingset {
+            self.note(kind, pages, 0, lru_pages);
         }
-        self.note(kind, pages, 0, lru_pages);
     }
 
     /// `snapshot_refaults()`: at the end of a reclaim invocation (`do_try_to_free_pages`,
@@ -152,21 +162,36 @@ pub fn inactive_is_low(lru: &Lruvec, kind: LruKind) -> bool {
 const EVICTABLE: [LruList; 4] =
     [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile];
 
+/// Where a pass's victims go: their owner ([`Unmap`]), the allocator (`free`), and the swap
+/// device anonymous pages are written to.
+pub struct PageOut<'a> {
+    /// Told of every page reclaim takes.
+    pub unmap: &'a dyn Unmap,
+    /// Frees a reclaimed block (pfn, order).
+    pub free: &'a mut dyn FnMut(u64, u32),
+    /// Where anonymous pages are written.
+    pub swap: &'a mut SwapDevice,
+    /// The reclaimer's clock: when this pass's writes are submitted, in microseconds.
+    pub now_us: u64,
+    /// `PGDAT_WRITEBACK`: kswapd found only pages under writeback in a recent pass.
+    pub pgdat_writeback: bool,
+}
+
 /// `shrink_node()` for one pass at `sc.priority`: the LRU lists (`shrink_lruvec`), then the
-/// slab. Reclaimed pages are unmapped by `unmap` (their owner forgets them) and handed to
-/// `free`.
+/// slab. Reclaimed pages are unmapped (their owner forgets them) and freed, or — anonymous
+/// pages on an asynchronous swap device — written and freed by a later pass.
 pub fn shrink_node(
     lru: &mut Lruvec,
     cost: &mut ReclaimCost,
     sc: &mut ScanControl,
     node: NodeFree,
-    unmap: &dyn Unmap,
-    free: &mut dyn FnMut(u64, u32),
+    out: &mut PageOut<'_>,
 ) {
+    sc.nr = PassCounts::default();
     let input = prepare_scan_control(lru, cost, sc, node);
     let nr = get_scan_count(lru, cost, sc, input);
-    shrink_lruvec(lru, cost, sc, input.may_deactivate, nr, unmap, free);
-    shrink_slab(lru, sc, unmap, free);
+    shrink_lruvec(lru, cost, sc, input.may_deactivate, nr, out);
+    shrink_slab(lru, sc, out);
 }
 
 /// `shrink_lruvec()`: scan each list its share in [`SWAP_CLUSTER_MAX`] batches (an active
@@ -181,8 +206,7 @@ fn shrink_lruvec(
     sc: &mut ScanControl,
     may_deactivate: [bool; 2],
     mut nr: [u64; 4],
-    unmap: &dyn Unmap,
-    free: &mut dyn FnMut(u64, u32),
+    out: &mut PageOut<'_>,
 ) {
     let targets = nr;
     let proportional_reclaim = !sc.kswapd && sc.priority == DEF_PRIORITY;
@@ -196,7 +220,7 @@ fn shrink_lruvec(
             nr[i] -= batch;
             let kind = list.kind();
             if list == LruList::inactive(kind) {
-                shrink_inactive_list(lru, cost, sc, kind, batch, unmap, free);
+                shrink_inactive_list(lru, cost, sc, kind, batch, out);
             } else if may_deactivate[workingset_index(kind)] {
                 shrink_active_list(lru, sc, kind, batch);
             } else {
@@ -281,25 +305,30 @@ fn shrink_active_list(lru: &mut Lruvec, sc: &mut ScanControl, kind: LruKind, nr:
             break;
         };
         scanned += 1;
-        let page = super::lru::LruPage { referenced: false, ..page };
+        // Deactivated, it is part of the workingset (`PG_workingset`).
+        let page = super::lru::LruPage { referenced: false, workingset: true, ..page };
         lru.put(pfn, page, LruList::inactive(kind), page.zone as usize);
         sc.stat.pgdeactivate += 1 << page.order;
     }
 }
 
-/// `shrink_inactive_list()`: from the inactive tail, activate what was used since the last
-/// look, evict the rest (anonymous pages are swapped out, file pages dropped).
+/// `shrink_inactive_list()` (`shrink_folio_list`): from the inactive tail, activate what
+/// was used since the last look, and what is still under writeback (kswapd meeting it again
+/// while the node is flagged counts it `nr_immediate`); free what was written; evict the rest
+/// — file pages are dropped, anonymous pages swapped out: freed at once on a synchronous
+/// device, else written in one request and kept (`pswpout` counts the write). The pages
+/// scanned but not freed count as rotated in the kind's cost.
 fn shrink_inactive_list(
     lru: &mut Lruvec,
     cost: &mut ReclaimCost,
     sc: &mut ScanControl,
     kind: LruKind,
     nr: u64,
-    unmap: &dyn Unmap,
-    free: &mut dyn FnMut(u64, u32),
+    out: &mut PageOut<'_>,
 ) {
     let list = LruList::inactive(kind);
-    let (mut scanned, mut reclaimed, mut rotated, mut io) = (0, 0, 0, 0);
+    let (mut scanned, mut reclaimed, mut io) = (0, 0, 0);
+    let mut writes = Vec::new();
     let mut taken = 0;
     while taken < nr {
         let Some((pfn, page)) = lru.pop_tail(list) else {
@@ -313,25 +342,38 @@ fn shrink_inactive_list(
             continue;
         }
         scanned += pages;
-        if page.referenced {
+        if page.writeback {
+            if sc.kswapd && out.pgdat_writeback {
+                sc.nr.immediate += pages;
+            } else {
+                sc.nr.writeback += pages;
+            }
+        }
+        if page.referenced || page.writeback {
             let page = super::lru::LruPage { referenced: false, ..page };
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
             sc.stat.pgactivate += pages;
-            rotated += pages;
             continue;
         }
-        if !unmap.try_to_unmap(pfn, page.order, kind) {
+        if !page.swapcache && !out.unmap.try_to_unmap(pfn, page.order, kind, page.workingset) {
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
-            rotated += pages;
             continue;
         }
-        free(pfn, page.order);
-        reclaimed += pages;
-        if kind == LruKind::Anon {
+        if kind == LruKind::Anon && !page.swapcache {
             io += pages;
+            if out.swap.is_async() {
+                writes.push((pfn, page.order));
+                let page = super::lru::LruPage { writeback: true, swapcache: true, ..page };
+                lru.put(pfn, page, list, page.zone as usize);
+                continue;
+            }
         }
+        (out.free)(pfn, page.order);
+        reclaimed += pages;
     }
+    sc.nr.taken += scanned;
     sc.nr_scanned += scanned;
+    out.swap.submit(out.now_us + sc.elapsed_us(), &writes);
     sc.nr_reclaimed += reclaimed;
     match kind {
         LruKind::Anon => {
@@ -344,12 +386,12 @@ fn shrink_inactive_list(
             sc.stat.pgsteal_file += reclaimed;
         }
     }
-    cost.note(kind, io, rotated, lru.lru_pages());
+    cost.note(kind, io, scanned - reclaimed, lru.lru_pages());
 }
 
 /// `shrink_slab()`: shrinkers free `(freeable >> priority) * 4 / DEFAULT_SEEKS` objects;
 /// a slab page goes when its objects do (a referenced one is rotated once).
-fn shrink_slab(lru: &mut Lruvec, sc: &mut ScanControl, unmap: &dyn Unmap, free: &mut dyn FnMut(u64, u32)) {
+fn shrink_slab(lru: &mut Lruvec, sc: &mut ScanControl, out: &mut PageOut<'_>) {
     let freeable = lru.size(LruList::Slab);
     let mut nr = (freeable >> sc.priority) * 2;
     if nr == 0 && freeable > 0 && sc.priority < super::DEF_PRIORITY {
@@ -364,13 +406,13 @@ fn shrink_slab(lru: &mut Lruvec, sc: &mut ScanControl, unmap: &dyn Unmap, free: 
         sc.stat.slabs_scanned += 1;
         if page.zone as usize > sc.reclaim_idx
             || page.referenced
-            || !unmap.try_to_unmap(pfn, page.order, LruKind::Slab)
+            || !out.unmap.try_to_unmap(pfn, page.order, LruKind::Slab, false)
         {
             let page = super::lru::LruPage { referenced: false, ..page };
             lru.put(pfn, page, LruList::Slab, page.zone as usize);
             continue;
         }
-        free(pfn, page.order);
+        (out.free)(pfn, page.order);
         sc.nr_reclaimed += 1 << page.order;
     }
 }
@@ -407,7 +449,7 @@ mod tests {
     /// A file page refaulted into activation: cache-trim is off until the next snapshot.
     fn refaulting() -> ReclaimCost {
         let mut cost = ReclaimCost::default();
-        cost.note_refault(LruKind::File, 1, true, 1 << 30);
+        cost.note_refault(LruKind::File, 1, true, true, 1 << 30);
         cost.file_cost = 0;
         cost
     }
@@ -442,10 +484,21 @@ mod tests {
     fn refaults_that_do_not_activate_leave_cache_trim_on() {
         let lru = lists(1 << 12, 1 << 16);
         let mut cost = ReclaimCost::default();
-        cost.note_refault(LruKind::File, 100, false, 1 << 30);
+        cost.note_refault(LruKind::File, 100, false, false, 1 << 30);
         let [anon, file] = scan(&lru, &cost, &sc(DEF_PRIORITY), ROOMY);
         assert_eq!((anon, cost.workingset_activate), (0, [0, 0]));
         assert!(file > 0);
+    }
+
+    #[test]
+    fn only_a_refault_of_a_page_once_active_makes_its_kind_costlier() {
+        let mut cost = ReclaimCost::default();
+        cost.note_refault(LruKind::Anon, 8, true, false, 1 << 30);
+        assert_eq!((cost.anon_cost, cost.workingset_activate), (0, [8, 0]), "never active: no cost");
+        cost.note_refault(LruKind::Anon, 8, false, true, 1 << 30);
+        assert_eq!(cost.anon_cost, 0, "too far to activate: no cost");
+        cost.note_refault(LruKind::Anon, 8, true, true, 1 << 30);
+        assert_eq!(cost.anon_cost, 8 * SWAP_CLUSTER_MAX, "restored workingset");
     }
 
     #[test]
@@ -469,13 +522,72 @@ mod tests {
     struct Everything;
 
     impl Unmap for Everything {
-        fn try_to_unmap(&self, _pfn: u64, _order: u32, _kind: LruKind) -> bool {
+        fn try_to_unmap(&self, _pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
             true
         }
     }
 
     fn pass(lru: &mut Lruvec, cost: &mut ReclaimCost, sc: &mut ScanControl) {
-        shrink_node(lru, cost, sc, ROOMY, &Everything, &mut |_, _| {});
+        pass_with(lru, cost, sc, &mut SwapDevice::synchronous(), false);
+    }
+
+    fn pass_with(
+        lru: &mut Lruvec,
+        cost: &mut ReclaimCost,
+        sc: &mut ScanControl,
+        swap: &mut SwapDevice,
+        pgdat_writeback: bool,
+    ) {
+        let mut out = PageOut { unmap: &Everything, free: &mut |_, _| {}, swap, now_us: 0, pgdat_writeback };
+        shrink_node(lru, cost, sc, ROOMY, &mut out);
+    }
+
+    #[test]
+    fn swapped_pages_stay_under_writeback_until_written_then_the_next_scan_frees_them() {
+        let mut lru = lists(64, 0);
+        let mut dev = SwapDevice::block(crate::vmscan::SwapLatency::default());
+        let mut cost = ReclaimCost::default();
+        let mut first = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        pass_with(&mut lru, &mut cost, &mut first, &mut dev, false);
+        assert_eq!((first.stat.pswpout, first.nr_reclaimed), (64, 0), "written, not freed");
+        assert_eq!(lru.size(LruList::InactiveAnon), 64, "kept on the inactive list");
+        // Met again before the write completed: activated (kswapd on a flagged node: immediate).
+        let mut again = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        pass_with(&mut lru, &mut cost, &mut again, &mut dev, true);
+        assert_eq!((again.nr.immediate, again.nr.taken, again.stat.pswpout), (64, 64, 0));
+        assert_eq!((again.stat.pgactivate, again.nr_reclaimed), (64, 0));
+        // Written: back on the inactive list by aging, the scan frees them without new I/O.
+        for pfn in dev.complete(u64::MAX) {
+            lru.end_writeback(pfn);
+        }
+        let mut aged = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        pass_with(&mut lru, &mut cost, &mut aged, &mut dev, false);
+        pass_with(&mut lru, &mut cost, &mut aged, &mut dev, false);
+        assert_eq!((aged.nr_reclaimed, aged.stat.pswpout), (64, 0));
+    }
+
+    #[test]
+    fn a_completed_write_rotates_the_page_to_the_inactive_tail() {
+        let mut lru = lists(2, 0);
+        let mut dev = SwapDevice::block(crate::vmscan::SwapLatency::default());
+        let mut sc1 = ScanControl { priority: 0, nr_to_reclaim: 1, ..ScanControl::new(1, 0, 0, false) };
+        shrink_inactive_list(
+            &mut lru,
+            &mut ReclaimCost::default(),
+            &mut sc1,
+            LruKind::Anon,
+            1,
+            &mut PageOut {
+                unmap: &Everything,
+                free: &mut |_, _| {},
+                swap: &mut dev,
+                now_us: 0,
+                pgdat_writeback: false,
+            },
+        );
+        assert_eq!(lru.get(0).map(|p| p.writeback), Some(true), "the tail page went to the head");
+        lru.end_writeback(0);
+        assert_eq!(lru.pop_tail(LruList::InactiveAnon).map(|(pfn, p)| (pfn, p.swapcache)), Some((0, true)));
     }
 
     #[test]
