@@ -37,7 +37,7 @@ pub enum AnonPage {
         workingset: bool,
     },
     /// A huge page that came back from swap as base pages (swap-in reads base pages): each
-    /// is in [`Records`]' split parts, present or swapped on its own.
+    /// is recorded on its own, present or swapped.
     Split,
     /// Unmapped by its process.
     Gone,
