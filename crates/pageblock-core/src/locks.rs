@@ -74,9 +74,21 @@ pub trait NodeLocks {
         let _ = (cpu, sc);
     }
 
+    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` for the reclaimer `sc`: how long it
+    /// sleeps waiting for swap writes, in microseconds (none without a swap device).
+    fn reclaim_throttle_writeback(&self, sc: &ScanControl) -> u64 {
+        let _ = sc;
+        0
+    }
+
     /// `snapshot_refaults()`: a reclaim invocation ended; remember the workingset
     /// activations seen so far (nothing to remember without LRU lists).
     fn snapshot_refaults(&self) {}
+
+    /// Pages on the node's inactive anonymous and file lists (none without LRU lists).
+    fn inactive_lru_pages(&self) -> [u64; 2] {
+        [0, 0]
+    }
 
     /// What moves an allocated block's contents for compaction (`None`: nothing can move).
     fn mover(&self) -> Option<&dyn Mover> {

@@ -26,7 +26,8 @@ use crate::types::Pfn;
 use crate::verify::{PageCensus, VerifyError};
 use crate::vmscan::kswapd::{kswapd_nap_over, kswapd_run, kswapd_run_time_us, KswapdNext, KSWAPD_NAP_US};
 use crate::vmscan::{
-    shrink, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, Unmap, KSWAPD_WAKE_DELAY_US,
+    shrink, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, SwapDevice, SwapLatency, Unmap,
+    KSWAPD_WAKE_DELAY_US,
 };
 use crate::zone::Zone;
 
@@ -100,11 +101,24 @@ impl KcompactdClock {
     }
 }
 
-/// What reclaim needs: the LRU lists, their cost state, and who to tell about evictions.
+/// What reclaim needs: the LRU lists, their cost state, who to tell about evictions, and
+/// the swap device.
 struct Reclaim {
     lru: RefCell<Lruvec>,
     cost: RefCell<ReclaimCost>,
     unmap: Box<dyn Unmap>,
+    swap: RefCell<SwapDevice>,
+}
+
+impl Reclaim {
+    /// `folio_end_writeback()` for every swap write completed by `now_us`.
+    fn end_writeback(&self, now_us: u64) {
+        let done = self.swap.borrow_mut().complete(now_us);
+        let mut lru = self.lru.borrow_mut();
+        for pfn in done {
+            lru.end_writeback(pfn);
+        }
+    }
 }
 
 impl std::fmt::Debug for Node {
@@ -171,9 +185,22 @@ impl Node {
     }
 
     /// Make memory reclaimable: `unmap` is told of every page reclaim takes; pages join the
-    /// LRU lists with [`Node::lru_add`].
+    /// LRU lists with [`Node::lru_add`]. Anonymous pages are swapped to a block device with
+    /// [`SwapLatency::default`] until [`Node::set_swap_device`] says otherwise.
     pub fn set_unmap(&mut self, unmap: Box<dyn Unmap>) {
-        self.reclaim = Some(Reclaim { lru: Default::default(), cost: Default::default(), unmap });
+        self.reclaim = Some(Reclaim {
+            lru: Default::default(),
+            cost: Default::default(),
+            unmap,
+            swap: RefCell::new(SwapDevice::block(SwapLatency::default())),
+        });
+    }
+
+    /// Swap to `device` from now on (no effect before [`Node::set_unmap`]).
+    pub fn set_swap_device(&mut self, device: SwapDevice) {
+        if let Some(r) = &self.reclaim {
+            *r.swap.borrow_mut() = device;
+        }
     }
 
     /// `folio_add_lru()`: the allocated block at `pfn` holds reclaimable memory of `kind`
@@ -189,6 +216,11 @@ impl Node {
         r.lru.borrow_mut().add(pfn.0, order, z, LruList::inactive(kind))
     }
 
+    /// The LRU entry of the block at `pfn`, if it is on a list.
+    pub fn lru_page(&self, pfn: Pfn) -> Option<crate::vmscan::lru::LruPage> {
+        self.reclaim.as_ref()?.lru.borrow().get(pfn.0)
+    }
+
     /// `folio_mark_accessed()`.
     pub fn mark_page_accessed(&self, pfn: Pfn) {
         if let Some(r) = &self.reclaim {
@@ -198,21 +230,29 @@ impl Node {
 
     /// `workingset_refault()`: the page at `pfn` (just added to the LRU as `kind`) was
     /// reclaimed before and is needed again, `refault_distance` evictions and activations
-    /// after its eviction. Counted, it makes `kind` costlier to reclaim; if the distance fits
-    /// in the workingset it counts as activated (`WORKINGSET_ACTIVATE`, which keeps reclaim
-    /// out of cache-trim mode). The page itself stays on the inactive list, where the kernel
-    /// would set it active. Returns whether it was activated.
-    pub fn note_refault(&self, pfn: Pfn, kind: LruKind, refault_distance: u64) -> bool {
+    /// after its eviction; `workingset` is its shadow entry's bit (it was active before
+    /// eviction). If the distance fits in the workingset it is activated
+    /// (`WORKINGSET_ACTIVATE`, which keeps reclaim out of cache-trim mode): it moves to the
+    /// active list, and — if it was active before — makes `kind` costlier to reclaim and is
+    /// part of the workingset again. Returns whether it was activated.
+    pub fn note_refault(&self, pfn: Pfn, kind: LruKind, refault_distance: u64, workingset: bool) -> bool {
         let Some(r) = &self.reclaim else {
             return false;
         };
-        let lru = r.lru.borrow();
+        let mut lru = r.lru.borrow_mut();
         let Some(page) = lru.get(pfn.0) else {
             return false;
         };
         let pages = 1u64 << page.order;
         let activated = lru.workingset_test_recent(kind, refault_distance);
-        r.cost.borrow_mut().note_refault(kind, pages, activated, lru.lru_pages());
+        if activated {
+            lru.activate(pfn.0);
+            if let Some(page) = lru.del(pfn.0) {
+                let page = crate::vmscan::lru::LruPage { workingset, ..page };
+                lru.put(pfn.0, page, page.list, page.zone as usize);
+            }
+        }
+        r.cost.borrow_mut().note_refault(kind, pages, activated, workingset, lru.lru_pages());
         let ev = if kind == LruKind::Anon {
             VmEvent::WorkingsetRefaultAnon
         } else {
@@ -268,6 +308,9 @@ impl Node {
             self.next_vmstat_us += STAT_INTERVAL_US;
         }
         self.shared.trace().set_time_us(self.now_us);
+        if let Some(r) = &self.reclaim {
+            r.end_writeback(self.now_us);
+        }
         self.run_daemons();
     }
 
@@ -303,7 +346,7 @@ impl Node {
             return;
         }
         let run = kswapd_run(self, cpu);
-        let busy_until = self.now_us + kswapd_run_time_us(run.scanned);
+        let busy_until = self.now_us + kswapd_run_time_us(run.scanned, run.throttled_us);
         self.kswapd_due_us = None;
         match run.next {
             KswapdNext::Idle => {}
@@ -363,20 +406,47 @@ impl NodeLocks for Node {
         let Some(r) = &self.reclaim else {
             return;
         };
+        // The reclaimer's clock: writes done by now have rotated their pages.
+        let now_us = self.now_us + sc.elapsed_us();
+        r.end_writeback(now_us);
         let mut lru = r.lru.borrow_mut();
         let mut cost = r.cost.borrow_mut();
         let free = NodeFree::of(&self.shared);
-        shrink::shrink_node(&mut lru, &mut cost, sc, free, r.unmap.as_ref(), &mut |pfn, order| {
-            // Reclaimed pages are freed like any other (the owner already let go of them).
-            let freed = page_alloc::free_pages(self, cpu, Pfn(pfn), order);
-            debug_assert!(freed.is_ok(), "reclaimed {pfn:#x}/{order}: {freed:?}");
-        });
+        let mut out = shrink::PageOut {
+            unmap: r.unmap.as_ref(),
+            free: &mut |pfn, order| {
+                // Reclaimed pages are freed like any other (the owner already let go of them).
+                let freed = page_alloc::free_pages(self, cpu, Pfn(pfn), order);
+                debug_assert!(freed.is_ok(), "reclaimed {pfn:#x}/{order}: {freed:?}");
+            },
+            swap: &mut r.swap.borrow_mut(),
+            now_us: self.now_us,
+            pgdat_writeback: self.shared.daemons().pgdat_writeback,
+        };
+        shrink::shrink_node(&mut lru, &mut cost, sc, free, &mut out);
+    }
+
+    fn reclaim_throttle_writeback(&self, sc: &ScanControl) -> u64 {
+        let Some(r) = &self.reclaim else {
+            return 0;
+        };
+        let now_us = self.now_us + sc.elapsed_us();
+        r.end_writeback(now_us);
+        let wait_us = r.swap.borrow().throttle_us(now_us);
+        wait_us
     }
 
     fn snapshot_refaults(&self) {
         if let Some(r) = &self.reclaim {
             r.cost.borrow_mut().snapshot_refaults();
         }
+    }
+
+    fn inactive_lru_pages(&self) -> [u64; 2] {
+        self.reclaim.as_ref().map_or([0, 0], |r| {
+            let lru = r.lru.borrow();
+            [lru.size(LruList::InactiveAnon), lru.size(LruList::InactiveFile)]
+        })
     }
 
     fn zone_reclaimable_pages(&self, zone: usize) -> u64 {
@@ -397,13 +467,19 @@ impl NodeLocks for Node {
     }
 }
 
-/// The node moves a block through the owner's mover, and keeps its LRU entry with it.
+/// The node moves a block through the owner's mover, and keeps its LRU entry with it. A
+/// page under swap writeback cannot move; a written page only in the swap cache is the
+/// node's to move.
 impl Mover for Node {
     fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
         let Some(mover) = &self.mover else {
             return false;
         };
-        if !mover.migrate(from, to, order) {
+        let page = self.reclaim.as_ref().and_then(|r| r.lru.borrow().get(from.0));
+        if page.is_some_and(|p| p.writeback) {
+            return false;
+        }
+        if !page.is_some_and(|p| p.swapcache) && !mover.migrate(from, to, order) {
             return false;
         }
         if let (Some(r), Some(z)) = (&self.reclaim, self.shared.zone_of(to.0)) {

@@ -641,6 +641,8 @@ impl Machine {
         let owner = Owner::default();
         if g.lru {
             node.set_unmap(Box::new(owner.clone()));
+            // The owner holds every allocated page: swapped pages must be freed at once.
+            node.set_swap_device(pageblock_core::vmscan::SwapDevice::synchronous());
         }
         if g.mover {
             node.set_mover(Box::new(owner.clone()));

@@ -20,7 +20,7 @@ struct Cache {
 }
 
 impl Unmap for Cache {
-    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
         !self.pinned.get() && self.pages.borrow_mut().remove(&pfn)
     }
 }
@@ -80,7 +80,7 @@ fn kswapd_keeps_reclaiming_without_a_new_wake_up_until_the_node_is_balanced() {
     assert_eq!(node.shared().event(VmEvent::PgstealKswapd), 0, "pinned: the first run reclaims nothing");
     assert!(node.shared().daemons().kswapd_woken, "unbalanced: kswapd stays awake");
     cache.pinned.set(false);
-    let first_run = kswapd_run_time_us(node.shared().event(VmEvent::PgscanKswapd));
+    let first_run = kswapd_run_time_us(node.shared().event(VmEvent::PgscanKswapd), 0);
     node.advance_to(KSWAPD_WAKE_DELAY_US + first_run / 2);
     assert_eq!(runs(&node), 1, "the first run takes simulated time");
     tick(&mut node, KSWAPD_WAKE_DELAY_US + first_run, 3 * KSWAPD_NAP_US, 10);

@@ -21,7 +21,7 @@ struct Cache {
 }
 
 impl Unmap for Cache {
-    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
         !self.pinned.borrow().contains(&pfn)
     }
 }

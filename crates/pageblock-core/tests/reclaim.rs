@@ -22,7 +22,7 @@ struct Table {
 struct Owner(Rc<RefCell<Table>>);
 
 impl Unmap for Owner {
-    fn try_to_unmap(&self, pfn: u64, order: u32, kind: LruKind) -> bool {
+    fn try_to_unmap(&self, pfn: u64, order: u32, kind: LruKind, _workingset: bool) -> bool {
         let mut t = self.0.borrow_mut();
         if t.pinned.contains(&pfn) {
             return false;

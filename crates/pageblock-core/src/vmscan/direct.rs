@@ -2,8 +2,8 @@
 //! allocating task reclaims [`SWAP_CLUSTER_MAX`] pages itself, at rising priority, unless
 //! compaction is ready to make the costly block it wants.
 
-use super::{count_reclaim, ScanControl, SWAP_CLUSTER_MAX};
-use crate::compaction::{compact_gap, suitable::compaction_suitable};
+use super::{count_reclaim, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::compaction::suitable::compaction_suitable;
 use crate::config::Policy;
 use crate::locks::NodeLocks;
 use crate::page_alloc::AllocContext;
@@ -12,22 +12,24 @@ use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
 /// `compaction_ready()`: the request's block could be made by compaction right away —
-/// reclaim would only add order-0 pages it does not need.
+/// reclaim would only add order-0 pages it does not need. Since "mm: compaction: push
+/// watermark into compaction_suitable() callers" (the first patch of the series seed 004
+/// measured, so both kernel periods) compaction must be suitable above the *high* watermark:
+/// direct reclaim targets min, but compaction takes time and others use the freed pages.
 fn compaction_ready(zone: &ZoneShared, ac: &AllocContext, policy: &Policy) -> bool {
-    let min = zone.wmark_pages(WatermarkLevel::Min);
     let req = WatermarkRequest {
         order: ac.order,
         flags: crate::AllocFlags::WMARK_MIN,
         highest_zoneidx: ac.highest_zoneidx,
     };
-    if zone.zone_watermark_ok(req, min) {
-        return true;
-    }
-    if !compaction_suitable(zone, ac.order, min, ac.highest_zoneidx, policy) {
-        return false;
-    }
-    let mark = zone.wmark_pages(WatermarkLevel::High) + compact_gap(ac.order);
-    zone.zone_watermark_ok(WatermarkRequest { order: 0, ..req }, mark)
+    zone.zone_watermark_ok(req, zone.wmark_pages(WatermarkLevel::Min))
+        || compaction_suitable(
+            zone,
+            ac.order,
+            zone.wmark_pages(WatermarkLevel::High),
+            ac.highest_zoneidx,
+            policy,
+        )
 }
 
 /// `try_to_free_pages()`: direct reclaim for `ac` on CPU `cpu`. Returns the pages
@@ -39,7 +41,10 @@ pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocCon
     let Some(&top) = zonelist.first() else {
         return 0;
     };
-    let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, ac.order, top as usize, false);
+    let mut sc = ScanControl {
+        compaction_allowed: ac.gfp.contains(crate::Gfp::IO),
+        ..ScanControl::new(SWAP_CLUSTER_MAX, ac.order, top as usize, false)
+    };
     let mut ready = false;
     loop {
         if ac.order > PAGE_ALLOC_COSTLY_ORDER
@@ -49,9 +54,19 @@ pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocCon
             ready = true;
             break;
         }
-        l.shrink_node(cpu, &mut sc);
-        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+        super::reclaim_compaction::shrink_node(l, cpu, &mut sc);
+        if sc.nr_reclaimed >= sc.nr_to_reclaim {
             break;
+        }
+        if sc.priority == 0 {
+            // Nothing taken because the active lists were left alone: retry aging them.
+            if sc.nr_reclaimed > 0 || !sc.skipped_deactivate || sc.force_deactivate {
+                break;
+            }
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+            sc.priority = DEF_PRIORITY;
+            continue;
         }
         sc.priority -= 1;
     }

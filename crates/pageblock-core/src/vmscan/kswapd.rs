@@ -51,9 +51,10 @@ pub const KSWAPD_SCAN_US_PER_PAGE: u64 = 1;
 /// that runs which scan nothing still take time and cannot repeat within one instant.
 pub const KSWAPD_RUN_MIN_US: u64 = SWAP_CLUSTER_MAX * KSWAPD_SCAN_US_PER_PAGE;
 
-/// How long a `balance_pgdat` run that scanned `scanned` pages keeps kswapd busy.
-pub fn kswapd_run_time_us(scanned: u64) -> u64 {
-    scanned.saturating_mul(KSWAPD_SCAN_US_PER_PAGE).max(KSWAPD_RUN_MIN_US)
+/// How long a `balance_pgdat` run that scanned `scanned` pages and slept `throttled_us` in
+/// `reclaim_throttle` keeps kswapd busy.
+pub fn kswapd_run_time_us(scanned: u64, throttled_us: u64) -> u64 {
+    scanned.saturating_mul(KSWAPD_SCAN_US_PER_PAGE).saturating_add(throttled_us).max(KSWAPD_RUN_MIN_US)
 }
 
 /// What kswapd does after a `balance_pgdat` run (`kswapd_try_to_sleep`).
@@ -74,11 +75,14 @@ pub enum KswapdNext {
     },
 }
 
-/// One kswapd run: the pages it scanned (what its time is charged on) and what comes next.
+/// One kswapd run: the pages it scanned and the time it slept throttled (what its time is
+/// charged on), and what comes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KswapdRun {
     /// Pages scanned by the `balance_pgdat` run.
     pub scanned: u64,
+    /// Microseconds the run slept in `reclaim_throttle`, waiting for swap writes.
+    pub throttled_us: u64,
     /// What kswapd does next.
     pub next: KswapdNext,
 }
@@ -101,6 +105,9 @@ pub struct Daemons {
     pub kcompactd_max_order: u32,
     /// The lowest highest-zone asked of kcompactd (`None`: every zone).
     pub kcompactd_highest_zoneidx: Option<ZoneType>,
+    /// `PGDAT_WRITEBACK`: a kswapd pass took only pages under writeback; until the node is
+    /// balanced, kswapd meeting such pages again counts them `nr_immediate` and is throttled.
+    pub pgdat_writeback: bool,
 }
 
 /// Does some zone up to `idx` with managed pages pass its high watermark at `order`,
@@ -201,14 +208,14 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     let (order, idx) = {
         let mut d = node.daemons();
         if !d.kswapd_woken {
-            return KswapdRun { scanned: 0, next: KswapdNext::Idle };
+            return KswapdRun { scanned: 0, throttled_us: 0, next: KswapdNext::Idle };
         }
         d.kswapd_woken = false;
         let top = node.zones().last().map_or(ZoneType::Normal, |z| z.config().zone_type);
         let idx = d.kswapd_highest_zoneidx.take().unwrap_or(top);
         (std::mem::take(&mut d.kswapd_order), idx)
     };
-    let (reclaim_order, scanned) = balance_pgdat(l, cpu, order, idx);
+    let (reclaim_order, scanned, throttled_us) = balance_pgdat(l, cpu, order, idx);
     let mut d = node.daemons();
     let (alloc_order, check_order) =
         if reclaim_order < order { (order, reclaim_order) } else { (d.kswapd_order, d.kswapd_order) };
@@ -216,7 +223,11 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     if !hopeless && !pgdat_balanced(node, check_order, idx) {
         d.kswapd_woken = true;
         d.kswapd_highest_zoneidx.get_or_insert(idx);
-        return KswapdRun { scanned, next: KswapdNext::Rerun };
+        return KswapdRun { scanned, throttled_us, next: KswapdNext::Rerun };
+    }
+    if !hopeless {
+        // `clear_pgdat_congested`.
+        d.pgdat_writeback = false;
     }
     drop(d);
     for z in 0..node.zones().len() {
@@ -226,7 +237,7 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
         }
     }
     crate::compaction::wakeup_kcompactd(node, &mut node.daemons(), alloc_order, idx);
-    KswapdRun { scanned, next: KswapdNext::Nap { order: check_order, idx } }
+    KswapdRun { scanned, throttled_us, next: KswapdNext::Nap { order: check_order, idx } }
 }
 
 /// The end of kswapd's nap (`kswapd_try_to_sleep` after `HZ/10`): unless a wake-up came
@@ -242,9 +253,9 @@ pub fn kswapd_nap_over(node: &NodeShared, order: u32, idx: ZoneType) {
 }
 
 /// `balance_pgdat()`: reclaim at rising priority until the node is balanced at `order`, or
-/// (boosted) until the boost is reclaimed. Returns the order balance was finally judged at
-/// and the pages scanned.
-fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: ZoneType) -> (u32, u64) {
+/// (boosted) until the boost is reclaimed. Returns the order balance was finally judged at,
+/// the pages scanned and the time slept throttled.
+fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: ZoneType) -> (u32, u64, u64) {
     let node = l.node();
     node.count(VmEvent::Pageoutrun, 1);
     let in_scope: Vec<usize> = (0..node.zones().len())
@@ -316,7 +327,7 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
         let mut d = node.daemons();
         crate::compaction::wakeup_kcompactd(node, &mut d, node.pageblock_order(), idx);
     }
-    (sc.order, sc.nr_scanned)
+    (sc.order, sc.nr_scanned, sc.throttled_us)
 }
 
 /// `kswapd_shrink_node()`: one pass at the current priority for the high watermarks of the
@@ -334,7 +345,7 @@ fn kswapd_shrink_node<L: NodeLocks + ?Sized>(
     sc.nr_to_reclaim =
         zones.iter().map(|&z| node.zone(z).wmark_pages(WatermarkLevel::High).max(SWAP_CLUSTER_MAX)).sum();
     let scanned_before = sc.nr_scanned;
-    l.shrink_node(cpu, sc);
+    super::reclaim_compaction::shrink_node(l, cpu, sc);
     if sc.order > 0 && sc.nr_reclaimed >= compact_gap(sc.order) {
         sc.order = 0;
     }

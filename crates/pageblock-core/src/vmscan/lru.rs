@@ -82,6 +82,15 @@ pub struct LruPage {
     pub zone: u8,
     /// Accessed since the last scan looked (`PG_referenced` / young PTEs).
     pub referenced: bool,
+    /// Was on an active list once (`PG_workingset`, set when it is deactivated): its shadow
+    /// entry says so, and only such a page's refault makes its kind costlier.
+    pub workingset: bool,
+    /// Being written to swap (`PG_writeback`, with `PG_reclaim`): it cannot be freed or
+    /// migrated until the write completes, which rotates it to the inactive tail.
+    pub writeback: bool,
+    /// Its owner let go of it for swap (it is only in the swap cache): once written, reclaim
+    /// frees it without asking anyone.
+    pub swapcache: bool,
     pub(crate) generation: u32,
 }
 
@@ -128,7 +137,17 @@ impl Lruvec {
             return false;
         }
         let generation = self.bump();
-        self.index.insert(pfn, LruPage { list, order, zone: zone as u8, referenced: false, generation });
+        let page = LruPage {
+            list,
+            order,
+            zone: zone as u8,
+            referenced: false,
+            workingset: false,
+            writeback: false,
+            swapcache: false,
+            generation,
+        };
+        self.index.insert(pfn, page);
         self.push(list, pfn, generation);
         self.account(list, zone, order, 1);
         true
@@ -145,6 +164,13 @@ impl Lruvec {
     pub fn mark_accessed(&mut self, pfn: u64) {
         if let Some(p) = self.index.get_mut(&pfn) {
             p.referenced = true;
+        }
+    }
+
+    /// `folio_set_active()`: move the page at `pfn` to the head of its kind's active list.
+    pub fn activate(&mut self, pfn: u64) {
+        if let Some(page) = self.del(pfn) {
+            self.put(pfn, page, LruList::active(page.list.kind()), page.zone as usize);
         }
     }
 
@@ -168,6 +194,25 @@ impl Lruvec {
         self.index.insert(pfn, page);
         self.push(list, pfn, generation);
         self.account(list, zone, page.order, 1);
+    }
+
+    /// `folio_end_writeback()` for a page written with `PG_reclaim`
+    /// (`folio_rotate_reclaimable`): the write of the page at `pfn` completed; on the inactive
+    /// list it moves to the tail, so the next scan frees it.
+    pub fn end_writeback(&mut self, pfn: u64) {
+        let Some(page) = self.get(pfn).filter(|p| p.writeback) else {
+            return;
+        };
+        let page = LruPage { writeback: false, ..page };
+        if page.list != LruList::inactive(page.list.kind()) {
+            self.index.insert(pfn, page);
+            return;
+        }
+        self.del(pfn);
+        let generation = self.bump();
+        self.index.insert(pfn, LruPage { generation, ..page });
+        self.lists[page.list as usize].push_back((pfn, generation));
+        self.account(page.list, page.zone as usize, page.order, 1);
     }
 
     /// Take the oldest live page off `list`.
@@ -244,5 +289,8 @@ mod tests {
         assert!(!l.workingset_test_recent(LruKind::File, 16));
         assert!(l.workingset_test_recent(LruKind::Anon, 10), "the file pages make room");
         assert!(!l.workingset_test_recent(LruKind::Anon, 11));
+        l.add(99, 0, 0, LruList::InactiveFile);
+        l.activate(99);
+        assert_eq!((l.size(LruList::InactiveFile), l.size(LruList::ActiveFile)), (0, 11));
     }
 }

@@ -12,12 +12,15 @@
 pub mod direct;
 pub mod kswapd;
 pub mod lru;
+mod reclaim_compaction;
 pub mod shrink;
+pub mod swap_io;
 
 pub use direct::try_to_free_pages;
 pub use kswapd::{Daemons, KSWAPD_WAKE_DELAY_US};
 pub use lru::{LruKind, LruList, Lruvec};
 pub use shrink::{NodeFree, ReclaimCost};
+pub use swap_io::{SwapDevice, SwapLatency};
 
 /// `DEF_PRIORITY`: a reclaim pass scans `size >> priority` pages of each list.
 pub const DEF_PRIORITY: u32 = 12;
@@ -31,8 +34,9 @@ pub const MAX_RECLAIM_RETRIES: u32 = 16;
 pub trait Unmap {
     /// Unmap the block of 2^`order` pages at `pfn` of kind `kind` (swap an anonymous page
     /// out, drop a file page from the cache keeping a shadow for refault detection, free a
-    /// slab page's objects). Return false if it cannot go now (pinned, locked): it stays.
-    fn try_to_unmap(&self, pfn: u64, order: u32, kind: LruKind) -> bool;
+    /// slab page's objects); `workingset` (`PG_workingset`: it was active once) goes into
+    /// the shadow entry. Return false if it cannot go now (pinned, locked): it stays.
+    fn try_to_unmap(&self, pfn: u64, order: u32, kind: LruKind, workingset: bool) -> bool;
 }
 
 /// What a reclaim pass did, by kind (the vmstat events it feeds).
@@ -71,12 +75,38 @@ pub struct ScanControl {
     pub may_swap: bool,
     /// kswapd (scans every list in proportion) rather than a direct reclaimer.
     pub kswapd: bool,
+    /// The request may compact (`gfp_compaction_allowed`: it may do I/O), so reclaim may
+    /// work on until compaction has room (`should_continue_reclaim`).
+    pub compaction_allowed: bool,
+    /// Age the active lists whatever `prepare_scan_control` finds (the retry of a reclaim
+    /// that skipped them and took nothing).
+    pub force_deactivate: bool,
+    /// A pass left an active list alone because it may not be deactivated.
+    pub skipped_deactivate: bool,
     /// Pages scanned so far.
     pub nr_scanned: u64,
     /// Pages reclaimed so far.
     pub nr_reclaimed: u64,
     /// Per-kind detail.
     pub stat: ReclaimStat,
+    /// The current `shrink_node` pass's isolation counts (`sc->nr`, reset per pass).
+    pub nr: PassCounts,
+    /// Time spent asleep in `reclaim_throttle`, in microseconds.
+    pub throttled_us: u64,
+}
+
+/// What one `shrink_node` pass met (`sc->nr`): the pages it took off the inactive lists,
+/// and those of them still under writeback.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassCounts {
+    /// `nr.taken`: pages isolated from the inactive lists.
+    pub taken: u64,
+    /// `nr.writeback`: under writeback, met for the first time with `PG_reclaim` unset or by
+    /// a direct reclaimer.
+    pub writeback: u64,
+    /// `nr.immediate`: under writeback and met again by kswapd while the node is flagged
+    /// `PGDAT_WRITEBACK` — pages cycle through the LRU faster than they are written.
+    pub immediate: u64,
 }
 
 impl ScanControl {
@@ -89,10 +119,22 @@ impl ScanControl {
             reclaim_idx,
             may_swap: true,
             kswapd,
+            compaction_allowed: true,
+            force_deactivate: false,
+            skipped_deactivate: false,
             nr_scanned: 0,
             nr_reclaimed: 0,
             stat: ReclaimStat::default(),
+            nr: PassCounts::default(),
+            throttled_us: 0,
         }
+    }
+
+    /// The reclaimer's time in this invocation so far: [`kswapd::KSWAPD_SCAN_US_PER_PAGE`]
+    /// per page scanned, plus its throttled sleeps. I/O it submits is queued at the
+    /// invocation's start plus this.
+    pub fn elapsed_us(&self) -> u64 {
+        self.nr_scanned * kswapd::KSWAPD_SCAN_US_PER_PAGE + self.throttled_us
     }
 }
 

@@ -12,7 +12,8 @@
 //! (`file_is_tiny`), and at priority 0 both lists equally (`SCAN_EQUAL`).
 
 use super::lru::{LruKind, LruList, Lruvec};
-use super::{ScanControl, Unmap, SWAP_CLUSTER_MAX};
+use super::swap_io::SwapDevice;
+use super::{PassCounts, ScanControl, Unmap, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 /// `vm.swappiness` default.
 pub const DEFAULT_SWAPPINESS: u64 = 60;
@@ -55,15 +56,24 @@ impl ReclaimCost {
     }
 
     /// `workingset_refault()`: a reclaimed page was needed again; `activated` if it was
-    /// evicted while still part of the workingset (`WORKINGSET_ACTIVATE`).
-    pub fn note_refault(&mut self, kind: LruKind, pages: u64, activated: bool, lru_pages: u64) {
-        if kind == LruKind::Slab {
+    /// evicted while still part of the workingset (`WORKINGSET_ACTIVATE`). Only a page that
+    /// was active before its eviction (`workingset`, `WORKINGSET_RESTORE`) makes its kind
+    /// costlier (`lru_note_cost_refault`): reclaim took a page it had seen in use.
+    pub fn note_refault(
+        &mut self,
+        kind: LruKind,
+        pages: u64,
+        activated: bool,
+        workingset: bool,
+        lru_pages: u64,
+    ) {
+        if kind == LruKind::Slab || !activated {
             return;
         }
-        if activated {
-            self.workingset_activate[workingset_index(kind)] += pages;
+        self.workingset_activate[workingset_index(kind)] += pages;
+        if workingset {
+            self.note(kind, pages, 0, lru_pages);
         }
-        self.note(kind, pages, 0, lru_pages);
     }
 
     /// `snapshot_refaults()`: at the end of a reclaim invocation (`do_try_to_free_pages`,
@@ -103,6 +113,9 @@ impl NodeFree {
 /// `struct scan_control`'s balance fields, prepared once per pass (`prepare_scan_control`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct ScanBalanceInput {
+    /// `may_deactivate`: the active anonymous and file lists may be aged (indexed by
+    /// `workingset_index`).
+    may_deactivate: [bool; 2],
     /// Only the page cache is trimmed: plenty of inactive file, none of it refaulting.
     cache_trim_mode: bool,
     /// So little page cache is left, with free memory under the high watermarks, that
@@ -110,20 +123,24 @@ struct ScanBalanceInput {
     file_is_tiny: bool,
 }
 
-/// `prepare_scan_control()`: the file list may be deactivated (so cache-trim is off) when
-/// file pages refaulted into activation since the last reclaim invocation's snapshot or
-/// the inactive file list is low; likewise for anon.
+/// `prepare_scan_control()`: an active list may be deactivated when pages of its kind
+/// refaulted into activation since the last reclaim invocation's snapshot (a new workingset
+/// is forming: age the stale one out) or its inactive list is low — or always, when a reclaim
+/// that found nothing to take retries with `force_deactivate`. Cache-trim mode needs a file
+/// list that may not be deactivated.
 fn prepare_scan_control(
     lru: &Lruvec,
     cost: &ReclaimCost,
     sc: &ScanControl,
     node: NodeFree,
 ) -> ScanBalanceInput {
-    let deactivate_file = cost.refaulting(LruKind::File) || inactive_is_low(lru, LruKind::File);
-    let deactivate_anon = cost.refaulting(LruKind::Anon) || inactive_is_low(lru, LruKind::Anon);
+    let may_deactivate = |kind| sc.force_deactivate || cost.refaulting(kind) || inactive_is_low(lru, kind);
+    let deactivate_anon = may_deactivate(LruKind::Anon);
+    let deactivate_file = may_deactivate(LruKind::File);
     let inactive_file = lru.size(LruList::InactiveFile);
     let file = inactive_file + lru.size(LruList::ActiveFile);
     ScanBalanceInput {
+        may_deactivate: [deactivate_anon, deactivate_file],
         cache_trim_mode: inactive_file >> sc.priority > 0 && !deactivate_file,
         file_is_tiny: file + node.free <= node.high_wmark
             && !deactivate_anon
@@ -141,66 +158,127 @@ pub fn inactive_is_low(lru: &Lruvec, kind: LruKind) -> bool {
     inactive * ratio < active
 }
 
-/// `shrink_lruvec()` + `shrink_slab()` for one pass at `sc.priority`. Reclaimed pages are
-/// unmapped by `unmap` (their owner forgets them) and handed to `free`.
+/// The evictable lists in the order a pass visits them (`for_each_evictable_lru`).
+const EVICTABLE: [LruList; 4] =
+    [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile];
+
+/// Where a pass's victims go: their owner ([`Unmap`]), the allocator (`free`), and the swap
+/// device anonymous pages are written to.
+pub struct PageOut<'a> {
+    /// Told of every page reclaim takes.
+    pub unmap: &'a dyn Unmap,
+    /// Frees a reclaimed block (pfn, order).
+    pub free: &'a mut dyn FnMut(u64, u32),
+    /// Where anonymous pages are written.
+    pub swap: &'a mut SwapDevice,
+    /// The reclaimer's clock: when this pass's writes are submitted, in microseconds.
+    pub now_us: u64,
+    /// `PGDAT_WRITEBACK`: kswapd found only pages under writeback in a recent pass.
+    pub pgdat_writeback: bool,
+}
+
+/// `shrink_node()` for one pass at `sc.priority`: the LRU lists (`shrink_lruvec`), then the
+/// slab. Reclaimed pages are unmapped (their owner forgets them) and freed, or — anonymous
+/// pages on an asynchronous swap device — written and freed by a later pass.
 pub fn shrink_node(
     lru: &mut Lruvec,
     cost: &mut ReclaimCost,
     sc: &mut ScanControl,
     node: NodeFree,
-    unmap: &dyn Unmap,
-    free: &mut dyn FnMut(u64, u32),
+    out: &mut PageOut<'_>,
 ) {
-    let [nr_anon, nr_file] = get_scan_count(lru, cost, sc, node);
-    let mut left = [nr_anon, nr_file];
-    let kinds = [LruKind::Anon, LruKind::File];
-    while left.iter().any(|&n| n > 0) {
-        for (i, kind) in kinds.into_iter().enumerate() {
-            if left[i] == 0 {
-                continue;
-            }
-            let batch = left[i].min(SWAP_CLUSTER_MAX);
-            left[i] -= batch;
-            if inactive_is_low(lru, kind) {
-                shrink_active_list(lru, sc, kind, batch);
-            }
-            shrink_inactive_list(lru, cost, sc, kind, batch, unmap, free);
-        }
-        if sc.nr_reclaimed >= sc.nr_to_reclaim && !sc.kswapd {
-            break;
-        }
-    }
-    shrink_slab(lru, sc, unmap, free);
+    sc.nr = PassCounts::default();
+    let input = prepare_scan_control(lru, cost, sc, node);
+    let nr = get_scan_count(lru, cost, sc, input);
+    shrink_lruvec(lru, cost, sc, input.may_deactivate, nr, out);
+    shrink_slab(lru, sc, out);
 }
 
-/// `get_scan_count()`: pages to scan on the anonymous and the file lists. Without swap,
-/// only file; near OOM (priority 0) both equally; with almost no page cache left, only anon;
-/// in cache-trim mode only file; otherwise each in proportion to swappiness over its cost.
-fn get_scan_count(lru: &Lruvec, cost: &ReclaimCost, sc: &ScanControl, node: NodeFree) -> [u64; 2] {
+/// `shrink_lruvec()`: scan each list its share in [`SWAP_CLUSTER_MAX`] batches (an active
+/// list only ages if it may be deactivated). Once the pass has reclaimed `sc.nr_to_reclaim`,
+/// the kind with less left to scan stops and the other is cut to the same fraction of its
+/// target — except a direct reclaimer at [`DEF_PRIORITY`], which finishes its batch (direct
+/// reclaim at all means kswapd is behind). Then an anon list whose inactive part is low is
+/// aged a batch, to keep candidates for the next pass.
+fn shrink_lruvec(
+    lru: &mut Lruvec,
+    cost: &mut ReclaimCost,
+    sc: &mut ScanControl,
+    may_deactivate: [bool; 2],
+    mut nr: [u64; 4],
+    out: &mut PageOut<'_>,
+) {
+    let targets = nr;
+    let proportional_reclaim = !sc.kswapd && sc.priority == DEF_PRIORITY;
+    let start = sc.nr_reclaimed;
+    while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+        for (i, list) in EVICTABLE.into_iter().enumerate() {
+            if nr[i] == 0 {
+                continue;
+            }
+            let batch = nr[i].min(SWAP_CLUSTER_MAX);
+            nr[i] -= batch;
+            let kind = list.kind();
+            if list == LruList::inactive(kind) {
+                shrink_inactive_list(lru, cost, sc, kind, batch, out);
+            } else if may_deactivate[workingset_index(kind)] {
+                shrink_active_list(lru, sc, kind, batch);
+            } else {
+                sc.skipped_deactivate = true;
+            }
+        }
+        if sc.nr_reclaimed - start < sc.nr_to_reclaim || proportional_reclaim {
+            continue;
+        }
+        let (nr_anon, nr_file) = (nr[0] + nr[1], nr[2] + nr[3]);
+        if nr_anon == 0 || nr_file == 0 {
+            break;
+        }
+        // Stop the kind with less left; scan the other only as far as the stopped one got.
+        let (stop, other, left) = if nr_file > nr_anon { (0, 2, nr_anon) } else { (2, 0, nr_file) };
+        let percentage = left * 100 / (targets[stop] + targets[stop + 1] + 1);
+        nr[stop] = 0;
+        nr[stop + 1] = 0;
+        for l in [other, other + 1] {
+            let scanned = targets[l] - nr[l];
+            nr[l] = (targets[l] * (100 - percentage) / 100).saturating_sub(scanned);
+        }
+    }
+    if inactive_is_low(lru, LruKind::Anon) {
+        shrink_active_list(lru, sc, LruKind::Anon, SWAP_CLUSTER_MAX);
+    }
+}
+
+/// `get_scan_count()`: pages to scan on each list of [`EVICTABLE`], `size >> priority`
+/// split by kind. Without swap, only file; near OOM (priority 0) both equally; with almost
+/// no page cache left, only anon; in cache-trim mode only file; otherwise each kind in
+/// proportion to swappiness over its cost.
+fn get_scan_count(lru: &Lruvec, cost: &ReclaimCost, sc: &ScanControl, input: ScanBalanceInput) -> [u64; 4] {
     let size = |kind| lru.size(LruList::inactive(kind)) + lru.size(LruList::active(kind));
-    let anon = size(LruKind::Anon) >> sc.priority;
-    let file = size(LruKind::File) >> sc.priority;
-    // The smallest lists still get scanned when nothing else would be.
-    let floor = |n: u64, total: u64| if n == 0 && total > 0 { total.min(SWAP_CLUSTER_MAX) } else { n };
-    if !sc.may_swap || size(LruKind::Anon) == 0 {
-        return [0, floor(file, size(LruKind::File))];
-    }
-    if sc.priority == 0 && DEFAULT_SWAPPINESS > 0 {
-        return [anon, file];
-    }
-    let input = prepare_scan_control(lru, cost, sc, node);
-    if input.file_is_tiny || size(LruKind::File) == 0 {
-        return [floor(anon, size(LruKind::Anon)), 0];
-    }
-    if input.cache_trim_mode {
-        return [0, floor(file, size(LruKind::File))];
-    }
-    let [ap, fp] = pressure_fractions(cost.anon_cost, cost.file_cost, DEFAULT_SWAPPINESS);
-    let den = ap + fp;
-    [
-        floor(anon * ap / den, size(LruKind::Anon) * ap / den),
-        floor(file * fp / den, size(LruKind::File) * fp / den),
-    ]
+    // [anon, file] weights out of a denominator.
+    let ([anon_w, file_w], den) = if !sc.may_swap || size(LruKind::Anon) == 0 {
+        ([0, 1], 1)
+    } else if sc.priority == 0 && DEFAULT_SWAPPINESS > 0 {
+        ([1, 1], 1)
+    } else if input.file_is_tiny || size(LruKind::File) == 0 {
+        ([1, 0], 1)
+    } else if input.cache_trim_mode {
+        ([0, 1], 1)
+    } else {
+        let [ap, fp] = pressure_fractions(cost.anon_cost, cost.file_cost, DEFAULT_SWAPPINESS);
+        ([ap, fp], ap + fp)
+    };
+    EVICTABLE.map(|list| {
+        let w = if list.kind() == LruKind::Anon { anon_w } else { file_w };
+        let n = (lru.size(list) >> sc.priority) * w / den;
+        // The smallest lists still get scanned when nothing else would be.
+        let total = lru.size(list) * w / den;
+        if n == 0 && total > 0 {
+            total.min(SWAP_CLUSTER_MAX)
+        } else {
+            n
+        }
+    })
 }
 
 /// `MAX_SWAPPINESS`: swappiness weighs anon against file out of this.
@@ -227,25 +305,30 @@ fn shrink_active_list(lru: &mut Lruvec, sc: &mut ScanControl, kind: LruKind, nr:
             break;
         };
         scanned += 1;
-        let page = super::lru::LruPage { referenced: false, ..page };
+        // Deactivated, it is part of the workingset (`PG_workingset`).
+        let page = super::lru::LruPage { referenced: false, workingset: true, ..page };
         lru.put(pfn, page, LruList::inactive(kind), page.zone as usize);
         sc.stat.pgdeactivate += 1 << page.order;
     }
 }
 
-/// `shrink_inactive_list()`: from the inactive tail, activate what was used since the last
-/// look, evict the rest (anonymous pages are swapped out, file pages dropped).
+/// `shrink_inactive_list()` (`shrink_folio_list`): from the inactive tail, activate what
+/// was used since the last look, and what is still under writeback (kswapd meeting it again
+/// while the node is flagged counts it `nr_immediate`); free what was written; evict the rest
+/// — file pages are dropped, anonymous pages swapped out: freed at once on a synchronous
+/// device, else written in one request and kept (`pswpout` counts the write). The pages
+/// scanned but not freed count as rotated in the kind's cost.
 fn shrink_inactive_list(
     lru: &mut Lruvec,
     cost: &mut ReclaimCost,
     sc: &mut ScanControl,
     kind: LruKind,
     nr: u64,
-    unmap: &dyn Unmap,
-    free: &mut dyn FnMut(u64, u32),
+    out: &mut PageOut<'_>,
 ) {
     let list = LruList::inactive(kind);
-    let (mut scanned, mut reclaimed, mut rotated, mut io) = (0, 0, 0, 0);
+    let (mut scanned, mut reclaimed, mut io) = (0, 0, 0);
+    let mut writes = Vec::new();
     let mut taken = 0;
     while taken < nr {
         let Some((pfn, page)) = lru.pop_tail(list) else {
@@ -259,25 +342,38 @@ fn shrink_inactive_list(
             continue;
         }
         scanned += pages;
-        if page.referenced {
+        if page.writeback {
+            if sc.kswapd && out.pgdat_writeback {
+                sc.nr.immediate += pages;
+            } else {
+                sc.nr.writeback += pages;
+            }
+        }
+        if page.referenced || page.writeback {
             let page = super::lru::LruPage { referenced: false, ..page };
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
             sc.stat.pgactivate += pages;
-            rotated += pages;
             continue;
         }
-        if !unmap.try_to_unmap(pfn, page.order, kind) {
+        if !page.swapcache && !out.unmap.try_to_unmap(pfn, page.order, kind, page.workingset) {
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
-            rotated += pages;
             continue;
         }
-        free(pfn, page.order);
-        reclaimed += pages;
-        if kind == LruKind::Anon {
+        if kind == LruKind::Anon && !page.swapcache {
             io += pages;
+            if out.swap.is_async() {
+                writes.push((pfn, page.order));
+                let page = super::lru::LruPage { writeback: true, swapcache: true, ..page };
+                lru.put(pfn, page, list, page.zone as usize);
+                continue;
+            }
         }
+        (out.free)(pfn, page.order);
+        reclaimed += pages;
     }
+    sc.nr.taken += scanned;
     sc.nr_scanned += scanned;
+    out.swap.submit(out.now_us + sc.elapsed_us(), &writes);
     sc.nr_reclaimed += reclaimed;
     match kind {
         LruKind::Anon => {
@@ -290,12 +386,12 @@ fn shrink_inactive_list(
             sc.stat.pgsteal_file += reclaimed;
         }
     }
-    cost.note(kind, io, rotated, lru.lru_pages());
+    cost.note(kind, io, scanned - reclaimed, lru.lru_pages());
 }
 
 /// `shrink_slab()`: shrinkers free `(freeable >> priority) * 4 / DEFAULT_SEEKS` objects;
 /// a slab page goes when its objects do (a referenced one is rotated once).
-fn shrink_slab(lru: &mut Lruvec, sc: &mut ScanControl, unmap: &dyn Unmap, free: &mut dyn FnMut(u64, u32)) {
+fn shrink_slab(lru: &mut Lruvec, sc: &mut ScanControl, out: &mut PageOut<'_>) {
     let freeable = lru.size(LruList::Slab);
     let mut nr = (freeable >> sc.priority) * 2;
     if nr == 0 && freeable > 0 && sc.priority < super::DEF_PRIORITY {
@@ -310,13 +406,13 @@ fn shrink_slab(lru: &mut Lruvec, sc: &mut ScanControl, unmap: &dyn Unmap, free: 
         sc.stat.slabs_scanned += 1;
         if page.zone as usize > sc.reclaim_idx
             || page.referenced
-            || !unmap.try_to_unmap(pfn, page.order, LruKind::Slab)
+            || !out.unmap.try_to_unmap(pfn, page.order, LruKind::Slab, false)
         {
             let page = super::lru::LruPage { referenced: false, ..page };
             lru.put(pfn, page, LruList::Slab, page.zone as usize);
             continue;
         }
-        free(pfn, page.order);
+        (out.free)(pfn, page.order);
         sc.nr_reclaimed += 1 << page.order;
     }
 }
@@ -338,6 +434,12 @@ mod tests {
         lru
     }
 
+    /// [`get_scan_count`] by kind, as a pass prepares it.
+    fn scan(lru: &Lruvec, cost: &ReclaimCost, sc: &ScanControl, node: NodeFree) -> [u64; 2] {
+        let nr = get_scan_count(lru, cost, sc, prepare_scan_control(lru, cost, sc, node));
+        [nr[0] + nr[1], nr[2] + nr[3]]
+    }
+
     const ROOMY: NodeFree = NodeFree { free: 1 << 20, high_wmark: 1024 };
 
     fn sc(priority: u32) -> ScanControl {
@@ -347,7 +449,7 @@ mod tests {
     /// A file page refaulted into activation: cache-trim is off until the next snapshot.
     fn refaulting() -> ReclaimCost {
         let mut cost = ReclaimCost::default();
-        cost.note_refault(LruKind::File, 1, true, 1 << 30);
+        cost.note_refault(LruKind::File, 1, true, true, 1 << 30);
         cost.file_cost = 0;
         cost
     }
@@ -357,7 +459,7 @@ mod tests {
         // 1000 swapped pages cost 1000 * SWAP_CLUSTER_MAX; file reclaim cost nothing.
         let lru = lists(1 << 16, 1 << 16);
         let cost = ReclaimCost { anon_cost: 1000 * SWAP_CLUSTER_MAX, ..refaulting() };
-        let [anon, file] = get_scan_count(&lru, &cost, &sc(4), ROOMY);
+        let [anon, file] = scan(&lru, &cost, &sc(4), ROOMY);
         // Smoothed: anon' = 2 * 32000, file' = 32000, so anon gets 60 * 96000 / 64000 = 90
         // against file's 140 * 96000 / 32000 = 420: 90 / 510 of the scan, about 17.6%.
         let share = anon as f64 / (anon + file) as f64;
@@ -369,11 +471,11 @@ mod tests {
         let lru = lists(1 << 12, 1 << 16);
         let mut cost = refaulting();
         for pass in 0..3 {
-            let [anon, _] = get_scan_count(&lru, &cost, &sc(DEF_PRIORITY - pass), ROOMY);
+            let [anon, _] = scan(&lru, &cost, &sc(DEF_PRIORITY - pass), ROOMY);
             assert!(anon > 0, "pass {pass}: cache-trim despite the refault");
         }
         cost.snapshot_refaults();
-        let [anon, file] = get_scan_count(&lru, &cost, &sc(DEF_PRIORITY), ROOMY);
+        let [anon, file] = scan(&lru, &cost, &sc(DEF_PRIORITY), ROOMY);
         assert_eq!(anon, 0, "the next cycle trims the cache again");
         assert!(file > 0);
     }
@@ -382,26 +484,160 @@ mod tests {
     fn refaults_that_do_not_activate_leave_cache_trim_on() {
         let lru = lists(1 << 12, 1 << 16);
         let mut cost = ReclaimCost::default();
-        cost.note_refault(LruKind::File, 100, false, 1 << 30);
-        let [anon, file] = get_scan_count(&lru, &cost, &sc(DEF_PRIORITY), ROOMY);
+        cost.note_refault(LruKind::File, 100, false, false, 1 << 30);
+        let [anon, file] = scan(&lru, &cost, &sc(DEF_PRIORITY), ROOMY);
         assert_eq!((anon, cost.workingset_activate), (0, [0, 0]));
         assert!(file > 0);
+    }
+
+    #[test]
+    fn only_a_refault_of_a_page_once_active_makes_its_kind_costlier() {
+        let mut cost = ReclaimCost::default();
+        cost.note_refault(LruKind::Anon, 8, true, false, 1 << 30);
+        assert_eq!((cost.anon_cost, cost.workingset_activate), (0, [8, 0]), "never active: no cost");
+        cost.note_refault(LruKind::Anon, 8, false, true, 1 << 30);
+        assert_eq!(cost.anon_cost, 0, "too far to activate: no cost");
+        cost.note_refault(LruKind::Anon, 8, true, true, 1 << 30);
+        assert_eq!(cost.anon_cost, 8 * SWAP_CLUSTER_MAX, "restored workingset");
     }
 
     #[test]
     fn priority_zero_scans_both_lists_whole() {
         let lru = lists(1 << 12, 1 << 12);
         let cost = ReclaimCost { anon_cost: 1 << 20, ..refaulting() };
-        assert_eq!(get_scan_count(&lru, &cost, &sc(0), ROOMY), [1 << 12, 1 << 12]);
+        assert_eq!(scan(&lru, &cost, &sc(0), ROOMY), [1 << 12, 1 << 12]);
     }
 
     #[test]
     fn a_tiny_page_cache_under_the_high_watermark_leaves_only_anon() {
         let lru = lists(1 << 12, 8);
         let tight = NodeFree { free: 100, high_wmark: 200 };
-        let [anon, file] = get_scan_count(&lru, &ReclaimCost::default(), &sc(2), tight);
+        let [anon, file] = scan(&lru, &ReclaimCost::default(), &sc(2), tight);
         assert_eq!((anon, file), (1 << 10, 0));
-        let [_, file] = get_scan_count(&lru, &ReclaimCost::default(), &sc(2), ROOMY);
+        let [_, file] = scan(&lru, &ReclaimCost::default(), &sc(2), ROOMY);
         assert!(file > 0, "with free memory above high the cache is scanned too");
+    }
+
+    /// Every page may go; freeing is the caller's business.
+    struct Everything;
+
+    impl Unmap for Everything {
+        fn try_to_unmap(&self, _pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
+            true
+        }
+    }
+
+    fn pass(lru: &mut Lruvec, cost: &mut ReclaimCost, sc: &mut ScanControl) {
+        pass_with(lru, cost, sc, &mut SwapDevice::synchronous(), false);
+    }
+
+    fn pass_with(
+        lru: &mut Lruvec,
+        cost: &mut ReclaimCost,
+        sc: &mut ScanControl,
+        swap: &mut SwapDevice,
+        pgdat_writeback: bool,
+    ) {
+        let mut out = PageOut { unmap: &Everything, free: &mut |_, _| {}, swap, now_us: 0, pgdat_writeback };
+        shrink_node(lru, cost, sc, ROOMY, &mut out);
+    }
+
+    #[test]
+    fn swapped_pages_stay_under_writeback_until_written_then_the_next_scan_frees_them() {
+        let mut lru = lists(64, 0);
+        let mut dev = SwapDevice::block(crate::vmscan::SwapLatency::default());
+        let mut cost = ReclaimCost::default();
+        let mut first = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        pass_with(&mut lru, &mut cost, &mut first, &mut dev, false);
+        assert_eq!((first.stat.pswpout, first.nr_reclaimed), (64, 0), "written, not freed");
+        assert_eq!(lru.size(LruList::InactiveAnon), 64, "kept on the inactive list");
+        // Met again before the write completed: activated (kswapd on a flagged node: immediate).
+        let mut again = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        pass_with(&mut lru, &mut cost, &mut again, &mut dev, true);
+        assert_eq!((again.nr.immediate, again.nr.taken, again.stat.pswpout), (64, 64, 0));
+        assert_eq!((again.stat.pgactivate, again.nr_reclaimed), (64, 0));
+        // Written: back on the inactive list by aging, the scan frees them without new I/O.
+        for pfn in dev.complete(u64::MAX) {
+            lru.end_writeback(pfn);
+        }
+        let mut aged = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        pass_with(&mut lru, &mut cost, &mut aged, &mut dev, false);
+        pass_with(&mut lru, &mut cost, &mut aged, &mut dev, false);
+        assert_eq!((aged.nr_reclaimed, aged.stat.pswpout), (64, 0));
+    }
+
+    #[test]
+    fn a_completed_write_rotates_the_page_to_the_inactive_tail() {
+        let mut lru = lists(2, 0);
+        let mut dev = SwapDevice::block(crate::vmscan::SwapLatency::default());
+        let mut sc1 = ScanControl { priority: 0, nr_to_reclaim: 1, ..ScanControl::new(1, 0, 0, false) };
+        shrink_inactive_list(
+            &mut lru,
+            &mut ReclaimCost::default(),
+            &mut sc1,
+            LruKind::Anon,
+            1,
+            &mut PageOut {
+                unmap: &Everything,
+                free: &mut |_, _| {},
+                swap: &mut dev,
+                now_us: 0,
+                pgdat_writeback: false,
+            },
+        );
+        assert_eq!(lru.get(0).map(|p| p.writeback), Some(true), "the tail page went to the head");
+        lru.end_writeback(0);
+        assert_eq!(lru.pop_tail(LruList::InactiveAnon).map(|(pfn, p)| (pfn, p.swapcache)), Some((0, true)));
+    }
+
+    #[test]
+    fn a_refaulting_workingset_ages_the_active_file_list() {
+        // Half as much active as inactive file: the inactive list is not low.
+        let mut lru = lists(1 << 10, 1 << 14);
+        for pfn in 1 << 20..(1 << 20) + (1 << 13) {
+            lru.add(pfn, 0, 0, LruList::ActiveFile);
+        }
+        let mut quiet = ReclaimCost::default();
+        let mut sc0 = sc(DEF_PRIORITY - 2);
+        pass(&mut lru, &mut quiet, &mut sc0);
+        assert_eq!(sc0.stat.pgdeactivate, 0, "a settled workingset stays active");
+        let mut sc1 = sc(DEF_PRIORITY - 2);
+        pass(&mut lru, &mut refaulting(), &mut sc1);
+        assert!(sc1.stat.pgdeactivate > 0, "refaults since the snapshot age the active list");
+    }
+
+    #[test]
+    fn kswapd_stops_in_proportion_once_it_reclaimed_enough_direct_reclaim_at_def_priority_does_not() {
+        let (anon, file) = (1 << 16, 1 << 16);
+        let targets = |priority| {
+            let nr = get_scan_count(&lists(anon, file), &refaulting(), &sc(priority), {
+                prepare_scan_control(&lists(anon, file), &refaulting(), &sc(priority), ROOMY)
+            });
+            nr.iter().sum::<u64>()
+        };
+        let mut kswapd = sc(6);
+        pass(&mut lists(anon, file), &mut refaulting(), &mut kswapd);
+        assert!(
+            kswapd.nr_scanned < targets(6) / 2,
+            "kswapd scanned {} of its {} target",
+            kswapd.nr_scanned,
+            targets(6)
+        );
+        let mut direct = ScanControl::new(SWAP_CLUSTER_MAX, 0, 0, false);
+        let (anon, file) = (1 << 19, 1 << 19);
+        let mut lru = lists(anon, file);
+        let nr = get_scan_count(
+            &lru,
+            &refaulting(),
+            &direct,
+            prepare_scan_control(&lru, &refaulting(), &direct, ROOMY),
+        );
+        pass(&mut lru, &mut refaulting(), &mut direct);
+        assert!(nr.iter().sum::<u64>() > 2 * SWAP_CLUSTER_MAX, "more than one round of batches");
+        assert_eq!(
+            direct.nr_scanned,
+            nr.iter().sum::<u64>(),
+            "direct reclaim at DEF_PRIORITY scans its batch"
+        );
     }
 }

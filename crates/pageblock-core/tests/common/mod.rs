@@ -16,7 +16,7 @@ use pageblock_core::{MigrateType, Node, Pfn, VmEvent, Zone, ZoneStat};
 pub struct Owner(pub Rc<RefCell<BTreeMap<u64, u32>>>);
 
 impl Unmap for Owner {
-    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
         self.0.borrow_mut().remove(&pfn).is_some()
     }
 }

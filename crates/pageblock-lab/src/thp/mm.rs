@@ -27,13 +27,18 @@ pub enum AnonPage {
         /// Its order (a huge page: the pageblock order).
         order: u32,
     },
-    /// Written to swap (a huge page is swapped whole here).
+    /// Written to swap (a huge page is swapped whole, as `THP_SWAP` does).
     Swapped {
         /// The order it had.
         order: u32,
         /// The shadow entry: the node's non-resident age when it was swapped out.
         eviction: u64,
+        /// The shadow entry's workingset bit: it was active before eviction.
+        workingset: bool,
     },
+    /// A huge page that came back from swap as base pages (swap-in reads base pages): each
+    /// is recorded on its own, present or swapped.
+    Split,
     /// Unmapped by its process.
     Gone,
 }
@@ -52,6 +57,8 @@ pub enum FilePage {
     Evicted {
         /// The shadow entry: the node's non-resident age when it was dropped.
         eviction: u64,
+        /// The shadow entry's workingset bit: it was active before eviction.
+        workingset: bool,
     },
 }
 
@@ -59,6 +66,8 @@ pub enum FilePage {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Holder {
     Anon(u32),
+    /// Base page `.1` of split anonymous page `.0`.
+    AnonPart(u32, u16),
     File(u32),
     Slab(u32),
 }
@@ -68,6 +77,8 @@ enum Holder {
 struct Records {
     holders: FxHashMap<u64, Holder>,
     anon: Vec<AnonPage>,
+    /// The base pages of [`AnonPage::Split`] pages, by id.
+    split: FxHashMap<u32, Vec<AnonPage>>,
     files: Vec<FilePage>,
     /// Reclaimable slab pages by id: `Some(pfn)` while in memory.
     slab: Vec<Option<u64>>,
@@ -81,20 +92,26 @@ struct Records {
 struct Owner(Rc<RefCell<Records>>);
 
 impl Unmap for Owner {
-    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind) -> bool {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, workingset: bool) -> bool {
         let mut r = self.0.borrow_mut();
         let eviction = r.nonresident_age;
-        match r.holders.remove(&pfn) {
-            Some(Holder::Anon(id)) => {
-                let slot = &mut r.anon[id as usize];
-                if let AnonPage::Present { order, .. } = *slot {
-                    *slot = AnonPage::Swapped { order, eviction };
-                    r.nonresident_age += 1 << order;
-                }
-                true
+        let holder = r.holders.remove(&pfn);
+        let slot = match holder {
+            Some(Holder::Anon(id)) => Some(&mut r.anon[id as usize]),
+            Some(Holder::AnonPart(id, i)) => r.split.get_mut(&id).map(|parts| &mut parts[i as usize]),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            if let AnonPage::Present { order, .. } = *slot {
+                *slot = AnonPage::Swapped { order, eviction, workingset };
+                r.nonresident_age += 1 << order;
             }
+            return true;
+        }
+        match holder {
+            Some(Holder::Anon(_) | Holder::AnonPart(..)) => true,
             Some(Holder::File(id)) => {
-                r.files[id as usize] = FilePage::Evicted { eviction };
+                r.files[id as usize] = FilePage::Evicted { eviction, workingset };
                 r.nonresident_age += 1;
                 true
             }
@@ -117,6 +134,12 @@ impl Mover for Owner {
         match holder {
             Holder::Anon(id) => {
                 if let AnonPage::Present { pfn, .. } = &mut r.anon[id as usize] {
+                    *pfn = to.0;
+                }
+            }
+            Holder::AnonPart(id, i) => {
+                if let Some(AnonPage::Present { pfn, .. }) = r.split.get_mut(&id).map(|p| &mut p[i as usize])
+                {
                     *pfn = to.0;
                 }
             }
@@ -192,7 +215,8 @@ impl Mm {
         id
     }
 
-    /// Touch anonymous page `id`: mark it used, or swap it back in.
+    /// Touch anonymous page `id`: mark it used, or swap it back in. A swapped-out huge page
+    /// comes back whole, as base pages (swap-in reads base pages: `pswpin` counts each).
     pub fn touch_anon(&self, node: &Node, cpu: usize, id: u32) -> Touch {
         let page = self.records().anon[id as usize];
         match page {
@@ -200,31 +224,74 @@ impl Mm {
                 node.mark_page_accessed(Pfn(pfn));
                 Touch::Hit
             }
-            AnonPage::Swapped { eviction, .. } => {
-                // Swap-in reads base pages: a swapped-out huge page comes back as one base
-                // page (a simplification: its other pages are not faulted back).
-                let Ok(pfn) = node.alloc_pages(cpu, 0, GFP_ANON) else {
+            AnonPage::Swapped { order: 0, eviction, workingset } => {
+                let Some(pfn) = self.swap_in(node, cpu, Holder::Anon(id), eviction, workingset) else {
                     return Touch::Miss;
                 };
-                {
-                    let mut r = self.records();
-                    r.anon[id as usize] = AnonPage::Present { pfn: pfn.0, order: 0 };
-                    r.holders.insert(pfn.0, Holder::Anon(id));
-                }
-                node.lru_add(pfn, 0, LruKind::Anon);
-                node.shared().count(pageblock_core::VmEvent::Pswpin, 1);
-                self.refault(node, pfn, LruKind::Anon, eviction);
+                self.records().anon[id as usize] = AnonPage::Present { pfn, order: 0 };
                 Touch::SwapIn
             }
+            AnonPage::Swapped { order, eviction, workingset } => {
+                let part = AnonPage::Swapped { order: 0, eviction, workingset };
+                let mut r = self.records();
+                r.anon[id as usize] = AnonPage::Split;
+                r.split.insert(id, vec![part; 1 << order]);
+                drop(r);
+                self.touch_split(node, cpu, id)
+            }
+            AnonPage::Split => self.touch_split(node, cpu, id),
             AnonPage::Gone => Touch::Miss,
         }
     }
 
+    /// Touch every base page of split page `id`.
+    fn touch_split(&self, node: &Node, cpu: usize, id: u32) -> Touch {
+        let n = self.records().split.get(&id).map_or(0, Vec::len);
+        let mut touch = Touch::Hit;
+        for i in 0..n {
+            let part = self.records().split[&id][i];
+            match part {
+                AnonPage::Present { pfn, .. } => node.mark_page_accessed(Pfn(pfn)),
+                AnonPage::Swapped { eviction, workingset, .. } => {
+                    let holder = Holder::AnonPart(id, i as u16);
+                    let Some(pfn) = self.swap_in(node, cpu, holder, eviction, workingset) else {
+                        return Touch::Miss;
+                    };
+                    if let Some(parts) = self.records().split.get_mut(&id) {
+                        parts[i] = AnonPage::Present { pfn, order: 0 };
+                    }
+                    touch = Touch::SwapIn;
+                }
+                AnonPage::Split | AnonPage::Gone => {}
+            }
+        }
+        touch
+    }
+
+    /// Read one base page back from swap for `holder` (`pswpin`); its pfn, or `None` if no
+    /// page could be had.
+    fn swap_in(
+        &self,
+        node: &Node,
+        cpu: usize,
+        holder: Holder,
+        eviction: u64,
+        workingset: bool,
+    ) -> Option<u64> {
+        let pfn = node.alloc_pages(cpu, 0, GFP_ANON).ok()?;
+        self.records().holders.insert(pfn.0, holder);
+        node.lru_add(pfn, 0, LruKind::Anon);
+        node.shared().count(pageblock_core::VmEvent::Pswpin, 1);
+        self.refault(node, pfn, LruKind::Anon, eviction, workingset);
+        Some(pfn.0)
+    }
+
     /// `workingset_refault()`: the base page at `pfn` came back from the shadow entry
-    /// stamped `eviction`; an activation ages the non-resident pages too.
-    fn refault(&self, node: &Node, pfn: Pfn, kind: LruKind, eviction: u64) {
+    /// stamped `eviction` (with its workingset bit); an activation ages the non-resident
+    /// pages too.
+    fn refault(&self, node: &Node, pfn: Pfn, kind: LruKind, eviction: u64, workingset: bool) {
         let distance = self.records().nonresident_age - eviction;
-        if node.note_refault(pfn, kind, distance) {
+        if node.note_refault(pfn, kind, distance, workingset) {
             self.records().nonresident_age += 1;
         }
     }
@@ -232,10 +299,16 @@ impl Mm {
     /// Unmap anonymous page `id` (the process freed it or exited).
     pub fn unmap_anon(&self, node: &Node, cpu: usize, id: u32) {
         let page = std::mem::replace(&mut self.records().anon[id as usize], AnonPage::Gone);
-        if let AnonPage::Present { pfn, order } = page {
-            self.records().holders.remove(&pfn);
-            let freed = node.free_pages(cpu, Pfn(pfn), order);
-            debug_assert!(freed.is_ok(), "anon {id} at {pfn:#x}: {freed:?}");
+        let parts = match page {
+            AnonPage::Split => self.records().split.remove(&id).unwrap_or_default(),
+            page => vec![page],
+        };
+        for part in parts {
+            if let AnonPage::Present { pfn, order } = part {
+                self.records().holders.remove(&pfn);
+                let freed = node.free_pages(cpu, Pfn(pfn), order);
+                debug_assert!(freed.is_ok(), "anon {id} at {pfn:#x}: {freed:?}");
+            }
         }
     }
 
@@ -264,8 +337,8 @@ impl Mm {
                     r.holders.insert(pfn.0, Holder::File(id));
                 }
                 node.lru_add(pfn, 0, LruKind::File);
-                if let FilePage::Evicted { eviction } = page {
-                    self.refault(node, pfn, LruKind::File, eviction);
+                if let FilePage::Evicted { eviction, workingset } = page {
+                    self.refault(node, pfn, LruKind::File, eviction, workingset);
                 }
                 Ok(true)
             }
@@ -291,5 +364,33 @@ impl Mm {
         if let Some(pfn) = self.records().slab[id as usize] {
             node.mark_page_accessed(Pfn(pfn));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pageblock_core::{NodeConfig, Policy, VmEvent, ZoneConfig};
+
+    #[test]
+    fn a_swapped_out_huge_page_comes_back_whole_as_base_pages() {
+        let mut node =
+            Node::new(NodeConfig::single(ZoneConfig::normal(64 << 20)), Policy::default()).unwrap();
+        let mm = Mm::attach(&mut node);
+        let free = node.shared().nr_free_pages();
+        let (id, order) = mm.fault_thp(&node, 0, ThpDefrag::Always, true).unwrap();
+        assert_eq!(order, 9);
+        let AnonPage::Present { pfn, .. } = mm.records().anon[id as usize] else { panic!("mapped") };
+        // Reclaim takes it whole (THP_SWAP).
+        assert!(mm.owner.try_to_unmap(pfn, 9, LruKind::Anon, false));
+        node.free_pages(0, Pfn(pfn), 9).unwrap();
+        assert_eq!(mm.touch_anon(&node, 0, id), Touch::SwapIn);
+        assert_eq!(node.shared().event(VmEvent::Pswpin), 512, "every base page is read back");
+        node.drain_all_pages();
+        assert_eq!(free - node.shared().nr_free_pages(), 512);
+        assert_eq!(mm.touch_anon(&node, 0, id), Touch::Hit, "all back");
+        mm.unmap_anon(&node, 0, id);
+        node.drain_all_pages();
+        assert_eq!(node.shared().nr_free_pages(), free, "every base page freed with the mapping");
     }
 }
