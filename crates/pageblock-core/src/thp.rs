@@ -1,6 +1,11 @@
 //! Transparent huge page faults (`do_huge_pmd_anonymous_page`, `vma_thp_gfp_mask`): an
 //! anonymous fault first asks for a PMD-sized block with the GFP mask the `defrag` setting
 //! gives, and falls back to a base page when that fails.
+//!
+//! The block is asked for as `vma_alloc_folio` → `alloc_pages_mpol` asks under CONFIG_NUMA
+//! with the default (local) memory policy: first on this node only and without reclaim
+//! (`__GFP_THISNODE | __GFP_NORETRY`, so the slow path compacts once, asynchronously, and
+//! gives up), then, if the mask allows direct reclaim, once more with the mask as it is.
 
 use crate::alloc::AllocError;
 use crate::gfp::Gfp;
@@ -82,13 +87,27 @@ pub fn thp_fault<L: NodeLocks + ?Sized>(
     madvised: bool,
 ) -> Result<ThpFault, AllocError> {
     let node = l.node();
-    if let Ok(pfn) = alloc_pages(l, cpu, hpage_order, defrag.gfp(madvised)) {
+    if let Some(pfn) = alloc_hugepage_mpol(l, cpu, hpage_order, defrag.gfp(madvised)) {
         node.count(VmEvent::ThpFaultAlloc, 1);
         return Ok(ThpFault { pfn, order: hpage_order });
     }
     node.count(VmEvent::ThpFaultFallback, 1);
     let pfn = alloc_pages(l, cpu, 0, Gfp::HIGHUSER_MOVABLE)?;
     Ok(ThpFault { pfn, order: 0 })
+}
+
+/// `alloc_pages_mpol()` for a PMD-sized block under the default memory policy: this node
+/// only, compaction but no reclaim; then, for a mask that may reclaim directly, the full
+/// slow path (the one node here is every node it may then use).
+fn alloc_hugepage_mpol<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
+    let local = gfp | Gfp::THISNODE | Gfp::NORETRY;
+    if let Ok(pfn) = alloc_pages(l, cpu, order, local) {
+        return Some(pfn);
+    }
+    if !gfp.contains(Gfp::DIRECT_RECLAIM) {
+        return None;
+    }
+    alloc_pages(l, cpu, order, gfp).ok()
 }
 
 #[cfg(test)]

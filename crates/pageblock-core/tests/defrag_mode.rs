@@ -2,8 +2,13 @@
 //! production regressions: atomic requests failing with memory free in other migratetypes,
 //! and non-movable requests reclaiming everything before they may fall back.
 
+use std::cell::{RefCell, RefMut};
+
+use pageblock_core::pcp::PerCpuPages;
 use pageblock_core::vmscan::LruKind;
-use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig};
+use pageblock_core::{
+    AllocContext, Gfp, Node, NodeConfig, NodeLocks, NodeShared, Pfn, Policy, VmEvent, Zone, ZoneConfig,
+};
 
 mod common;
 use common::Owner;
@@ -15,7 +20,6 @@ fn policies() -> [(&'static str, Policy); 3] {
     let fixed = Policy {
         defrag_mode_atomic_fallback: true,
         defrag_mode_pageblock_compaction: true,
-        defrag_mode_promoted_retry: true,
         ..merged.clone()
     };
     [("vanilla", base), ("defrag_mode", merged), ("defrag_mode_2026", fixed)]
@@ -132,4 +136,94 @@ fn non_movable_requests_reclaim_far_less_after_the_fix() {
     assert_eq!(vanilla, 0, "vanilla steals a free page: {swapped:?}");
     assert!(merged > 2000, "as merged, the request swaps out until reclaim gives up: {swapped:?}");
     assert!(fixed * 10 < merged, "pageblock compaction spares the swap storm: {swapped:?}");
+}
+
+/// T4 (a): the 2026 fix drops ALLOC_NOFRAGMENT for a request that cannot reclaim only if it
+/// may wake kswapd (`__GFP_KSWAPD_RECLAIM`). A request without either reclaim bit fails as
+/// under defrag_mode as merged; GFP_NOWAIT falls back.
+#[test]
+fn only_requests_that_may_wake_kswapd_fall_back_without_reclaim() {
+    let [_, _, (_, fixed)] = policies();
+    let (node, _owner) = scattered(fixed);
+    exhaust_unmovable(&node);
+    let no_reclaim_at_all = Gfp(Gfp::KERNEL.0 & !Gfp::RECLAIM.0);
+    assert!(node.alloc_pages(0, 0, no_reclaim_at_all).is_err(), "no kswapd wake, no fallback");
+    assert!(node.alloc_pages(0, 0, Gfp::NOWAIT).is_ok(), "GFP_NOWAIT may fall back");
+    node.verify().unwrap();
+}
+
+/// A driver that records the order each direct reclaim was asked for and reclaims nothing.
+struct ReclaimOrders<'a> {
+    node: &'a Node,
+    orders: RefCell<Vec<u32>>,
+}
+
+impl NodeLocks for ReclaimOrders<'_> {
+    type ZoneGuard<'a>
+        = RefMut<'a, Zone>
+    where
+        Self: 'a;
+    type PcpGuard<'a>
+        = RefMut<'a, PerCpuPages>
+    where
+        Self: 'a;
+
+    fn node(&self) -> &NodeShared {
+        self.node.node()
+    }
+
+    fn lock_zone(&self, zone: usize) -> RefMut<'_, Zone> {
+        self.node.lock_zone(zone)
+    }
+
+    fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<RefMut<'_, PerCpuPages>> {
+        self.node.trylock_pcp(cpu, zone)
+    }
+
+    fn lock_pcp(&self, cpu: usize, zone: usize) -> RefMut<'_, PerCpuPages> {
+        self.node.lock_pcp(cpu, zone)
+    }
+
+    fn try_to_free_pages(&self, _cpu: usize, ac: &AllocContext) -> u64 {
+        self.orders.borrow_mut().push(ac.order);
+        0
+    }
+}
+
+/// T4 (b): with the fix, direct reclaim for a non-movable request that needs a whole free
+/// pageblock reclaims for one (`reclaim_order`), as its compaction compacts for one; a
+/// movable request reclaims at its own order.
+#[test]
+fn direct_reclaim_works_for_a_whole_pageblock_for_non_movable_requests() {
+    let [_, (_, merged), (_, fixed)] = policies();
+    let mut seen = Vec::new();
+    for policy in [merged, fixed] {
+        let (node, _owner) = scattered(policy);
+        exhaust_unmovable(&node);
+        let l = ReclaimOrders { node: &node, orders: RefCell::new(Vec::new()) };
+        let _ = pageblock_core::page_alloc::alloc_pages(&l, 0, 0, Gfp::KERNEL);
+        let orders = l.orders.take();
+        assert!(!orders.is_empty());
+        seen.push(orders);
+    }
+    assert!(seen[0].iter().all(|&o| o == 0), "as merged: the requested order {seen:?}");
+    assert!(seen[1].iter().all(|&o| o == 9), "fixed: the pageblock order {seen:?}");
+}
+
+/// T4 (b): compaction for a promoted request works for a whole pageblock, but what it
+/// captures is a block of the requested order (none here: the freed pages lie in movable
+/// pageblocks, which an unmovable request's capture may not pollute). The request is served
+/// from the free lists: it claims the whole free pageblock compaction made, and its CPU's
+/// list is refilled from it. A captured whole block used to be claimed directly.
+#[test]
+fn a_promoted_request_captures_at_its_own_order() {
+    let [_, _, (_, fixed)] = policies();
+    let (node, _owner) = scattered(fixed);
+    exhaust_unmovable(&node);
+    assert_eq!(node.pcp(0, 0).count(), 0);
+    let before = node.shared().event(VmEvent::CompactSuccess);
+    node.alloc_pages(0, 0, Gfp::KERNEL).expect("served");
+    assert!(node.shared().event(VmEvent::CompactSuccess) > before, "through compaction");
+    assert!(node.pcp(0, 0).count() > 0, "served through the per-CPU list, not a capture");
+    node.verify().unwrap();
 }
