@@ -153,6 +153,11 @@ pub struct ThpArgs {
     /// A 512 MiB node and shorter builds (CI): the figures keep their meaning, not their size.
     #[arg(long)]
     pub quick: bool,
+    /// transparent_hugepage/enabled for kbuild-thp's build: always (its own anonymous memory
+    /// faults in huge pages too, as seed 004's ~68k huge page faults per build suggest) or
+    /// madvise (only the madvised bursts do). The bursts and thpscale always madvise.
+    #[arg(long, default_value = "always")]
+    pub thp: String,
     /// transparent_hugepage/defrag: always, defer, defer+madvise, madvise, never.
     #[arg(long, default_value = "madvise")]
     pub defrag: String,

@@ -67,6 +67,39 @@ impl ThpDefrag {
     }
 }
 
+/// `/sys/kernel/mm/transparent_hugepage/enabled`: which anonymous faults try a huge page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThpEnabled {
+    /// Every anonymous fault in a large enough aligned range (the mask then depends on
+    /// whether the range is madvised: [`ThpDefrag::gfp`]).
+    Always,
+    /// Only faults in `MADV_HUGEPAGE` ranges (the default).
+    Madvise,
+}
+
+impl ThpEnabled {
+    /// Every setting the model knows, in the sysfs file's order.
+    pub const ALL: [ThpEnabled; 2] = [ThpEnabled::Always, ThpEnabled::Madvise];
+
+    /// The name sysfs shows.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ThpEnabled::Always => "always",
+            ThpEnabled::Madvise => "madvise",
+        }
+    }
+
+    /// Parse a sysfs name.
+    pub fn from_name(s: &str) -> Option<ThpEnabled> {
+        ThpEnabled::ALL.into_iter().find(|e| e.name() == s)
+    }
+
+    /// Whether a fault in a range that is `madvised` or not tries a huge page.
+    pub const fn huge(self, madvised: bool) -> bool {
+        madvised || matches!(self, ThpEnabled::Always)
+    }
+}
+
 /// What a huge page fault got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThpFault {
@@ -113,6 +146,16 @@ fn alloc_hugepage_mpol<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, gfp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enabled_always_makes_every_fault_try_a_huge_page() {
+        assert!(ThpEnabled::Always.huge(false) && ThpEnabled::Always.huge(true));
+        assert!(!ThpEnabled::Madvise.huge(false) && ThpEnabled::Madvise.huge(true));
+        for e in ThpEnabled::ALL {
+            assert_eq!(ThpEnabled::from_name(e.name()), Some(e));
+        }
+        assert_eq!(ThpEnabled::from_name("never"), None);
+    }
 
     #[test]
     fn masks_follow_the_defrag_setting() {

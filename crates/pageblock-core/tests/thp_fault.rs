@@ -61,7 +61,8 @@ fn a_failing_madvised_fault_compacts_first_without_reclaim_then_fully() {
     assert_eq!(node.shared().event(VmEvent::ThpFaultFallback), 1);
     assert_eq!(stalls(&node), 3, "async (THISNODE|NORETRY), async, sync-light");
     assert_eq!(node.shared().event(VmEvent::CompactFail), 3);
-    let allocstall: u64 = pageblock_core::ZoneType::ALL.iter().map(|&t| node.shared().counters().allocstall(t)).sum();
+    let allocstall: u64 =
+        pageblock_core::ZoneType::ALL.iter().map(|&t| node.shared().counters().allocstall(t)).sum();
     assert_eq!(allocstall, 1, "only the second attempt reclaims");
     node.verify().unwrap();
 }
@@ -94,6 +95,7 @@ fn a_costly_thisnode_noretry_request_gives_up_after_async_compaction() {
     let gfp = Gfp::TRANSHUGE | Gfp::THISNODE | Gfp::NORETRY;
     assert!(node.alloc_pages(0, 9, gfp).is_err());
     assert_eq!(stalls(&node), 1);
-    let allocstall: u64 = pageblock_core::ZoneType::ALL.iter().map(|&t| node.shared().counters().allocstall(t)).sum();
+    let allocstall: u64 =
+        pageblock_core::ZoneType::ALL.iter().map(|&t| node.shared().counters().allocstall(t)).sum();
     assert_eq!(allocstall, 0, "no direct reclaim");
 }
