@@ -2,16 +2,11 @@
 //! production regressions: atomic requests failing with memory free in other migratetypes,
 //! and non-movable requests reclaiming everything before they may fall back.
 
-use std::cell::{RefCell, RefMut};
-
-use pageblock_core::pcp::PerCpuPages;
 use pageblock_core::vmscan::LruKind;
-use pageblock_core::{
-    AllocContext, Gfp, Node, NodeConfig, NodeLocks, NodeShared, Pfn, Policy, VmEvent, Zone, ZoneConfig,
-};
+use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig};
 
 mod common;
-use common::Owner;
+use common::{Owner, ReclaimRecorder};
 
 /// The three policies of the lab.
 fn policies() -> [(&'static str, Policy); 3] {
@@ -152,44 +147,6 @@ fn only_requests_that_may_wake_kswapd_fall_back_without_reclaim() {
     node.verify().unwrap();
 }
 
-/// A driver that records the order each direct reclaim was asked for and reclaims nothing.
-struct ReclaimOrders<'a> {
-    node: &'a Node,
-    orders: RefCell<Vec<u32>>,
-}
-
-impl NodeLocks for ReclaimOrders<'_> {
-    type ZoneGuard<'a>
-        = RefMut<'a, Zone>
-    where
-        Self: 'a;
-    type PcpGuard<'a>
-        = RefMut<'a, PerCpuPages>
-    where
-        Self: 'a;
-
-    fn node(&self) -> &NodeShared {
-        self.node.node()
-    }
-
-    fn lock_zone(&self, zone: usize) -> RefMut<'_, Zone> {
-        self.node.lock_zone(zone)
-    }
-
-    fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<RefMut<'_, PerCpuPages>> {
-        self.node.trylock_pcp(cpu, zone)
-    }
-
-    fn lock_pcp(&self, cpu: usize, zone: usize) -> RefMut<'_, PerCpuPages> {
-        self.node.lock_pcp(cpu, zone)
-    }
-
-    fn try_to_free_pages(&self, _cpu: usize, ac: &AllocContext) -> u64 {
-        self.orders.borrow_mut().push(ac.order);
-        0
-    }
-}
-
 /// T4 (b): with the fix, direct reclaim for a non-movable request that needs a whole free
 /// pageblock reclaims for one (`reclaim_order`), as its compaction compacts for one; a
 /// movable request reclaims at its own order.
@@ -200,7 +157,7 @@ fn direct_reclaim_works_for_a_whole_pageblock_for_non_movable_requests() {
     for policy in [merged, fixed] {
         let (node, _owner) = scattered(policy);
         exhaust_unmovable(&node);
-        let l = ReclaimOrders { node: &node, orders: RefCell::new(Vec::new()) };
+        let l = ReclaimRecorder::new(&node, 0);
         let _ = pageblock_core::page_alloc::alloc_pages(&l, 0, 0, Gfp::KERNEL);
         let orders = l.orders.take();
         assert!(!orders.is_empty());

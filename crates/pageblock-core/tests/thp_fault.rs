@@ -7,6 +7,8 @@ use pageblock_core::compaction::Mover;
 use pageblock_core::thp::ThpDefrag;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneStat};
 
+mod common;
+
 /// Compaction that never manages to move a page: every run fails without being skipped.
 struct Refusing;
 
@@ -23,18 +25,7 @@ fn fragmented() -> Node {
     let mut node = Node::new(NodeConfig::single(zone), Policy::default()).unwrap();
     node.set_mover(Box::new(Refusing));
     let nowait_movable = Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0);
-    let mut held = Vec::new();
-    loop {
-        let start = held.len();
-        while let Ok(pfn) = node.alloc_pages(0, 0, nowait_movable) {
-            held.push(pfn);
-        }
-        node.drain_all_pages();
-        if held.len() == start {
-            break;
-        }
-    }
-    for pfn in held.into_iter().filter(|p| p.0 % 2 == 1) {
+    for pfn in common::fill(&node, nowait_movable).into_iter().filter(|p| p.0 % 2 == 1) {
         node.free_pages(0, pfn, 0).unwrap();
     }
     node.drain_all_pages();
