@@ -143,8 +143,8 @@ pub struct ThpArgs {
     pub workload: String,
     /// A policy to run (repeat, or separate with commas; also --policies), the first is the
     /// baseline. Default: every policy (vanilla, defrag_mode, defrag_mode_2026, pageblock,
-    /// pageblock_swap, pageblock_no_wake, pageblock_any_zone, pageblock_no_targets,
-    /// no_rmqueue_mode_memory).
+    /// pageblock_upstream_retry, pageblock_swap, pageblock_no_wake, pageblock_any_zone,
+    /// pageblock_no_targets, no_rmqueue_mode_memory).
     #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]
     pub policy: Vec<String>,
     /// Consecutive runs on each node.
@@ -153,6 +153,11 @@ pub struct ThpArgs {
     /// A 512 MiB node and shorter builds (CI): the figures keep their meaning, not their size.
     #[arg(long)]
     pub quick: bool,
+    /// transparent_hugepage/enabled for kbuild-thp's build: always (its own anonymous memory
+    /// faults in huge pages too, as seed 004's ~68k huge page faults per build suggest) or
+    /// madvise (only the madvised bursts do). The bursts and thpscale always madvise.
+    #[arg(long, default_value = "always")]
+    pub thp: String,
     /// transparent_hugepage/defrag: always, defer, defer+madvise, madvise, never.
     #[arg(long, default_value = "madvise")]
     pub defrag: String,
@@ -196,8 +201,9 @@ pub struct ReplayArgs {
     /// trace.txt.zst and before.*/after.* snapshots.
     pub trace: std::path::PathBuf,
     /// A policy to replay under (repeat, or separate with commas; also --policies):
-    /// vanilla, defrag_mode, defrag_mode_2026, pageblock (and its variants pageblock_swap,
-    /// pageblock_no_wake, pageblock_any_zone, pageblock_no_targets), no_rmqueue_mode_memory.
+    /// vanilla, defrag_mode, defrag_mode_2026, pageblock (and its variants
+    /// pageblock_upstream_retry, pageblock_swap, pageblock_no_wake, pageblock_any_zone,
+    /// pageblock_no_targets), no_rmqueue_mode_memory.
     /// Default: vanilla and defrag_mode.
     #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]
     pub policy: Vec<String>,

@@ -490,6 +490,24 @@ fn lab_thp_quick_reproduces_defrag_modes_effects() {
     assert!(success(1, 3) > 0.8 && success(1, 3) > success(1, 0) - 0.1, "defrag_mode holds");
 }
 
+/// `lab thp --thp`: `always` (the default, seed 004's mode) or `madvise`, named in the header
+/// and the JSON; anything else is refused with the choices.
+#[test]
+fn lab_thp_says_which_thp_mode_it_ran() {
+    for (extra, mode) in [(None, "always"), (Some("madvise"), "madvise")] {
+        let mut args = vec!["lab", "thp", "--quick", "--runs", "1", "--policies", "vanilla"];
+        args.extend(extra.map(|m| ["--thp", m]).into_iter().flatten());
+        let (text, v) = stdout_and_json(&args);
+        assert_eq!(v["thp"], mode);
+        assert!(text.contains(&format!("THP enabled={mode} defrag=madvise")), "{text}");
+    }
+    let out = pageblock(&["lab", "thp", "--quick", "--thp", "never"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown THP setting `never`; known: always, madvise")
+    );
+}
+
 /// pageblock's own policy (issue 11, first step) in `lab thp --quick`: defrag_mode's huge
 /// page gains without its swap bill — THP fallbacks at most half of vanilla's, swap-out no
 /// higher than vanilla's, compaction scanning no higher than defrag_mode's, no atomic failure.

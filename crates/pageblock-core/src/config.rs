@@ -442,15 +442,19 @@ pub struct Policy {
     /// (`PCPF_FREE_HIGH_BATCH`). Default 2 MiB, a common L2 slice per core.
     pub cpu_cache_bytes: u64,
     /// The 2026 `defrag_mode` fix for non-reclaiming requests: a request that cannot
-    /// reclaim (GFP_ATOMIC, GFP_NOWAIT) may fall back into foreign pageblocks before it fails,
-    /// instead of failing with free memory in other migratetypes.
+    /// reclaim but may wake kswapd (GFP_ATOMIC, GFP_NOWAIT) may fall back into foreign
+    /// pageblocks before it fails, instead of failing with free memory in other
+    /// migratetypes. One that may not wake kswapd either (`GFP_TRANSHUGE_LIGHT`) still fails.
     pub defrag_mode_atomic_fallback: bool,
     /// The 2026 `defrag_mode` fix for non-movable requests: when a whole free pageblock is
-    /// what an unmovable or reclaimable request needs, direct compaction makes one
-    /// (compaction at pageblock order) instead of the request reclaiming without end.
+    /// what an unmovable or reclaimable request needs, direct reclaim and direct compaction
+    /// work for one (`reclaim_order` and `compact_order` promoted to the pageblock order)
+    /// instead of the request reclaiming without end; the request itself, and the block
+    /// compaction captures for it, keep the requested order.
     pub defrag_mode_pageblock_compaction: bool,
-    /// The 2026 `defrag_mode` retry fix: the slow path's retry decisions for a request that
-    /// needs a whole pageblock judge progress at the pageblock order it was promoted to.
+    /// pageblock's policy (not upstream's: the 2026 fixes keep the requested order here):
+    /// the slow path's retry decisions for a request that needs a whole pageblock judge
+    /// progress at the pageblock order it was promoted to.
     pub defrag_mode_promoted_retry: bool,
     /// pageblock's own policy (not in any kernel): under `defrag_mode`, once free *pages* are
     /// above the high watermark, kswapd's further work toward whole free pageblocks reclaims

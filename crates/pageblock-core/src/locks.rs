@@ -95,16 +95,17 @@ pub trait NodeLocks {
         None
     }
 
-    /// `try_to_compact_pages()`: direct compaction for `ac`; returns the result and a page
-    /// captured for the request, if any.
+    /// `try_to_compact_pages()`: direct compaction at `order` for `ac`; returns the result
+    /// and a page of `ac`'s order captured for the request, if any.
     fn try_to_compact_pages(
         &self,
         cpu: usize,
         ac: &AllocContext,
+        order: u32,
         flags: AllocFlags,
         priority: CompactPriority,
     ) -> (CompactResult, Option<Pfn>) {
-        crate::compaction::try_to_compact_pages(self, cpu, ac, flags, priority)
+        crate::compaction::try_to_compact_pages(self, cpu, ac, order, flags, priority)
     }
 
     /// `compaction_zonelist_suitable()`: would compaction have a chance if reclaim freed

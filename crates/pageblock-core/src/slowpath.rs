@@ -4,7 +4,8 @@
 //!    atomic callers, ALLOC_NOFRAGMENT only under `defrag_mode`); wake kswapd; retry.
 //! 2. Costly or non-movable high-order requests that may reclaim try async compaction
 //!    first; a costly `__GFP_NORETRY` request (THP) gives up if compaction was skipped or
-//!    deferred.
+//!    deferred, or if it may use this node only (`__GFP_THISNODE`: the first, compact-only
+//!    attempt of a huge page fault, [`crate::thp`]).
 //! 3. The retry loop: wake kswapd; `__GFP_MEMALLOC` callers may ignore watermarks; retry;
 //!    callers that cannot reclaim stop here; direct reclaim (on progress: retry, then
 //!    release a HighAtomic block and drain every CPU's lists, retry once more); direct
@@ -105,10 +106,7 @@ enum Step {
 
 /// Step 2: async compaction before reclaim for costly or non-movable high-order requests.
 fn compact_first<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &mut SlowPath) -> Step {
-    // With the pageblock-compaction fix, a non-movable request that needs a whole free
-    // pageblock compacts for one before it reclaims.
-    let node = l.node();
-    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
+    let order = ac.order;
     let worth_it = order > PAGE_ALLOC_COSTLY_ORDER || (order > 0 && ac.migratetype != MigrateType::Movable);
     if !(st.can_direct_reclaim && st.can_compact && worth_it && !gfp_pfmemalloc_allowed(ac.gfp)) {
         return Step::Retry;
@@ -118,6 +116,10 @@ fn compact_first<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st
     }
     if st.costly_order && ac.gfp.contains(Gfp::NORETRY) {
         if matches!(st.compact_result, CompactResult::Skipped | CompactResult::Deferred) {
+            return Step::NoPage;
+        }
+        // A huge page fault's first attempt may compact but not reclaim (`alloc_pages_mpol`).
+        if ac.gfp.contains(Gfp::THISNODE) {
             return Step::NoPage;
         }
         // Keep to async compaction for the rest of this request.
@@ -142,7 +144,7 @@ fn retry_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &
         return Step::Got(pfn);
     }
     if !st.can_direct_reclaim {
-        return atomic_fallback(l, cpu, ac, st);
+        return atomic_fallback(l, ac, st);
     }
     if let Some(pfn) = direct_reclaim(l, cpu, ac, st) {
         return Step::Got(pfn);
@@ -179,23 +181,28 @@ fn retry_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &
 
 /// A request that cannot reclaim has nothing left to try. Under `defrag_mode` as merged it
 /// fails here with ALLOC_NOFRAGMENT still set, even when free memory sits in other
-/// migratetypes' pageblocks; the 2026 fix lets it fall back first.
-fn atomic_fallback<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &mut SlowPath) -> Step {
+/// migratetypes' pageblocks. The 2026 fix lets a request that may wake kswapd
+/// (`__GFP_KSWAPD_RECLAIM`: GFP_ATOMIC, GFP_NOWAIT) drop it and go round the retry loop once
+/// more; one that may not even wake kswapd (`GFP_TRANSHUGE_LIGHT`) still fails.
+fn atomic_fallback(l: &(impl NodeLocks + ?Sized), ac: &AllocContext, st: &mut SlowPath) -> Step {
     let policy = l.node().policy();
-    if policy.defrag_mode && policy.defrag_mode_atomic_fallback && st.flags.contains(AllocFlags::NOFRAGMENT) {
+    if policy.defrag_mode
+        && policy.defrag_mode_atomic_fallback
+        && st.flags.contains(AllocFlags::NOFRAGMENT)
+        && ac.gfp.contains(Gfp::KSWAPD_RECLAIM)
+    {
         st.flags = st.flags & !AllocFlags::NOFRAGMENT;
         l.node().count(VmEvent::NoFragmentRelaxed, 1);
-        if let Some(pfn) = get_page_from_freelist(l, cpu, ac, st.flags) {
-            return Step::Got(pfn);
-        }
+        return Step::Retry;
     }
     Step::NoPage
 }
 
 /// The order a request must really be served at: under `defrag_mode`, a request that may
 /// not fragment and is not movable needs a whole free pageblock to claim (its own type's
-/// lists are empty, or it would not be here). With the 2026 fixes the slow path works for
-/// that order; as merged it works for the requested one.
+/// lists are empty, or it would not be here). With the 2026 fix direct reclaim and direct
+/// compaction work for that order (`reclaim_order`, `compact_order`); the request is still
+/// served, and captured, at its own order.
 fn promoted_order(node: &crate::node::NodeShared, ac: &AllocContext, flags: AllocFlags, fix: bool) -> u32 {
     if fix
         && node.policy().defrag_mode
@@ -239,7 +246,8 @@ fn wake_all_kswapds<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext) {
     l.wakeup_kswapd(z, ac.gfp, order, ac.highest_zoneidx);
 }
 
-/// `__alloc_pages_direct_reclaim()`: reclaim, and if that made progress but the retry still
+/// `__alloc_pages_direct_reclaim()`: reclaim (for a whole pageblock, with the 2026 fix, when
+/// the request needs one: [`promoted_order`]), and if that made progress but the retry still
 /// fails, release a HighAtomic block (unforced) and drain every CPU's lists, then retry once.
 fn direct_reclaim<L: NodeLocks + ?Sized>(
     l: &L,
@@ -249,7 +257,8 @@ fn direct_reclaim<L: NodeLocks + ?Sized>(
 ) -> Option<Pfn> {
     let node = l.node();
     node.count_allocstall(ac.highest_zoneidx);
-    st.did_some_progress = l.try_to_free_pages(cpu, ac);
+    let reclaim_order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
+    st.did_some_progress = l.try_to_free_pages(cpu, &AllocContext { order: reclaim_order, ..*ac });
     if st.did_some_progress == 0 {
         return None;
     }
@@ -262,7 +271,9 @@ fn direct_reclaim<L: NodeLocks + ?Sized>(
 }
 
 /// `__alloc_pages_direct_compact()`: nothing for order 0; a skipped compaction is not a
-/// stall; otherwise count the stall, take a captured page or retry the freelists.
+/// stall; otherwise count the stall, take a captured page or retry the freelists. With the
+/// 2026 fix compaction works for a whole pageblock when the request needs one
+/// ([`promoted_order`]), while the capture still waits for a block of the requested order.
 fn direct_compact<L: NodeLocks + ?Sized>(
     l: &L,
     cpu: usize,
@@ -271,21 +282,11 @@ fn direct_compact<L: NodeLocks + ?Sized>(
     priority: CompactPriority,
 ) -> Option<Pfn> {
     let node = l.node();
-    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
-    if order == 0 {
+    let compact_order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
+    if compact_order == 0 {
         return None;
     }
-    // Compaction for a promoted request makes a free pageblock; the request then claims it.
-    let target = AllocContext { order, ..*ac };
-    let (result, captured) = l.try_to_compact_pages(cpu, &target, st.flags, priority);
-    // A block captured for a promoted request is a whole pageblock: the request claims it
-    // and keeps what it asked for.
-    let captured = match captured {
-        Some(pfn) if order != ac.order => node
-            .zone_of(pfn.0)
-            .map(|z| lock_zone(l, z, cpu).claim_captured_block(pfn.0, order, ac.order, ac.migratetype)),
-        other => other,
-    };
+    let (result, captured) = l.try_to_compact_pages(cpu, ac, compact_order, st.flags, priority);
     st.compact_result = result;
     if result == CompactResult::Skipped {
         return None;
@@ -294,7 +295,7 @@ fn direct_compact<L: NodeLocks + ?Sized>(
     let page = captured.or_else(|| get_page_from_freelist(l, cpu, ac, st.flags));
     match page {
         Some(pfn) => {
-            crate::compaction::compaction_allocated(l, cpu, pfn, ac.order);
+            crate::compaction::compaction_allocated(l, cpu, pfn, compact_order);
             node.count(VmEvent::CompactSuccess, 1);
         }
         None => node.count(VmEvent::CompactFail, 1),

@@ -1,6 +1,11 @@
 //! Transparent huge page faults (`do_huge_pmd_anonymous_page`, `vma_thp_gfp_mask`): an
 //! anonymous fault first asks for a PMD-sized block with the GFP mask the `defrag` setting
 //! gives, and falls back to a base page when that fails.
+//!
+//! The block is asked for as `vma_alloc_folio` → `alloc_pages_mpol` asks under CONFIG_NUMA
+//! with the default (local) memory policy: first on this node only and without reclaim
+//! (`__GFP_THISNODE | __GFP_NORETRY`, so the slow path compacts once, asynchronously, and
+//! gives up), then, if the mask allows direct reclaim, once more with the mask as it is.
 
 use crate::alloc::AllocError;
 use crate::gfp::Gfp;
@@ -62,6 +67,39 @@ impl ThpDefrag {
     }
 }
 
+/// `/sys/kernel/mm/transparent_hugepage/enabled`: which anonymous faults try a huge page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThpEnabled {
+    /// Every anonymous fault in a large enough aligned range (the mask then depends on
+    /// whether the range is madvised: [`ThpDefrag::gfp`]).
+    Always,
+    /// Only faults in `MADV_HUGEPAGE` ranges (the default).
+    Madvise,
+}
+
+impl ThpEnabled {
+    /// Every setting the model knows, in the sysfs file's order.
+    pub const ALL: [ThpEnabled; 2] = [ThpEnabled::Always, ThpEnabled::Madvise];
+
+    /// The name sysfs shows.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ThpEnabled::Always => "always",
+            ThpEnabled::Madvise => "madvise",
+        }
+    }
+
+    /// Parse a sysfs name.
+    pub fn from_name(s: &str) -> Option<ThpEnabled> {
+        ThpEnabled::ALL.into_iter().find(|e| e.name() == s)
+    }
+
+    /// Whether a fault in a range that is `madvised` or not tries a huge page.
+    pub const fn huge(self, madvised: bool) -> bool {
+        madvised || matches!(self, ThpEnabled::Always)
+    }
+}
+
 /// What a huge page fault got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThpFault {
@@ -82,7 +120,7 @@ pub fn thp_fault<L: NodeLocks + ?Sized>(
     madvised: bool,
 ) -> Result<ThpFault, AllocError> {
     let node = l.node();
-    if let Ok(pfn) = alloc_pages(l, cpu, hpage_order, defrag.gfp(madvised)) {
+    if let Some(pfn) = alloc_hugepage_mpol(l, cpu, hpage_order, defrag.gfp(madvised)) {
         node.count(VmEvent::ThpFaultAlloc, 1);
         return Ok(ThpFault { pfn, order: hpage_order });
     }
@@ -91,9 +129,33 @@ pub fn thp_fault<L: NodeLocks + ?Sized>(
     Ok(ThpFault { pfn, order: 0 })
 }
 
+/// `alloc_pages_mpol()` for a PMD-sized block under the default memory policy: this node
+/// only, compaction but no reclaim; then, for a mask that may reclaim directly, the full
+/// slow path (the one node here is every node it may then use).
+fn alloc_hugepage_mpol<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
+    let local = gfp | Gfp::THISNODE | Gfp::NORETRY;
+    if let Ok(pfn) = alloc_pages(l, cpu, order, local) {
+        return Some(pfn);
+    }
+    if !gfp.contains(Gfp::DIRECT_RECLAIM) {
+        return None;
+    }
+    alloc_pages(l, cpu, order, gfp).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enabled_always_makes_every_fault_try_a_huge_page() {
+        assert!(ThpEnabled::Always.huge(false) && ThpEnabled::Always.huge(true));
+        assert!(!ThpEnabled::Madvise.huge(false) && ThpEnabled::Madvise.huge(true));
+        for e in ThpEnabled::ALL {
+            assert_eq!(ThpEnabled::from_name(e.name()), Some(e));
+        }
+        assert_eq!(ThpEnabled::from_name("never"), None);
+    }
 
     #[test]
     fn masks_follow_the_defrag_setting() {

@@ -6,7 +6,7 @@ use pageblock_core::vmscan::LruKind;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig};
 
 mod common;
-use common::Owner;
+use common::{Owner, ReclaimRecorder};
 
 /// The three policies of the lab.
 fn policies() -> [(&'static str, Policy); 3] {
@@ -15,7 +15,6 @@ fn policies() -> [(&'static str, Policy); 3] {
     let fixed = Policy {
         defrag_mode_atomic_fallback: true,
         defrag_mode_pageblock_compaction: true,
-        defrag_mode_promoted_retry: true,
         ..merged.clone()
     };
     [("vanilla", base), ("defrag_mode", merged), ("defrag_mode_2026", fixed)]
@@ -132,4 +131,56 @@ fn non_movable_requests_reclaim_far_less_after_the_fix() {
     assert_eq!(vanilla, 0, "vanilla steals a free page: {swapped:?}");
     assert!(merged > 2000, "as merged, the request swaps out until reclaim gives up: {swapped:?}");
     assert!(fixed * 10 < merged, "pageblock compaction spares the swap storm: {swapped:?}");
+}
+
+/// T4 (a): the 2026 fix drops ALLOC_NOFRAGMENT for a request that cannot reclaim only if it
+/// may wake kswapd (`__GFP_KSWAPD_RECLAIM`). A request without either reclaim bit fails as
+/// under defrag_mode as merged; GFP_NOWAIT falls back.
+#[test]
+fn only_requests_that_may_wake_kswapd_fall_back_without_reclaim() {
+    let [_, _, (_, fixed)] = policies();
+    let (node, _owner) = scattered(fixed);
+    exhaust_unmovable(&node);
+    let no_reclaim_at_all = Gfp(Gfp::KERNEL.0 & !Gfp::RECLAIM.0);
+    assert!(node.alloc_pages(0, 0, no_reclaim_at_all).is_err(), "no kswapd wake, no fallback");
+    assert!(node.alloc_pages(0, 0, Gfp::NOWAIT).is_ok(), "GFP_NOWAIT may fall back");
+    node.verify().unwrap();
+}
+
+/// T4 (b): with the fix, direct reclaim for a non-movable request that needs a whole free
+/// pageblock reclaims for one (`reclaim_order`), as its compaction compacts for one; a
+/// movable request reclaims at its own order.
+#[test]
+fn direct_reclaim_works_for_a_whole_pageblock_for_non_movable_requests() {
+    let [_, (_, merged), (_, fixed)] = policies();
+    let mut seen = Vec::new();
+    for policy in [merged, fixed] {
+        let (node, _owner) = scattered(policy);
+        exhaust_unmovable(&node);
+        let l = ReclaimRecorder::new(&node, 0);
+        let _ = pageblock_core::page_alloc::alloc_pages(&l, 0, 0, Gfp::KERNEL);
+        let orders = l.orders.take();
+        assert!(!orders.is_empty());
+        seen.push(orders);
+    }
+    assert!(seen[0].iter().all(|&o| o == 0), "as merged: the requested order {seen:?}");
+    assert!(seen[1].iter().all(|&o| o == 9), "fixed: the pageblock order {seen:?}");
+}
+
+/// T4 (b): compaction for a promoted request works for a whole pageblock, but what it
+/// captures is a block of the requested order (none here: the freed pages lie in movable
+/// pageblocks, which an unmovable request's capture may not pollute). The request is served
+/// from the free lists: it claims the whole free pageblock compaction made, and its CPU's
+/// list is refilled from it. A captured whole block used to be claimed directly.
+#[test]
+fn a_promoted_request_captures_at_its_own_order() {
+    let [_, _, (_, fixed)] = policies();
+    let (node, _owner) = scattered(fixed);
+    exhaust_unmovable(&node);
+    assert_eq!(node.pcp(0, 0).count(), 0);
+    let before = node.shared().event(VmEvent::CompactSuccess);
+    node.alloc_pages(0, 0, Gfp::KERNEL).expect("served");
+    assert!(node.shared().event(VmEvent::CompactSuccess) > before, "through compaction");
+    assert!(node.pcp(0, 0).count() > 0, "served through the per-CPU list, not a capture");
+    node.verify().unwrap();
 }

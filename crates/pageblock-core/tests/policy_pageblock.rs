@@ -12,6 +12,9 @@ use pageblock_core::vmscan::kswapd::{pgdat_balanced, wakeup_kswapd};
 use pageblock_core::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneStat, ZoneType};
 
+mod common;
+use common::fill;
+
 /// Movable pages that can move; nothing else is on an LRU, so reclaim finds nothing.
 #[derive(Clone, Default)]
 struct Owner(Rc<RefCell<BTreeSet<u64>>>);
@@ -35,22 +38,6 @@ fn defrag_mode(switch: impl FnOnce(&mut Policy)) -> Policy {
     };
     switch(&mut p);
     p
-}
-
-/// Order-0 requests of `gfp` until refused, taking back what the CPUs cache, until a round
-/// gets nothing. Returns the pages.
-fn fill(node: &Node, gfp: Gfp) -> Vec<Pfn> {
-    let mut pages = Vec::new();
-    loop {
-        let start = pages.len();
-        while let Ok(pfn) = node.alloc_pages(0, 0, gfp) {
-            pages.push(pfn);
-        }
-        node.drain_all_pages();
-        if pages.len() == start {
-            return pages;
-        }
-    }
 }
 
 /// Whole free pageblocks of zone `z`, in pages.

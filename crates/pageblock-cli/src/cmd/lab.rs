@@ -25,7 +25,7 @@ pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
 
 /// Run the THP lab and return the report text.
 pub fn thp(args: &ThpArgs) -> Result<String, String> {
-    use pageblock_core::thp::ThpDefrag;
+    use pageblock_core::thp::{ThpDefrag, ThpEnabled};
     use pageblock_lab::replay;
     use pageblock_lab::thp::{self, ThpLabConfig, ThpWorkloadKind};
 
@@ -37,6 +37,8 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
             args.defrag
         )
     })?;
+    let thp = ThpEnabled::from_name(&args.thp)
+        .ok_or_else(|| format!("unknown THP setting `{}`; known: always, madvise", args.thp))?;
     let policies = if args.policy.is_empty() {
         replay::policies()
     } else {
@@ -51,6 +53,7 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
         runs: args.runs,
         quick: args.quick,
         seed: args.seed,
+        thp,
         defrag,
         kernel: crate::spec::kernel_period(args.kernel),
     };

@@ -110,34 +110,6 @@ impl Zone {
         *capture = Some(Capture { page: Some(pfn), ..capc });
         true
     }
-
-    /// A block of `high` order captured for a request promoted from order `low`. The
-    /// pageblocks become the request's type (`mt`), the request keeps the first 2^`low`
-    /// pages, and the rest is free on `mt`'s lists, as a whole-block claim would leave it.
-    ///
-    /// A block captured from the HighAtomic reserve is not claimed. Claims only take
-    /// mobility types, and retyping would leave `nr_reserved_highatomic` counting a
-    /// pageblock that is no longer reserved. The pageblock stays reserved, as the kernel's
-    /// capture leaves every pageblock's type alone, and the rest of the block stays on the
-    /// HighAtomic lists.
-    pub(crate) fn claim_captured_block(&self, pfn: u64, high: u32, low: u32, mt: MigrateType) -> crate::Pfn {
-        let pb = self.pageblock_nr_pages();
-        let list_mt = if self.pageblock_migratetype(pfn) == MigrateType::HighAtomic {
-            MigrateType::HighAtomic
-        } else {
-            let mut block = pfn & !(pb - 1);
-            while block < pfn + (1 << high) {
-                self.set_pageblock_migratetype(block, mt);
-                block += pb;
-            }
-            mt
-        };
-        let added = self.expand(self.pages(), pfn, low, high, list_mt);
-        self.account_freepages(added as i64, list_mt);
-        let info = PageInfo { state: PageState::Allocated, order: low, tag: AllocTag::of(mt) };
-        self.shared.memmap.set_info(self.idx(pfn), info);
-        crate::Pfn(pfn)
-    }
 }
 
 #[cfg(test)]
@@ -177,8 +149,9 @@ mod tests {
     /// Regression (found by the atomic-safety property test). Under `defrag_mode` with the
     /// pageblock-compaction fix, a reclaimable request compacts for a whole pageblock. The
     /// first pageblock compaction empties is a HighAtomic reserve holding only movable
-    /// pages. Claiming the captured block used to retype it, leaving
+    /// pages. Claiming a captured whole block used to retype it, leaving
     /// `nr_reserved_highatomic` counting a reserve that no longer existed (verify failed).
+    /// Capture now takes a block of the request's own order and retypes nothing.
     #[test]
     fn a_block_captured_from_the_highatomic_reserve_stays_reserved() {
         let zone =

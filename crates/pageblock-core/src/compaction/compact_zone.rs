@@ -377,19 +377,21 @@ pub(crate) fn compaction_allocated<L: NodeLocks + ?Sized>(l: &L, cpu: usize, pfn
     }
 }
 
-/// `compact_zone_order()`: a direct compaction of one zone for a request, with a capture
-/// published for its duration.
+/// `compact_zone_order()`: a direct compaction of one zone at `order` for a request, with a
+/// capture of the request's own order published for its duration.
+#[allow(clippy::too_many_arguments)]
 fn compact_zone_order<L: NodeLocks + ?Sized>(
     l: &L,
     mover: &dyn Mover,
     cpu: usize,
     z: usize,
     ac: &AllocContext,
+    order: u32,
     flags: AllocFlags,
     priority: CompactPriority,
 ) -> (CompactResult, Option<Pfn>) {
     let mode = if priority == CompactPriority::Async { MigrateMode::Async } else { MigrateMode::SyncLight };
-    let mut cc = CompactControl::new(z, cpu, Some(ac.order), mode);
+    let mut cc = CompactControl::new(z, cpu, Some(order), mode);
     cc.migratetype = ac.migratetype;
     cc.alloc_flags = flags;
     cc.highest_zoneidx = ac.highest_zoneidx;
@@ -406,13 +408,16 @@ fn compact_zone_order<L: NodeLocks + ?Sized>(
     (ret, page.map(Pfn))
 }
 
-/// `try_to_compact_pages()`: direct compaction over the request's zonelist, skipping zones
-/// where compaction is deferred, stopping at the first success. Returns the best result and
-/// a captured block. Without a mover nothing can move: compaction does not start.
+/// `try_to_compact_pages()`: direct compaction at `order` (the request's, or the pageblock
+/// order a `defrag_mode` request was promoted to) over the request's zonelist, skipping
+/// zones where compaction is deferred, stopping at the first success. Returns the best
+/// result and a block of the request's order captured for it. Without a mover nothing can
+/// move: compaction does not start.
 pub fn try_to_compact_pages<L: NodeLocks + ?Sized>(
     l: &L,
     cpu: usize,
     ac: &AllocContext,
+    order: u32,
     flags: AllocFlags,
     priority: CompactPriority,
 ) -> (CompactResult, Option<Pfn>) {
@@ -426,21 +431,20 @@ pub fn try_to_compact_pages<L: NodeLocks + ?Sized>(
     let mut rc = CompactResult::Skipped;
     for &z in node.zonelist(ac) {
         let z = z as usize;
-        if priority > CompactPriority::SyncFull && lock_zone(l, z, cpu).compact.compaction_deferred(ac.order)
-        {
+        if priority > CompactPriority::SyncFull && lock_zone(l, z, cpu).compact.compaction_deferred(order) {
             rc = rc.max(CompactResult::Deferred);
             continue;
         }
-        let (status, page) = compact_zone_order(l, mover, cpu, z, ac, flags, priority);
+        let (status, page) = compact_zone_order(l, mover, cpu, z, ac, order, flags, priority);
         rc = rc.max(status);
         if status == CompactResult::Success {
-            lock_zone(l, z, cpu).compact.compaction_defer_reset(ac.order, false);
+            lock_zone(l, z, cpu).compact.compaction_defer_reset(order, false);
             return (rc, page);
         }
         if priority != CompactPriority::Async
             && matches!(status, CompactResult::Complete | CompactResult::PartialSkipped)
         {
-            lock_zone(l, z, cpu).compact.defer_compaction(ac.order);
+            lock_zone(l, z, cpu).compact.defer_compaction(order);
         }
     }
     (rc, None)

@@ -1,14 +1,17 @@
 //! Helpers shared by the core's integration tests.
 #![allow(dead_code)]
 
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use pageblock_core::compaction::Mover;
 use pageblock_core::memmap::PageInfo;
+use pageblock_core::pcp::PerCpuPages;
 use pageblock_core::vmscan::{LruKind, Unmap};
-use pageblock_core::{MigrateType, Node, Pfn, VmEvent, Zone, ZoneStat};
+use pageblock_core::{
+    AllocContext, Gfp, MigrateType, Node, NodeLocks, NodeShared, Pfn, VmEvent, Zone, ZoneStat,
+};
 
 /// The memory's owner: every live allocation (pfn → order). Reclaim and compaction tell it
 /// what they take and move.
@@ -86,4 +89,66 @@ fn zone_fingerprint(zone: &Zone, nr_cpus: usize, f: &mut Fingerprint) {
 pub fn buddyinfo(node: &Node, z: usize) -> Vec<u64> {
     let zone = node.zone(z);
     (0..=zone.max_order()).map(|o| zone.shared().free_areas().nr_free(o)).collect()
+}
+
+/// Order-0 requests of `gfp` until refused, taking back what the CPUs cache, until a round
+/// gets nothing. Returns the pages.
+pub fn fill(node: &Node, gfp: Gfp) -> Vec<Pfn> {
+    let mut pages = Vec::new();
+    loop {
+        let start = pages.len();
+        while let Ok(pfn) = node.alloc_pages(0, 0, gfp) {
+            pages.push(pfn);
+        }
+        node.drain_all_pages();
+        if pages.len() == start {
+            return pages;
+        }
+    }
+}
+
+/// A driver over `node` whose direct reclaim records the order it was asked for and
+/// reports `progress` pages reclaimed without reclaiming anything.
+pub struct ReclaimRecorder<'a> {
+    pub node: &'a Node,
+    pub orders: RefCell<Vec<u32>>,
+    pub progress: u64,
+}
+
+impl<'a> ReclaimRecorder<'a> {
+    pub fn new(node: &'a Node, progress: u64) -> Self {
+        ReclaimRecorder { node, orders: RefCell::new(Vec::new()), progress }
+    }
+}
+
+impl NodeLocks for ReclaimRecorder<'_> {
+    type ZoneGuard<'a>
+        = RefMut<'a, Zone>
+    where
+        Self: 'a;
+    type PcpGuard<'a>
+        = RefMut<'a, PerCpuPages>
+    where
+        Self: 'a;
+
+    fn node(&self) -> &NodeShared {
+        self.node.node()
+    }
+
+    fn lock_zone(&self, zone: usize) -> RefMut<'_, Zone> {
+        self.node.lock_zone(zone)
+    }
+
+    fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<RefMut<'_, PerCpuPages>> {
+        self.node.trylock_pcp(cpu, zone)
+    }
+
+    fn lock_pcp(&self, cpu: usize, zone: usize) -> RefMut<'_, PerCpuPages> {
+        self.node.lock_pcp(cpu, zone)
+    }
+
+    fn try_to_free_pages(&self, _cpu: usize, ac: &AllocContext) -> u64 {
+        self.orders.borrow_mut().push(ac.order);
+        self.progress
+    }
 }

@@ -18,8 +18,24 @@
 //! memory up to a size drawn from the node's size, reading its source files and shared
 //! headers (the file set is larger than memory, so the page cache grows until reclaimed),
 //! then exiting. A THP burst process faults a tenth of memory in huge pages (`MADV_HUGEPAGE`)
-//! sixteen times a build, holds it a while and unmaps it. Runs follow each other on the same
-//! node, as the seed's 15 consecutive builds did.
+//! sixteen times a build, one fault per operation while the build runs on, holds it a while
+//! and unmaps it. Runs follow each other on the same node, as the seed's 15 consecutive
+//! builds did.
+//!
+//! Under `transparent_hugepage/enabled=always` the build's own anonymous memory faults in
+//! huge pages too, with the mask `defrag` gives a range that is not madvised
+//! (`GFP_TRANSHUGE_LIGHT` under the default `madvise`: no reclaim, no compaction, no kswapd
+//! wake, so only blocks the daemons made free serve it). A job's huge pages are order-9
+//! movable folios that order-9 compaction does not move. The share of anonymous memory in
+//! huge pages, [`THP_ANON_PER_MILLE`], is the trace's: 934 order-9 movable allocations
+//! (772 of them `GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE`, a madvised fault's first
+//! attempt) against 347,723 anonymous base pages — 58% of anonymous memory. A huge page
+//! fault that falls back maps one base page; the job faults the rest of its range in base
+//! pages. A job touches as many pages, as many operations long, under either setting: only
+//! the faults differ. Seed 004 counts ~68.6k huge page faults per build (46.7k served, 21.9k fallbacks)
+//! with only ~204 compaction stalls and ~2.4k allocation stalls: most of its faults could
+//! neither compact nor reclaim, which is `always` with `defrag=madvise`, not madvised
+//! bursts alone — hence `always` is the lab's default.
 //!
 //! Simulated time: a run lasts as long as the seed's build ([`KBUILD_REAL_TIME_US`], "Kbuild
 //! Real time 197.47" s), spread evenly over the operations a run is sized for — about 62 µs
@@ -32,7 +48,7 @@
 
 use std::collections::VecDeque;
 
-use pageblock_core::thp::ThpDefrag;
+use pageblock_core::thp::{ThpDefrag, ThpEnabled};
 use pageblock_core::{Gfp, Node, Pfn};
 
 use super::mm::{Mm, Touch};
@@ -61,6 +77,14 @@ const MIX: [(Op, u32); 8] = [
     (Op::Touch, 40),
     (Op::Leak, 3),
 ];
+
+/// Under `enabled=always`, the share of a job's anonymous memory (per mille of its pages)
+/// that faults in huge pages: the trace's 934 huge pages against 347,723 base pages.
+pub const THP_ANON_PER_MILLE: u64 = 579;
+
+/// One anonymous fault in this many is a huge page fault, so that [`THP_ANON_PER_MILLE`] of
+/// the pages come in huge pages (of 512 base pages each).
+const THP_FAULT_ODDS: u64 = (512_000 - 511 * THP_ANON_PER_MILLE) / THP_ANON_PER_MILLE;
 
 /// A packet storm allocates managed / this many atomic buffers.
 const STORM_DIVISOR: u64 = 64;
@@ -98,6 +122,11 @@ enum Op {
 #[derive(Debug, Default)]
 struct Job {
     anon: Vec<u32>,
+    /// Anonymous pages it faulted in (a huge page counts all its base pages).
+    pages: usize,
+    /// Anonymous pages it touched: the job's clock, the same under every THP setting (a
+    /// touch inside a huge page mapped before faults nothing).
+    touched: usize,
     target: usize,
     page_tables: Vec<Pfn>,
     /// Its own source files: the next file page to read.
@@ -110,6 +139,7 @@ pub struct KbuildThp {
     rng: Prng,
     managed: u64,
     hpage_order: u32,
+    thp: ThpEnabled,
     defrag: ThpDefrag,
     parallel: usize,
     jobs_per_run: usize,
@@ -124,6 +154,8 @@ pub struct KbuildThp {
     leak: Vec<Pfn>,
     leak_cap: usize,
     burst: Vec<u32>,
+    /// Huge page faults of the current burst still to come, one per operation.
+    burst_pending: u64,
     burst_release: u64,
     burst_every: u64,
     op: u64,
@@ -132,12 +164,12 @@ pub struct KbuildThp {
 }
 
 impl KbuildThp {
-    /// A build sized for a node of `managed` pages.
+    /// A build sized for a node of `managed` pages, with THP `thp` and `defrag`.
     pub fn new(
         mm: &Mm,
         managed: u64,
         hpage_order: u32,
-        defrag: ThpDefrag,
+        (thp, defrag): (ThpEnabled, ThpDefrag),
         quick: bool,
         seed: u64,
     ) -> KbuildThp {
@@ -149,6 +181,7 @@ impl KbuildThp {
             rng: Prng::new(seed),
             managed,
             hpage_order,
+            thp,
             defrag,
             parallel: 8,
             jobs_per_run,
@@ -162,6 +195,7 @@ impl KbuildThp {
             leak: Vec::new(),
             leak_cap: (managed / 50) as usize,
             burst: Vec::new(),
+            burst_pending: 0,
             burst_release: 0,
             burst_every: 0,
             op: 0,
@@ -206,7 +240,20 @@ impl KbuildThp {
         self.short_lived.insert(pos, (due, pfn, order));
     }
 
+    /// The burst process: it starts a burst every `burst_every` operations, faults its huge
+    /// pages one per operation (daemons and the build run between them), and unmaps them
+    /// half a period after the start.
     fn burst(&mut self, mm: &Mm, node: &Node, cpu: usize, stats: &mut RunStats) {
+        if self.burst_pending > 0 {
+            self.burst_pending -= 1;
+            let before = super::work_units(node);
+            let fault = mm.fault_thp(node, cpu, self.defrag, true);
+            stats.hugealloc_work.push(super::work_units(node) - before);
+            if let Some((id, _)) = fault {
+                self.burst.push(id);
+            }
+            return;
+        }
         if !self.burst.is_empty() {
             if self.op >= self.burst_release {
                 for id in std::mem::take(&mut self.burst) {
@@ -218,16 +265,34 @@ impl KbuildThp {
         if self.burst_every == 0 || self.op % self.burst_every != self.burst_every / 2 {
             return;
         }
-        let n = (self.managed / 10) >> self.hpage_order;
-        for _ in 0..n {
-            let before = super::work_units(node);
-            let fault = mm.fault_thp(node, cpu, self.defrag, true);
-            stats.hugealloc_work.push(super::work_units(node) - before);
-            if let Some((id, _)) = fault {
-                self.burst.push(id);
-            }
-        }
+        self.burst_pending = (self.managed / 10) >> self.hpage_order;
         self.burst_release = self.op + self.burst_every / 2;
+        self.burst(mm, node, cpu, stats);
+    }
+
+    /// Job `j` touches a new anonymous page. Inside a huge page it mapped before, that
+    /// faults nothing; otherwise, under `enabled=always`, one fault in [`THP_FAULT_ODDS`] is
+    /// a huge page fault (when the job still needs a whole huge page), and a fallback maps
+    /// one base page.
+    fn touch_new_anon(&mut self, mm: &Mm, node: &Node, cpu: usize, j: usize) {
+        let huge_pages = 1usize << self.hpage_order;
+        let job = &mut self.jobs[j];
+        job.touched += 1;
+        if job.touched <= job.pages {
+            return;
+        }
+        let room = job.target.saturating_sub(job.pages) >= huge_pages;
+        let huge = self.thp.huge(false) && room && self.rng.below(THP_FAULT_ODDS) == 0;
+        let fault = if huge {
+            mm.fault_thp(node, cpu, self.defrag, false)
+        } else {
+            mm.fault_anon(node, cpu).map(|id| (id, 0))
+        };
+        if let Some((id, order)) = fault {
+            let job = &mut self.jobs[j];
+            job.anon.push(id);
+            job.pages += 1 << order;
+        }
     }
 }
 
@@ -260,8 +325,8 @@ impl KbuildThp {
 impl ThpWorkload for KbuildThp {
     fn start_run(&mut self) {
         self.jobs_started = 0;
-        // A build's length in operations: every job's anonymous faults (a job's target
-        // averages three times the smallest), at the mix's share of anonymous faults.
+        // A build's length in operations: every job's anonymous pages (a job's target
+        // averages three times the smallest), at the mix's share of anonymous touches.
         let lo = (self.managed / 100).max(16);
         let ops = self.jobs_per_run as u64 * 3 * lo * 1000 / MIX[0].1 as u64;
         self.burst_every = (ops / BURSTS_PER_RUN).max(1);
@@ -283,6 +348,7 @@ impl ThpWorkload for KbuildThp {
         }
         if self.jobs.is_empty() {
             // The build is over: release what its neighbours still hold.
+            self.burst_pending = 0;
             for id in std::mem::take(&mut self.burst) {
                 mm.unmap_anon(node, cpu, id);
             }
@@ -294,10 +360,8 @@ impl ThpWorkload for KbuildThp {
         let j = self.rng.below(self.jobs.len() as u64) as usize;
         match MIX[self.rng.weighted(&MIX_WEIGHTS)].0 {
             Op::Anon => {
-                if let Some(id) = mm.fault_anon(node, cpu) {
-                    self.jobs[j].anon.push(id);
-                }
-                if self.jobs[j].anon.len() >= self.jobs[j].target {
+                self.touch_new_anon(mm, node, cpu, j);
+                if self.jobs[j].touched >= self.jobs[j].target {
                     self.end_job(mm, node, j, cpu);
                 }
             }
@@ -360,9 +424,65 @@ impl ThpWorkload for KbuildThp {
 
 #[cfg(test)]
 mod tests {
+    use pageblock_core::{KernelPeriod, NodeConfig, Policy, VmEvent};
+
     use super::*;
     use crate::thp::{run_policy, ThpLabConfig, ThpWorkloadKind};
-    use pageblock_core::KernelPeriod;
+
+    /// A 128 MiB machine and a build on it with `thp` (defrag `madvise`).
+    fn build(thp: ThpEnabled) -> (Node, Mm, KbuildThp) {
+        let mut node = Node::new(NodeConfig::x86_64(128 << 20, 4), Policy::default()).unwrap();
+        let mm = Mm::attach(&mut node);
+        let managed = node.shared().managed_pages();
+        let hpage = node.shared().pageblock_order();
+        let mut wl = KbuildThp::new(&mm, managed, hpage, (thp, ThpDefrag::Madvise), true, 1);
+        wl.start_run();
+        (node, mm, wl)
+    }
+
+    fn thp_faults(node: &Node) -> u64 {
+        node.shared().event(VmEvent::ThpFaultAlloc) + node.shared().event(VmEvent::ThpFaultFallback)
+    }
+
+    /// Item 3: a burst's huge page faults come one per operation, with the build's
+    /// operations (and the daemons' time) between them, not all inside one operation.
+    #[test]
+    fn a_burst_faults_one_huge_page_per_operation() {
+        let (node, mm, mut wl) = build(ThpEnabled::Madvise);
+        let mut stats = RunStats::default();
+        let per_burst = (wl.managed / 10) >> wl.hpage_order;
+        assert!(per_burst > 1);
+        let mut steps_with_faults = Vec::new();
+        while steps_with_faults.len() < per_burst as usize {
+            let before = thp_faults(&node);
+            assert!(wl.step(&mm, &node, &mut stats), "the build ended before its first burst");
+            let made = thp_faults(&node) - before;
+            assert!(made <= 1, "{made} huge page faults in one operation");
+            if made == 1 {
+                steps_with_faults.push(wl.op);
+            }
+        }
+        let span = steps_with_faults.last().unwrap() - steps_with_faults[0] + 1;
+        assert_eq!(span, per_burst, "one per operation, back to back: {steps_with_faults:?}");
+        assert_eq!(stats.hugealloc_work.len() as u64, per_burst);
+    }
+
+    /// T3: under `enabled=always` the build's own anonymous memory faults in huge pages
+    /// (`GFP_TRANSHUGE_LIGHT`) besides the bursts; under `madvise` only the bursts do.
+    #[test]
+    fn enabled_always_faults_the_builds_own_memory_in_huge_pages() {
+        let mut beyond_bursts = Vec::new();
+        for thp in ThpEnabled::ALL {
+            let (node, mm, mut wl) = build(thp);
+            let mut stats = RunStats::default();
+            while wl.step(&mm, &node, &mut stats) {}
+            beyond_bursts.push(thp_faults(&node) - stats.hugealloc_work.len() as u64);
+            node.verify().unwrap();
+        }
+        let [always, madvise] = [beyond_bursts[0], beyond_bursts[1]];
+        assert_eq!(madvise, 0);
+        assert!(always > 10, "the build faulted {always} huge pages of its own");
+    }
 
     /// A quick build lasts as long as seed 004's real one, and the report counts kcompactd's
     /// wake-ups.
@@ -375,6 +495,7 @@ mod tests {
             runs: 1,
             quick: true,
             seed: 1,
+            thp: ThpEnabled::Madvise,
             defrag: ThpDefrag::Madvise,
             kernel: KernelPeriod::Seed004,
         };
@@ -385,6 +506,7 @@ mod tests {
         let report = crate::thp::ThpReport {
             workload: "kbuild-thp",
             node_mib: 512,
+            thp: "madvise",
             defrag: "madvise",
             kernel: "seed-004",
             policies: vec![runs],

@@ -14,7 +14,7 @@ pub mod mm;
 pub mod table;
 pub mod thpscale;
 
-use pageblock_core::thp::ThpDefrag;
+use pageblock_core::thp::{ThpDefrag, ThpEnabled};
 use pageblock_core::{ConfigError, KernelPeriod, Node, NodeConfig, Policy, VmEvent, ZoneType};
 use serde::Serialize;
 
@@ -83,6 +83,8 @@ pub struct ThpLabConfig {
     pub quick: bool,
     /// Seed of the workload.
     pub seed: u64,
+    /// `transparent_hugepage/enabled` (kbuild-thp's build; bursts and thpscale madvise).
+    pub thp: ThpEnabled,
     /// `transparent_hugepage/defrag`.
     pub defrag: ThpDefrag,
     /// Whose reclaim rules every policy runs under.
@@ -201,6 +203,8 @@ pub struct ThpReport {
     pub workload: &'static str,
     /// Node memory in MiB.
     pub node_mib: u64,
+    /// `transparent_hugepage/enabled`.
+    pub thp: &'static str,
     /// `transparent_hugepage/defrag`.
     pub defrag: &'static str,
     /// The kernel period (`6.18`, `seed-004`).
@@ -261,7 +265,7 @@ pub fn run_policy(
     let hpage = node.shared().pageblock_order();
     let mut wl: Box<dyn ThpWorkload> = match cfg.workload {
         ThpWorkloadKind::KbuildThp => {
-            Box::new(kbuild::KbuildThp::new(&mm, managed, hpage, cfg.defrag, cfg.quick, cfg.seed))
+            Box::new(kbuild::KbuildThp::new(&mm, managed, hpage, (cfg.thp, cfg.defrag), cfg.quick, cfg.seed))
         }
         ThpWorkloadKind::Thpscale => {
             Box::new(thpscale::Thpscale::new(&mm, managed, hpage, cfg.defrag, cfg.seed))
@@ -323,6 +327,7 @@ pub fn run(cfg: &ThpLabConfig, progress: &mut dyn FnMut(&str, usize)) -> Result<
     Ok(ThpReport {
         workload: cfg.workload.name(),
         node_mib: cfg.node().zones.iter().map(|z| z.managed_pages).sum::<u64>() >> 8,
+        thp: cfg.thp.name(),
         defrag: cfg.defrag.name(),
         kernel: cfg.kernel.name(),
         policies,

@@ -159,8 +159,8 @@ impl ThpReport {
         let runs = self.policies.first().map_or(0, |p| p.runs.len());
         let _ = writeln!(
             out,
-            "{} on a {} MiB node, THP defrag={}, kernel {}, comparing policies over {runs} consecutive runs (means per run; time in work units):\n",
-            self.workload, self.node_mib, self.defrag, self.kernel
+            "{} on a {} MiB node, THP enabled={} defrag={}, kernel {}, comparing policies over {runs} consecutive runs (means per run; time in work units):\n",
+            self.workload, self.node_mib, self.thp, self.defrag, self.kernel
         );
         let names: Vec<&str> = self.policies.iter().map(|p| p.name).collect();
         header(&mut out, &names);
@@ -204,7 +204,8 @@ impl ThpReport {
             self.workload, self.node_mib
         ));
         page.para(&format!(
-            "THP defrag={}, kernel {}; {} policies, {} consecutive runs each on the same node. Time is in work units.",
+            "THP enabled={} defrag={}, kernel {}; {} policies, {} consecutive runs each on the same node. Time is in work units.",
+            self.thp,
             self.defrag,
             self.kernel,
             self.policies.len(),
