@@ -25,9 +25,12 @@
 mod capture;
 mod compact_zone;
 pub(crate) mod defer;
+mod fast_search;
 mod isolate;
 mod kcompactd;
 mod migrate;
+#[cfg(test)]
+mod scan_tests;
 pub mod suitable;
 
 pub(crate) use capture::Capture;
