@@ -26,8 +26,10 @@ pub struct ZoneCompaction {
     /// `compact_cached_free_pfn`: where the free scanner resumes.
     pub cached_free_pfn: u64,
     /// `compact_init_migrate_pfn`: a run starting at or below this scans the whole zone.
+    /// 0 until the first skip-hint reset sets it (the kernel's zone starts zeroed).
     pub init_migrate_pfn: u64,
-    /// `compact_init_free_pfn`.
+    /// `compact_init_free_pfn`: a free scanner starting at or above this searches the free
+    /// lists deeper. 0 until the first skip-hint reset.
     pub init_free_pfn: u64,
     /// `compact_considered`: attempts skipped since the last failure.
     pub considered: u32,
@@ -54,8 +56,8 @@ impl ZoneCompaction {
         ZoneCompaction {
             cached_migrate_pfn: [start_pfn; 2],
             cached_free_pfn: last_block_pfn,
-            init_migrate_pfn: start_pfn,
-            init_free_pfn: last_block_pfn,
+            init_migrate_pfn: 0,
+            init_free_pfn: 0,
             considered: 0,
             defer_shift: 0,
             order_failed: 0,

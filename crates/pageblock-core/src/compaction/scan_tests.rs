@@ -96,7 +96,7 @@ fn the_async_free_scanner_strides_and_adapts() {
     // and 1 at 8 (block 0 is the migrate scanner's).
     assert_eq!(cc.total_free_scanned, 1 + 16 * 3 + 512 + 256 + 128 + 64);
     (0..16).for_each(|b| node.zone(0).shared().pageblocks().set_skip(b, false));
-    let mut sync = run(&node, 9, MigrateMode::SyncLight, true);
+    let mut sync = run(&node, 9, MigrateMode::SyncLight, false);
     sync.nr_migratepages = 1;
     sync.free_pfn = start + 3 * 512;
     sync.isolate_freepages(&node);
