@@ -21,6 +21,7 @@ use crate::migratetype::MigrateType;
 use crate::page_alloc::lock_zone;
 use crate::stats::VmEvent;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
+use crate::zone::Zone;
 
 /// `cc->fast_start_pfn`: the lowest free page the migrate-side search chose in this run,
 /// where the linear scan resumes once the search stops finding blocks.
@@ -32,6 +33,22 @@ pub(crate) enum FastStart {
     At(u64),
     /// Already used to restart the linear scan (`ULONG_MAX`): not again in this run.
     Spent,
+}
+
+/// The state of one `fast_isolate_freepages` search across orders.
+struct FreeSearch {
+    /// The preferred window starts here (the top quarter of the scan range)...
+    low_pfn: u64,
+    /// ...and candidates may lie as low as this (the top half).
+    min_pfn: u64,
+    pb: u64,
+    zone_start: u64,
+    /// Entries an order's list may still be read for.
+    limit: u32,
+    /// The highest pageblock holding a free block the search read (0: none).
+    highest: u64,
+    /// Entries read and pages isolated (`nr_scanned`).
+    nr_scanned: u64,
 }
 
 impl CompactControl {
@@ -77,8 +94,7 @@ impl CompactControl {
             if zone.free_areas().nr_free(o) > 0 {
                 let z = lock_zone(l, self.zone, self.cpu);
                 let (mm, list) = (z.pages(), z.shared().free_areas().list(o, MigrateType::Movable));
-                let mut it = list.iter(mm);
-                while let Some(i) = it.next() {
+                for i in list.iter(mm) {
                     nr_scanned += 1;
                     if nr_scanned > limit {
                         list.rotate_to_tail(mm, i);
@@ -151,9 +167,7 @@ impl CompactControl {
         let low_pfn = (self.free_pfn - (distance >> 2)) & !(pb - 1);
         let min_pfn = (self.free_pfn - (distance >> 1)) & !(pb - 1);
         self.search_order = self.search_order.min(order - 1);
-        let mut nr_scanned = 0u64;
-        // The highest pageblock holding a free block the search read (0: none).
-        let mut highest = 0u64;
+        let mut s = FreeSearch { low_pfn, min_pfn, pb, zone_start, limit, highest: 0, nr_scanned: 0 };
         let mut page = None;
         let mut o = Some(self.search_order);
         while let Some(cur) = o.filter(|_| page.is_none()) {
@@ -163,53 +177,14 @@ impl CompactControl {
                 continue;
             }
             let mut z = lock_zone(l, self.zone, self.cpu);
-            let mut order_scanned = 0u32;
-            let mut high_pfn = None;
-            let mut last = None;
-            {
-                let (mm, list) = (z.pages(), z.shared().free_areas().list(co, MigrateType::Movable));
-                for i in list.iter_rev(mm) {
-                    order_scanned += 1;
-                    nr_scanned += 1;
-                    last = Some(i);
-                    let pfn = z.pfn_at(i);
-                    if pfn >= highest {
-                        highest = (pfn & !(pb - 1)).max(zone_start);
-                    }
-                    if pfn >= low_pfn {
-                        self.fast_search_fail = 0;
-                        self.search_order = cur;
-                        page = Some(pfn);
-                        break;
-                    }
-                    if pfn >= min_pfn && high_pfn.is_none_or(|h| pfn > h) {
-                        high_pfn = Some(pfn);
-                        // A candidate shortens the search.
-                        limit >>= 1;
-                    }
-                    if order_scanned >= limit {
-                        break;
-                    }
-                }
-                // Use the best candidate if no preferred block came up.
-                if page.is_none() {
-                    if let Some(h) = high_pfn {
-                        page = Some(h);
-                        last = Some(z.idx(h));
-                    }
-                }
-                // The entries read go behind the others, so that the next search meets new
-                // ones (a list read to its end stays as it is).
-                if let Some(i) = last.filter(|_| page.is_some() || order_scanned >= limit) {
-                    list.rotate_to_head(mm, i);
-                }
-            }
+            let order_scanned;
+            (page, order_scanned) = self.read_free_list(&z, cur, &mut s);
             let mut abort = false;
             if let Some(pfn) = page {
                 if z.isolate_free_page(pfn, co) {
                     self.freepages[co as usize].push(pfn);
                     self.nr_freepages += 1 << co;
-                    nr_scanned += (1 << co) - 1;
+                    s.nr_scanned += (1 << co) - 1;
                     l.node().count(VmEvent::CompactIsolated, 1 << co);
                 } else {
                     // Below the watermark: the search ends here.
@@ -221,8 +196,8 @@ impl CompactControl {
             if self.nr_freepages >= self.nr_migratepages {
                 break;
             }
-            if order_scanned >= limit {
-                limit = (limit >> 1).max(1);
+            if order_scanned >= s.limit {
+                s.limit = (s.limit >> 1).max(1);
             }
             // An aborted search wraps around at once (and starts lower next time).
             o = self.next_search_order(if abort { self.search_order + 1 } else { cur }, order);
@@ -230,25 +205,69 @@ impl CompactControl {
         if page.is_none() {
             self.fast_search_fail += 1;
             if scan_start {
-                if highest >= min_pfn {
-                    page = Some(highest);
-                    self.free_pfn = highest;
+                if s.highest >= min_pfn {
+                    page = Some(s.highest);
+                    self.free_pfn = s.highest;
                 } else if self.direct {
                     page = Some(min_pfn);
                     self.free_pfn = min_pfn;
                 }
             }
         }
-        if highest != 0 {
+        if s.highest != 0 {
             let mut z = lock_zone(l, self.zone, self.cpu);
-            if highest >= z.compact.cached_free_pfn {
-                z.compact.cached_free_pfn = highest.saturating_sub(pb);
+            if s.highest >= z.compact.cached_free_pfn {
+                z.compact.cached_free_pfn = s.highest.saturating_sub(pb);
             }
         }
-        self.total_free_scanned += nr_scanned;
+        self.total_free_scanned += s.nr_scanned;
         if let Some(pfn) = page {
             self.fast_isolate_around(l, pfn);
         }
+    }
+
+    /// One order's turn in `fast_isolate_freepages`: read `free_list[o][MOVABLE]` from its
+    /// tail (the blocks freed longest ago) for a block in the preferred window, settling for
+    /// the highest candidate above `min_pfn`, and rotate the entries read behind the others
+    /// so that the next search meets new ones (a list read to its end stays as it is).
+    /// Returns the block chosen and the entries read.
+    fn read_free_list(&mut self, z: &Zone, o: i32, s: &mut FreeSearch) -> (Option<u64>, u32) {
+        let (mm, list) = (z.pages(), z.shared().free_areas().list(o as u32, MigrateType::Movable));
+        let mut order_scanned = 0u32;
+        let mut page = None;
+        let mut high_pfn = None;
+        let mut last = None;
+        for i in list.iter_rev(mm) {
+            order_scanned += 1;
+            s.nr_scanned += 1;
+            last = Some(i);
+            let pfn = z.pfn_at(i);
+            if pfn >= s.highest {
+                s.highest = (pfn & !(s.pb - 1)).max(s.zone_start);
+            }
+            if pfn >= s.low_pfn {
+                self.fast_search_fail = 0;
+                self.search_order = o;
+                page = Some(pfn);
+                break;
+            }
+            if pfn >= s.min_pfn && high_pfn.is_none_or(|h| pfn > h) {
+                high_pfn = Some(pfn);
+                // A candidate shortens the search.
+                s.limit >>= 1;
+            }
+            if order_scanned >= s.limit {
+                break;
+            }
+        }
+        if let (None, Some(h)) = (page, high_pfn) {
+            page = Some(h);
+            last = Some(z.idx(h));
+        }
+        if let Some(i) = last.filter(|_| page.is_some() || order_scanned >= s.limit) {
+            list.rotate_to_head(mm, i);
+        }
+        (page, order_scanned)
     }
 
     /// `fast_isolate_around()`: isolate the free pages of `pfn`'s pageblock (every pfn) if
