@@ -123,14 +123,47 @@ impl ListHead {
 
     /// Iterate from head to tail. The list must not change while iterating.
     pub fn iter<M: PageMap>(&self, mm: M) -> ListIter<M> {
-        ListIter { mm, cur: self.head() }
+        ListIter { mm, cur: self.head(), back: false }
+    }
+
+    /// Iterate from tail to head (`list_for_each_entry_reverse`). The list must not change
+    /// while iterating.
+    pub fn iter_rev<M: PageMap>(&self, mm: M) -> ListIter<M> {
+        ListIter { mm, cur: self.tail(), back: true }
+    }
+
+    /// Rotate the list so that `idx`, which must be on it, comes first; the pages that were
+    /// before it go, in order, to the tail (compaction's `move_freelist_head`). O(1).
+    pub fn rotate_to_head<M: PageMap>(&self, mm: M, idx: u32) {
+        let prev = mm.prev(idx);
+        if prev == NIL {
+            return;
+        }
+        let (head, tail) = (self.head(), self.tail());
+        mm.set_next(tail, head);
+        mm.set_prev(head, tail);
+        mm.set_next(prev, NIL);
+        mm.set_prev(idx, NIL);
+        self.head.store(idx, Relaxed);
+        self.tail.store(prev, Relaxed);
+    }
+
+    /// Rotate the list so that `idx`, which must be on it, comes last; the pages that were
+    /// after it come first (compaction's `move_freelist_tail`). O(1).
+    pub fn rotate_to_tail<M: PageMap>(&self, mm: M, idx: u32) {
+        let next = mm.next(idx);
+        if next != NIL {
+            self.rotate_to_head(mm, next);
+        }
     }
 }
 
-/// Iterator over the page indices of a list, head first.
+/// Iterator over the page indices of a list, head first (or tail first, from
+/// [`ListHead::iter_rev`]).
 pub struct ListIter<M> {
     mm: M,
     cur: u32,
+    back: bool,
 }
 
 impl<M: PageMap> Iterator for ListIter<M> {
@@ -142,7 +175,7 @@ impl<M: PageMap> Iterator for ListIter<M> {
             return None;
         }
         let idx = self.cur;
-        self.cur = self.mm.next(idx);
+        self.cur = if self.back { self.mm.prev(idx) } else { self.mm.next(idx) };
         Some(idx)
     }
 }
@@ -180,5 +213,27 @@ mod tests {
             assert!(l.is_empty());
             assert_eq!(l.last(), None);
         }
+    }
+
+    #[test]
+    fn rotations_keep_the_cyclic_order() {
+        let memmap = Memmap::with_layout(8, MemmapLayout::Split, 0);
+        let mm = memmap.pages();
+        let l = ListHead::new();
+        for i in 1..=5 {
+            l.add_tail(mm, i);
+        }
+        l.rotate_to_head(mm, 3);
+        assert_eq!(collect(&l, mm), vec![3, 4, 5, 1, 2]);
+        assert_eq!(l.iter_rev(mm).collect::<Vec<_>>(), vec![2, 1, 5, 4, 3]);
+        l.rotate_to_tail(mm, 4);
+        assert_eq!(collect(&l, mm), vec![5, 1, 2, 3, 4]);
+        l.rotate_to_tail(mm, 4);
+        l.rotate_to_head(mm, 5);
+        assert_eq!(collect(&l, mm), vec![5, 1, 2, 3, 4], "already in place: unchanged");
+        assert_eq!((l.first(), l.last()), (Some(5), Some(4)));
+        l.del(mm, 4);
+        l.add_tail(mm, 6);
+        assert_eq!(collect(&l, mm), vec![5, 1, 2, 3, 6], "links stay consistent");
     }
 }

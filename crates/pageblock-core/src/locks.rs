@@ -49,6 +49,13 @@ pub trait NodeLocks {
     /// `spin_lock(&zone->lock)`.
     fn lock_zone(&self, zone: usize) -> Self::ZoneGuard<'_>;
 
+    /// `spin_trylock(&zone->lock)`: `None` if another thread holds it (async compaction then
+    /// counts the run contended). By default the lock is taken: a single-threaded driver
+    /// never finds it held.
+    fn trylock_zone(&self, zone: usize) -> Option<Self::ZoneGuard<'_>> {
+        Some(self.lock_zone(zone))
+    }
+
     /// `pcp_spin_trylock()`: `None` if another thread holds it (the request then goes to the
     /// buddy lists, the free straight to the zone).
     fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<Self::PcpGuard<'_>>;

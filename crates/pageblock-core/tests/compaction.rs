@@ -117,9 +117,15 @@ fn fragment(node: &Node, owners: &RefCell<Owners>) {
             break;
         }
     }
+    // Freed in a scrambled order, as a workload frees: the free lists do not end up sorted
+    // by pfn (their tails, which compaction's free-list search reads first, would then
+    // hold only the lowest pages).
     let victims: Vec<u64> = {
         let o = owners.borrow();
-        o.blocks.iter().filter(|(&p, &(_, movable))| movable && p % 4 != 0).map(|(&p, _)| p).collect()
+        let mut v: Vec<u64> =
+            o.blocks.iter().filter(|(&p, &(_, movable))| movable && p % 4 != 0).map(|(&p, _)| p).collect();
+        v.sort_by_key(|&p| p.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17));
+        v
     };
     for p in victims {
         owners.borrow_mut().blocks.remove(&p);

@@ -134,6 +134,16 @@ impl NodeLocks for Pgdat {
         self.zones[zone].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    fn trylock_zone(&self, zone: usize) -> Option<MutexGuard<'_, Zone>> {
+        let guard = match self.zones[zone].try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        self.zone_lock_acquisitions.fetch_add(1, Ordering::Relaxed);
+        Some(guard)
+    }
+
     #[inline]
     fn trylock_pcp(&self, cpu: usize, zone: usize) -> Option<SpinGuard<'_, PerCpuPages>> {
         self.pcp[self.shared.pcp_index(cpu, zone)].try_lock()

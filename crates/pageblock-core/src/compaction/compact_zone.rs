@@ -2,6 +2,7 @@
 //! with `compaction_alloc`/`compaction_free`) and its callers: direct compaction for a
 //! request (`try_to_compact_pages`) and whole-zone runs (`compact_node`).
 
+use super::fast_search::FastStart;
 use super::migrate::idx;
 use super::suitable::{compaction_suit_allocation_order, SuitQuery};
 use super::{CompactPriority, CompactResult, MigrateMode, Mover};
@@ -50,6 +51,15 @@ pub(crate) struct CompactControl {
     pub capture: Option<u64>,
     /// The run's mover moves only handles' blocks ([`Mover::moves_handles_only`]).
     pub handles_only: bool,
+    /// `search_order`: the order the free-list search of the free scanner starts at.
+    pub search_order: i32,
+    /// `fast_search_fail`: free-list searches that found nothing since one that did.
+    pub fast_search_fail: u32,
+    /// `fast_start_pfn`: where the migrate scanner resumes once its free-list search fails.
+    pub fast_start: FastStart,
+    /// `contended`: an async run found the zone lock held; it ends at the next pageblock
+    /// boundary.
+    pub contended: bool,
 }
 
 impl CompactControl {
@@ -78,12 +88,38 @@ impl CompactControl {
             finish_pageblock: false,
             capture: None,
             handles_only: false,
+            search_order: order.map_or(-1, |o| o as i32),
+            fast_search_fail: 0,
+            fast_start: FastStart::Unset,
+            contended: false,
         }
+    }
+
+    /// `compact_lock_irqsave()` on the zone lock: an async run only tries it; finding it
+    /// held marks the run contended, and then it waits like any other.
+    pub(crate) fn lock_zone<'a, L: NodeLocks + ?Sized>(&mut self, l: &'a L) -> L::ZoneGuard<'a> {
+        if self.mode == MigrateMode::Async && !self.contended {
+            if let Some(mut z) = l.trylock_zone(self.zone) {
+                z.set_cpu(self.cpu);
+                return z;
+            }
+            self.contended = true;
+        }
+        lock_zone(l, self.zone, self.cpu)
     }
 
     /// `compact_scanners_met()`: the scanners are in the same pageblock or have crossed.
     pub(crate) fn scanners_met(&self, pageblock_order: u32) -> bool {
         self.free_pfn >> pageblock_order <= self.migrate_pfn >> pageblock_order
+    }
+
+    /// `Contended` if the run met a held lock, else `r` (the end of `__compact_finished`).
+    fn contended_or(&self, r: CompactResult) -> CompactResult {
+        if self.contended {
+            CompactResult::Contended
+        } else {
+            r
+        }
     }
 
     fn sync(&self) -> usize {
@@ -174,7 +210,8 @@ pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
 }
 
 /// Position the scanners: the zone's ends for a whole-zone run, else where the last run
-/// stopped (reset if outside the zone).
+/// stopped (reset if outside the zone). A run due again after the longest deferral first
+/// resets the skip hints, if a direct run met the scanners since the last reset.
 fn start_scanners<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) {
     let mut z = lock_zone(l, cc.zone, cc.cpu);
     if let Some(order) = cc.order {
@@ -189,11 +226,12 @@ fn start_scanners<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) {
         return;
     }
     let sync = cc.sync();
+    let end = z.end_pfn();
     let c = &mut z.compact;
-    if !(start..=last).contains(&c.cached_free_pfn) {
+    if !(start..end).contains(&c.cached_free_pfn) {
         c.cached_free_pfn = last;
     }
-    if !(start..=last).contains(&c.cached_migrate_pfn[sync]) {
+    if !(start..end).contains(&c.cached_migrate_pfn[sync]) {
         c.cached_migrate_pfn = [start; 2];
     }
     cc.free_pfn = c.cached_free_pfn;
@@ -218,7 +256,7 @@ fn compact_finished<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) -> Co
     }
     if cc.proactive {
         let done = super::suitable::fragmentation_score_zone(z.shared()) <= score_wmark_low(node);
-        return if done { CompactResult::Success } else { CompactResult::Continue };
+        return if done { CompactResult::Success } else { cc.contended_or(CompactResult::Continue) };
     }
     let Some(order) = cc.order else {
         return CompactResult::Continue;
@@ -248,7 +286,7 @@ fn compact_finished<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) -> Co
             return CompactResult::Success;
         }
     }
-    CompactResult::Continue
+    cc.contended_or(CompactResult::Continue)
 }
 
 /// The proactive run's goal: `max(100 - proactiveness, 5)`.

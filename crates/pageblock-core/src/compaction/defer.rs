@@ -6,6 +6,9 @@
 //! that are skipped before the next real one (up to 2^[`COMPACT_MAX_DEFER_SHIFT`] = 64); a
 //! success resets it.
 
+use crate::memmap::{PageInfo, PageState};
+use crate::migratetype::MigrateType;
+use crate::types::PAGE_ALLOC_COSTLY_ORDER;
 use crate::zone::Zone;
 
 /// `COMPACT_MAX_DEFER_SHIFT`.
@@ -23,8 +26,10 @@ pub struct ZoneCompaction {
     /// `compact_cached_free_pfn`: where the free scanner resumes.
     pub cached_free_pfn: u64,
     /// `compact_init_migrate_pfn`: a run starting at or below this scans the whole zone.
+    /// 0 until the first skip-hint reset sets it (the kernel's zone starts zeroed).
     pub init_migrate_pfn: u64,
-    /// `compact_init_free_pfn`.
+    /// `compact_init_free_pfn`: a free scanner starting at or above this searches the free
+    /// lists deeper. 0 until the first skip-hint reset.
     pub init_free_pfn: u64,
     /// `compact_considered`: attempts skipped since the last failure.
     pub considered: u32,
@@ -51,8 +56,8 @@ impl ZoneCompaction {
         ZoneCompaction {
             cached_migrate_pfn: [start_pfn; 2],
             cached_free_pfn: last_block_pfn,
-            init_migrate_pfn: start_pfn,
-            init_free_pfn: last_block_pfn,
+            init_migrate_pfn: 0,
+            init_free_pfn: 0,
             considered: 0,
             defer_shift: 0,
             order_failed: 0,
@@ -118,18 +123,88 @@ impl Zone {
         last_pageblock_pfn(self.end_pfn(), self.pageblock_order())
     }
 
-    /// `__reset_isolation_suitable()`: clear every pageblock's skip hint and restart both
-    /// scanners from the zone's ends. (The kernel samples each block for an LRU or free page
-    /// before clearing; here every hint goes.)
+    /// `__reset_isolation_suitable()`, once a direct run met the scanners
+    /// (`compact_blockskip_flush`): walk the zone from both ends at once and clear the skip
+    /// hint of each pageblock a sample (every 8th page) shows worth scanning again — an
+    /// allocated movable page for the migrate half, a free page in a Movable block for the
+    /// free half (both, once the half found its first). The scanners restart at the first
+    /// such blocks (`compact_init_*_pfn` too); with none, they start met in the middle.
+    /// Blocks under an allocation of a pageblock or more keep their hint.
     pub(crate) fn reset_isolation_suitable(&mut self) {
-        let pb = &self.shared.pageblocks;
-        for b in 0..pb.len() {
-            pb.set_skip(b, false);
+        if !self.compact.blockskip_flush {
+            return;
         }
         self.compact.blockskip_flush = false;
-        self.reset_cached_positions();
-        self.compact.init_migrate_pfn = self.start_pfn();
-        self.compact.init_free_pfn = self.last_pageblock_pfn();
+        let pb = self.pageblock_nr_pages();
+        let mut migrate_pfn = self.start_pfn();
+        let mut free_pfn = self.end_pfn() - 1;
+        let (mut reset_migrate, mut reset_free) = (free_pfn, migrate_pfn);
+        let (mut source_set, mut free_set) = (false, false);
+        while migrate_pfn < free_pfn {
+            if self.reset_isolation_pfn(migrate_pfn, true, source_set) && migrate_pfn < reset_migrate {
+                source_set = true;
+                reset_migrate = migrate_pfn;
+                self.compact.init_migrate_pfn = migrate_pfn;
+                self.compact.cached_migrate_pfn = [migrate_pfn; 2];
+            }
+            if self.reset_isolation_pfn(free_pfn, free_set, true) && free_pfn > reset_free {
+                free_set = true;
+                reset_free = free_pfn;
+                self.compact.init_free_pfn = free_pfn;
+                self.compact.cached_free_pfn = free_pfn;
+            }
+            migrate_pfn += pb;
+            let Some(next) = free_pfn.checked_sub(pb) else {
+                break;
+            };
+            free_pfn = next;
+        }
+        if reset_migrate >= reset_free {
+            self.compact.cached_migrate_pfn = [migrate_pfn; 2];
+            self.compact.cached_free_pfn = free_pfn;
+        }
+    }
+
+    /// `__reset_isolation_pfn()`: clear the skip hint of `pfn`'s pageblock if a sample shows
+    /// it a migration source (`check_source`: an allocated movable page) or target
+    /// (`check_target`: a free page). Returns whether the block may be a starting point.
+    fn reset_isolation_pfn(&self, pfn: u64, check_source: bool, check_target: bool) -> bool {
+        if !self.contains(pfn) {
+            return false;
+        }
+        let pbo = self.pageblock_order();
+        // `pageblock_skip_persistent()`.
+        if self.block_at(pfn).is_some_and(|b| b.state == PageState::Allocated && b.order >= pbo) {
+            return false;
+        }
+        let block = self.block_of(pfn);
+        let pageblocks = &self.shared().pageblocks;
+        if check_source && check_target && !pageblocks.skip(block) {
+            return true;
+        }
+        if !check_source && check_target && self.pageblock_migratetype(pfn) != MigrateType::Movable {
+            return false;
+        }
+        let first = (pfn & !((1 << pbo) - 1)).max(self.start_pfn());
+        let last = ((pfn | ((1 << pbo) - 1)).min(self.end_pfn() - 1)).max(first);
+        for p in (first..=last).step_by(1 << PAGE_ALLOC_COSTLY_ORDER) {
+            let lru = || self.block_at(p).is_some_and(|b| b.state == PageState::Allocated && b.tag.movable);
+            let buddy = || self.shared().memmap().info(self.idx(p)).state == PageState::Buddy;
+            if (check_source && lru()) || (check_target && buddy()) {
+                pageblocks.set_skip(block, false);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The block page `pfn` belongs to: the one it heads, or the one its tail lies in.
+    fn block_at(&self, pfn: u64) -> Option<PageInfo> {
+        let info = self.shared().memmap().info(self.idx(pfn));
+        if info.state != PageState::Tail {
+            return Some(info);
+        }
+        self.shared().memmap().tail_block_info(self.start_pfn(), pfn, self.max_order())
     }
 }
 

@@ -24,21 +24,25 @@ pub(crate) enum Isolated {
 }
 
 impl CompactControl {
-    /// `isolate_migratepages()`: scan forward from `migrate_pfn` to the first pageblock
-    /// worth scanning below the free scanner, and isolate from it.
+    /// `isolate_migratepages()`: from where the free-list search
+    /// ([`CompactControl::fast_find_migrateblock`]) points, or else linearly from
+    /// `migrate_pfn`, find the first pageblock worth scanning below the free scanner, and
+    /// isolate from it.
     pub(crate) fn isolate_migratepages<L: NodeLocks + ?Sized>(&mut self, l: &L) -> Isolated {
         let zone = l.node().zone(self.zone);
         let pb = 1u64 << zone.config().pageblock_order;
         let (zone_start, zone_end) = (zone.config().start_pfn, zone.config().end_pfn());
-        let mut low = self.migrate_pfn;
+        let mut low = self.fast_find_migrateblock(l);
+        // A block the search chose was checked for its skip hint already.
+        let mut fast_find_block = low != self.migrate_pfn && self.fast_search_fail == 0;
         let mut block_start = (low & !(pb - 1)).max(zone_start);
         let mut block_end = (low & !(pb - 1)) + pb;
         while block_end <= self.free_pfn {
-            self.migrate_pfn = low;
             let first_of_block = low & (pb - 1) == 0 || low == zone_start;
             let partial = block_start & (pb - 1) != 0 || block_end > zone_end;
             let skip = !partial
                 && first_of_block
+                && !fast_find_block
                 && !self.ignore_skip_hint
                 && zone.pageblocks().skip(block_index(zone, block_start));
             if !partial && !skip {
@@ -49,11 +53,12 @@ impl CompactControl {
                     return if self.migratepages.is_empty() { Isolated::None } else { Isolated::Some };
                 }
             }
+            fast_find_block = false;
             low = block_end;
+            self.migrate_pfn = low;
             block_start = block_end;
             block_end += pb;
         }
-        self.migrate_pfn = low;
         Isolated::None
     }
 
@@ -132,7 +137,11 @@ impl CompactControl {
                     self.nr_migratepages += pages;
                     nr_isolated += pages;
                     pfn += pages;
-                    if self.nr_migratepages >= COMPACT_CLUSTER_MAX && !self.finish_pageblock {
+                    // A contended run isolates the whole block at once.
+                    if self.nr_migratepages >= COMPACT_CLUSTER_MAX
+                        && !self.finish_pageblock
+                        && !self.contended
+                    {
                         break;
                     }
                     continue;
@@ -145,7 +154,7 @@ impl CompactControl {
                     self.nr_migratepages -= 1 << inf.order;
                     nr_isolated -= 1 << inf.order;
                 }
-                nr_scanned += next_skip_pfn.min(end).saturating_sub(pfn + pages);
+                // The rest of the chunk is passed over, not scanned.
                 pfn = next_skip_pfn.min(end).max(pfn + pages);
             } else {
                 pfn += pages;

@@ -9,9 +9,13 @@
 //! (`compact_zone.rs`). What makes it worth trying, and when to stop trying, is decided by
 //! the fragmentation index ([`suitable`]) and by deferral after failures (`defer.rs`).
 //!
-//! Not modelled: the fast searches (`fast_find_migrateblock`, `fast_isolate_freepages`),
-//! the free scanner's async stride, the LRU-isolation throttle, lock contention and signals
-//! (a run is never `Contended` for those reasons).
+//! Before walking, each scanner looks at a few entries of the MOVABLE free lists for a
+//! pageblock worth visiting (`fast_search.rs`). An async run only trylocks the zone lock;
+//! finding it held (the thread-safe library) ends the run `Contended` at the next pageblock
+//! boundary.
+//!
+//! Not modelled: the LRU-isolation throttle (`too_many_isolated`), `need_resched` and fatal
+//! signals: the simulator has no scheduler or signals, so nothing would set them.
 //!
 //! # Invariants
 //!
@@ -25,9 +29,12 @@
 mod capture;
 mod compact_zone;
 pub(crate) mod defer;
+mod fast_search;
 mod isolate;
 mod kcompactd;
 mod migrate;
+#[cfg(test)]
+mod scan_tests;
 pub mod suitable;
 
 pub(crate) use capture::Capture;
