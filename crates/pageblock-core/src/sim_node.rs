@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use crate::alloc::AllocError;
 use crate::compaction::{
-    self, kcompactd_run, proactive_compact, CompactResult, Mover, PROACTIVE_INTERVAL_US,
+    self, kcompactd_run, proactive_compact, CompactResult, FolioState, MigrateFail, MigrateMode, Mover,
+    PROACTIVE_INTERVAL_US,
 };
 use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneType};
 use crate::free::FreeError;
@@ -362,19 +363,21 @@ impl NodeLocks for Node {
 
 /// The node moves a block through the owner's mover, and keeps its LRU entry with it.
 impl Mover for Node {
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, mode: MigrateMode) -> Result<(), MigrateFail> {
         let Some(mover) = &self.mover else {
-            return false;
+            return Err(MigrateFail::Busy);
         };
-        if !mover.migrate(from, to, order) {
-            return false;
-        }
+        mover.migrate(from, to, order, mode)?;
         if let (Some(r), Some(z)) = (&self.reclaim, self.shared.zone_of(to.0)) {
             let mut lru = r.lru.borrow_mut();
             if let Some(page) = lru.del(from.0) {
                 lru.put(to.0, page, page.list, z);
             }
         }
-        true
+        Ok(())
+    }
+
+    fn folio_state(&self, pfn: Pfn, order: u32) -> FolioState {
+        self.mover.as_ref().map_or_else(FolioState::default, |m| m.folio_state(pfn, order))
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod kbuild;
 pub mod mm;
+pub mod page_states;
 pub mod table;
 pub mod thpscale;
 
