@@ -93,7 +93,7 @@ impl ThpLabConfig {
 }
 
 /// The vm events a run reports, by their `/proc/vmstat` (or pageblock) names.
-pub const RUN_EVENTS: [VmEvent; 32] = [
+pub const RUN_EVENTS: [VmEvent; 33] = [
     VmEvent::ThpFaultAlloc,
     VmEvent::ThpFaultFallback,
     VmEvent::CompactStall,
@@ -105,6 +105,7 @@ pub const RUN_EVENTS: [VmEvent; 32] = [
     VmEvent::CompactDaemonMigrateScanned,
     VmEvent::CompactDaemonFreeScanned,
     VmEvent::PgMigrateSuccess,
+    VmEvent::PgMigrateFail,
     VmEvent::PgscanKswapd,
     VmEvent::PgstealKswapd,
     VmEvent::PgscanDirect,

@@ -307,6 +307,43 @@ mod tests {
         assert_eq!(s.counts(), (0, 1));
     }
 
+    /// Regression (audit C12): the lab's pages never refused to move, so a huge page fault
+    /// compacted its way through blocks the kernel could not empty.
+    #[test]
+    fn pinned_pages_keep_a_fragmented_node_from_making_huge_pages() {
+        use pageblock_core::thp::ThpDefrag;
+        use pageblock_core::{Node, Policy, VmEvent, ZoneConfig, ZoneStat};
+
+        use crate::thp::mm::Mm;
+
+        let huge_after_fragmenting = |shares: PageStateShares| {
+            let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(32 << 20) };
+            let mut node = Node::single_zone(zone, Policy { min_free_kbytes: Some(128), ..Policy::default() })
+                .expect("node boots");
+            let mm = Mm::attach(&mut node);
+            mm.set_page_states(shares, node.shared().managed_pages());
+            // Fill to below half a pageblock of free memory, short of reclaim's watermarks.
+            let free = || node.shared().zone(0).counters().zone_stat(ZoneStat::NrFreePages);
+            let mut ids = Vec::new();
+            while free() > 256 {
+                ids.push(mm.fault_anon(&node, 0).expect("memory is free"));
+            }
+            for (i, id) in ids.into_iter().enumerate() {
+                if i % 16 != 0 {
+                    mm.unmap_anon(&node, 0, id);
+                }
+            }
+            node.drain_all_pages();
+            let (_, order) = mm.fault_thp(&node, 0, ThpDefrag::Madvise, true).expect("a base page at least");
+            let stalls = node.shared().event(VmEvent::CompactStall);
+            assert!(stalls > 0, "the fault compacted");
+            order > 0
+        };
+        assert!(huge_after_fragmenting(PageStateShares::NONE), "movable pages make room");
+        let pinned = PageStateShares { pinned: 1000, ..PageStateShares::NONE };
+        assert!(!huge_after_fragmenting(pinned), "no block can be emptied of pinned pages");
+    }
+
     #[test]
     fn a_pin_is_retried_and_a_synchronous_run_waits_for_writeback() {
         let mut s = PageStates::new(PageStateShares { pinned: 1000, ..PageStateShares::NONE }, 1000);
