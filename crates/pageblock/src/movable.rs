@@ -315,7 +315,8 @@ impl Mover for Pgdat {
         let Some(slot) = table.owner_of(from.0) else {
             return Err(MigrateFail::Busy);
         };
-        if let Err(state) = slot.state.compare_exchange(LIVE, MIGRATING, Ordering::Acquire, Ordering::Relaxed) {
+        let claimed = slot.state.compare_exchange(LIVE, MIGRATING, Ordering::Acquire, Ordering::Relaxed);
+        if let Err(state) = claimed {
             return Err(if state == PINNED { MigrateFail::Again } else { MigrateFail::Busy });
         }
         if slot.pfn.load(Ordering::Relaxed) != from.0 || slot.order.load(Ordering::Relaxed) != order {

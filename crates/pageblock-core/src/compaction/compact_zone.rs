@@ -280,7 +280,11 @@ fn captured<L: NodeLocks + ?Sized>(l: &L, cc: &CompactControl) -> Option<u64> {
 /// `compaction_alloc()`: the smallest isolated free block that fits, split down to the
 /// source's order; the free scanner runs once more if none fits. The destination is
 /// allocated with the source's owner tag.
-pub(super) fn compaction_alloc<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl, src: PageInfo) -> Option<u64> {
+pub(super) fn compaction_alloc<L: NodeLocks + ?Sized>(
+    l: &L,
+    cc: &mut CompactControl,
+    src: PageInfo,
+) -> Option<u64> {
     let order = src.order;
     let fits = |cc: &CompactControl| (order as usize..NR_ORDER_SLOTS).find(|&o| !cc.freepages[o].is_empty());
     let found = match fits(cc) {

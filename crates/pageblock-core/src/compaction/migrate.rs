@@ -113,7 +113,9 @@ impl CompactControl {
                 && (if self.handles_only { info.tag.handle } else { info.tag.movable })
                 && info.order < pbo
                 && self.order.is_none_or(|o| info.order < o)
-                && mover.is_none_or(|m| self.may_isolate(m.folio_state(Pfn(pfn), info.order), unevictable_allowed));
+                && mover.is_none_or(|m| {
+                    self.may_isolate(m.folio_state(Pfn(pfn), info.order), unevictable_allowed)
+                });
             if matches!(info.state, PageState::Buddy | PageState::Tail) {
                 pfn += pages;
                 continue;

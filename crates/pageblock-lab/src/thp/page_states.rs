@@ -318,8 +318,9 @@ mod tests {
 
         let huge_after_fragmenting = |shares: PageStateShares| {
             let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(32 << 20) };
-            let mut node = Node::single_zone(zone, Policy { min_free_kbytes: Some(128), ..Policy::default() })
-                .expect("node boots");
+            let mut node =
+                Node::single_zone(zone, Policy { min_free_kbytes: Some(128), ..Policy::default() })
+                    .expect("node boots");
             let mm = Mm::attach(&mut node);
             mm.set_page_states(shares, node.shared().managed_pages());
             // Fill to below half a pageblock of free memory, short of reclaim's watermarks.

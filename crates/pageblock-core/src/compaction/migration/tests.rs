@@ -176,7 +176,8 @@ fn unevictable_pages_move_unless_compact_unevictable_allowed_is_off() {
     let (node, owner) = zone_with(mlocked, Policy::default());
     assert_eq!(compact(&node, MigrateMode::Async), CompactResult::Success);
     assert!(!asked_of_special(&owner).is_empty());
-    let (node, owner) = zone_with(mlocked, Policy { compact_unevictable_allowed: false, ..Policy::default() });
+    let (node, owner) =
+        zone_with(mlocked, Policy { compact_unevictable_allowed: false, ..Policy::default() });
     assert_ne!(compact(&node, MigrateMode::Async), CompactResult::Success);
     assert!(asked_of_special(&owner).is_empty());
 }
