@@ -278,8 +278,9 @@ fn captured<L: NodeLocks + ?Sized>(l: &L, cc: &CompactControl) -> Option<u64> {
 }
 
 /// `compaction_alloc()`: the smallest isolated free block that fits, split down to the
-/// source's order; the free scanner runs once more if none fits. The destination is
-/// allocated with the source's owner tag.
+/// source's order; the free scanner runs once more if none fits (it works until it holds as
+/// many pages as still wait to move). The destination is allocated with the source's owner
+/// tag.
 pub(super) fn compaction_alloc<L: NodeLocks + ?Sized>(
     l: &L,
     cc: &mut CompactControl,
@@ -306,15 +307,18 @@ pub(super) fn compaction_alloc<L: NodeLocks + ?Sized>(
         cc.freepages[high as usize].push(half);
     }
     cc.nr_freepages -= 1 << order;
+    cc.nr_migratepages -= 1 << order;
     mm.set_info(idx(zone, pfn), PageInfo { state: PageState::Allocated, order, tag: src.tag });
     Some(pfn)
 }
 
-/// `compaction_free()`: a destination that was not used goes back to the run's free pages.
+/// `compaction_free()`: a destination that was not used goes back to the run's free pages,
+/// and its source waits to move again.
 pub(super) fn compaction_free(zone: &crate::zone::ZoneShared, cc: &mut CompactControl, pfn: u64, order: u32) {
     zone.memmap().set_head(idx(zone, pfn), PageState::Isolated, order);
     cc.freepages[order as usize].push(pfn);
     cc.nr_freepages += 1 << order;
+    cc.nr_migratepages += 1 << order;
 }
 
 /// `release_free_list()`: the free pages the run did not use are freed again (as any page,

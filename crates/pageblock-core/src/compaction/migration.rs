@@ -66,12 +66,13 @@ pub(super) fn migrate_pages<L: NodeLocks + ?Sized>(
     cc: &mut CompactControl,
 ) -> Result<(), MigrateError> {
     let batch = std::mem::take(&mut cc.migratepages);
-    cc.nr_migratepages = 0;
     let failed = if cc.mode == MigrateMode::Async {
         migrate_pages_batch(l, mover, cc, batch, MigrateMode::Async, NR_MAX_MIGRATE_PAGES_RETRY)
     } else {
         migrate_pages_sync(l, mover, cc, batch)
     };
+    // Every block has moved or goes back now.
+    cc.nr_migratepages = 0;
     let zone = l.node().zone(cc.zone);
     let failed = match failed {
         Ok(f) => f,
