@@ -485,6 +485,9 @@ pub struct Policy {
     /// `vm.compaction_proactiveness` (0..=100, default 20): how low kcompactd keeps the
     /// node's fragmentation score in the background; 0 turns proactive compaction off.
     pub compaction_proactiveness: u32,
+    /// `vm.compact_unevictable_allowed` (default 1; 0 on PREEMPT_RT): compaction may isolate
+    /// and move unevictable (mlocked) pages.
+    pub compact_unevictable_allowed: bool,
     /// Whose reclaim rules: 6.18's (the default) or those of the kernel seed 004 measured.
     pub kernel: KernelPeriod,
 }
@@ -515,6 +518,7 @@ impl Default for Policy {
             compaction_suitable_targets: false,
             extfrag_threshold: 500,
             compaction_proactiveness: 20,
+            compact_unevictable_allowed: true,
             kernel: KernelPeriod::Linux6_18,
         }
     }

@@ -12,7 +12,10 @@ use std::cell::{Ref, RefCell, RefMut};
 use std::sync::Arc;
 
 use crate::alloc::AllocError;
-use crate::compaction::{self, kcompactd_pass, kcompactd_work_requested, CompactResult, Mover};
+use crate::compaction::{
+    self, kcompactd_pass, kcompactd_work_requested, CompactResult, FolioState, MigrateFail, MigrateMode,
+    Mover,
+};
 use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneType};
 use crate::free::FreeError;
 use crate::gfp::Gfp;
@@ -471,16 +474,18 @@ impl NodeLocks for Node {
 /// page under swap writeback cannot move; a written page only in the swap cache is the
 /// node's to move.
 impl Mover for Node {
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, mode: MigrateMode) -> Result<(), MigrateFail> {
         let Some(mover) = &self.mover else {
-            return false;
+            return Err(MigrateFail::Busy);
         };
         let page = self.reclaim.as_ref().and_then(|r| r.lru.borrow().get(from.0));
         if page.is_some_and(|p| p.writeback) {
-            return false;
+            // `migrate_folio_unmap`: only MIGRATE_SYNC waits for writeback, and the
+            // simulator cannot wait inside a run; every other mode gets -EBUSY.
+            return Err(MigrateFail::Busy);
         }
-        if !page.is_some_and(|p| p.swapcache) && !mover.migrate(from, to, order) {
-            return false;
+        if !page.is_some_and(|p| p.swapcache) {
+            mover.migrate(from, to, order, mode)?;
         }
         if let (Some(r), Some(z)) = (&self.reclaim, self.shared.zone_of(to.0)) {
             let mut lru = r.lru.borrow_mut();
@@ -488,6 +493,10 @@ impl Mover for Node {
                 lru.put(to.0, page, page.list, z);
             }
         }
-        true
+        Ok(())
+    }
+
+    fn folio_state(&self, pfn: Pfn, order: u32) -> FolioState {
+        self.mover.as_ref().map_or_else(FolioState::default, |m| m.folio_state(pfn, order))
     }
 }

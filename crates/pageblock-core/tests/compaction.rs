@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use pageblock_core::compaction::{fragmentation_index, Mover};
+use pageblock_core::compaction::{fragmentation_index, MigrateFail, MigrateMode, Mover};
 use pageblock_core::{Gfp, Node, NodeConfig, NodeShared, Pfn, Policy, VmEvent, ZoneConfig};
 use proptest::prelude::*;
 
@@ -30,7 +30,7 @@ struct TableMover {
 }
 
 impl Mover for TableMover {
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
         let mut o = self.owners.borrow_mut();
         for z in self.node.zones() {
             let c = z.census();
@@ -46,14 +46,14 @@ impl Mover for TableMover {
                     o.broken.push(format!("moved {from:?} onto live block {to:?}"));
                 }
                 o.moves += 1;
-                true
+                Ok(())
             }
             other => {
                 o.broken.push(format!("asked to move {from:?}/{order}, owner has {other:?}"));
                 if let Some(v) = other {
                     o.blocks.insert(from.0, v);
                 }
-                false
+                Err(MigrateFail::Busy)
             }
         }
     }

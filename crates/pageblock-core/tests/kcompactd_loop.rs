@@ -8,7 +8,8 @@ mod common;
 
 use common::Owner;
 use pageblock_core::compaction::{
-    fragmentation_score_node, wakeup_kcompactd, Mover, COMPACT_MAX_DEFER_SHIFT, PROACTIVE_INTERVAL_US,
+    fragmentation_score_node, wakeup_kcompactd, MigrateFail, MigrateMode, Mover, COMPACT_MAX_DEFER_SHIFT,
+    PROACTIVE_INTERVAL_US,
 };
 use pageblock_core::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneType};
@@ -17,8 +18,8 @@ use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, Zo
 struct Pinned;
 
 impl Mover for Pinned {
-    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32) -> bool {
-        false
+    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
+        Err(MigrateFail::Again)
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use pageblock_core::compaction::suitable::{compaction_suitable, migration_target_pages};
-use pageblock_core::compaction::{compact_gap, Mover};
+use pageblock_core::compaction::{compact_gap, MigrateFail, MigrateMode, Mover};
 use pageblock_core::thp::ThpDefrag;
 use pageblock_core::vmscan::kswapd::{pgdat_balanced, wakeup_kswapd};
 use pageblock_core::watermark::WatermarkLevel;
@@ -20,9 +20,13 @@ use common::fill;
 struct Owner(Rc<RefCell<BTreeSet<u64>>>);
 
 impl Mover for Owner {
-    fn migrate(&self, from: Pfn, to: Pfn, _order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, _order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
         let mut t = self.0.borrow_mut();
-        t.remove(&from.0) && t.insert(to.0)
+        if t.remove(&from.0) && t.insert(to.0) {
+            Ok(())
+        } else {
+            Err(MigrateFail::Busy)
+        }
     }
 }
 

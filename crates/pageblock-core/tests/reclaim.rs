@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use pageblock_core::compaction::Mover;
+use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::vmscan::{LruKind, Unmap};
 use pageblock_core::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig};
@@ -35,15 +35,15 @@ impl Unmap for Owner {
 }
 
 impl Mover for Owner {
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
         let mut t = self.0.borrow_mut();
         match t.pages.remove(&from.0) {
             Some(v) => {
                 assert_eq!(v.0, order);
                 t.pages.insert(to.0, v);
-                true
+                Ok(())
             }
-            None => false,
+            None => Err(MigrateFail::Busy),
         }
     }
 }

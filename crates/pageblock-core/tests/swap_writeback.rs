@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use pageblock_core::compaction::Mover;
+use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::vmscan::kswapd::kswapd_run;
 use pageblock_core::vmscan::{LruKind, SwapDevice, SwapLatency, Unmap};
 use pageblock_core::watermark::WatermarkLevel;
@@ -23,9 +23,19 @@ impl Unmap for Process {
 }
 
 impl Mover for Process {
-    fn migrate(&self, from: pageblock_core::Pfn, to: pageblock_core::Pfn, _order: u32) -> bool {
+    fn migrate(
+        &self,
+        from: pageblock_core::Pfn,
+        to: pageblock_core::Pfn,
+        _order: u32,
+        _mode: MigrateMode,
+    ) -> Result<(), MigrateFail> {
         let mut pages = self.0.borrow_mut();
-        pages.remove(&from.0) && pages.insert(to.0)
+        if pages.remove(&from.0) && pages.insert(to.0) {
+            Ok(())
+        } else {
+            Err(MigrateFail::Busy)
+        }
     }
 }
 
@@ -89,9 +99,18 @@ fn a_page_under_writeback_cannot_migrate_a_written_one_in_the_swap_cache_can() {
     let busy = pfn_of(&node, true).expect("a page still being written");
     assert!(!process.0.borrow().contains(&busy), "the process let go of it");
     let to = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).unwrap();
-    assert!(!node.migrate(pageblock_core::Pfn(busy), to, 0), "under writeback");
+    let sync_light = MigrateMode::SyncLight;
+    assert_eq!(
+        node.migrate(pageblock_core::Pfn(busy), to, 0, sync_light),
+        Err(MigrateFail::Busy),
+        "under writeback"
+    );
     node.advance_to(1 << 40);
     let written = pfn_of(&node, false).expect("a written page left on the LRU");
-    assert!(node.migrate(pageblock_core::Pfn(written), to, 0), "the swap cache is the node's to move");
+    assert_eq!(
+        node.migrate(pageblock_core::Pfn(written), to, 0, sync_light),
+        Ok(()),
+        "the swap cache is the node's to move"
+    );
     assert!(node.lru_page(to).is_some_and(|e| e.swapcache));
 }

@@ -3,7 +3,7 @@
 //! one async compaction, then nopage), then, if the mask may reclaim directly, the full slow
 //! path.
 
-use pageblock_core::compaction::Mover;
+use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::thp::ThpDefrag;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneStat};
 
@@ -13,8 +13,8 @@ mod common;
 struct Refusing;
 
 impl Mover for Refusing {
-    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32) -> bool {
-        false
+    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
+        Err(MigrateFail::Busy)
     }
 }
 

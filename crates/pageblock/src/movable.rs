@@ -15,7 +15,8 @@
 //! Compaction calls [`Mover::migrate`] with a block it has isolated (memmap state
 //! `Isolated`) and a destination it allocated. The move claims the slot (`LIVE` →
 //! `MIGRATING`), copies the bytes (arena mode), points the slot and the reverse map at the
-//! destination, and releases the slot. A pinned slot cannot be claimed: the block stays.
+//! destination, and releases the slot. A pinned slot cannot be claimed: the block stays
+//! (`-EAGAIN`: compaction retries it within the same batch, then puts it back).
 //!
 //! # Invariants
 //!
@@ -39,7 +40,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use pageblock_core::compaction::Mover;
+use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::memmap::PageState;
 use pageblock_core::types::PAGE_SIZE;
 use pageblock_core::{page_alloc, FreeError, Owner, Pfn};
@@ -302,27 +303,30 @@ fn backoff(spins: &mut u32) {
 }
 
 /// Compaction's move of a handle's block (`migrate_folio`): claim the slot, copy the bytes,
-/// repoint the handle and the reverse map. Refused (the block stays) for a block with no
-/// handle (a raw allocation), a pinned or dying handle, or a stale reverse-map entry.
+/// repoint the handle and the reverse map. A pinned handle is a transient obstacle, as a
+/// page's extra reference is (`-EAGAIN`: compaction tries again a few times); a block with
+/// no handle (a raw allocation), a dying handle or a stale reverse-map entry is refused
+/// (`-EBUSY`). Either way the block stays.
 impl Mover for Pgdat {
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
         let Some(table) = self.movable.get() else {
-            return false;
+            return Err(MigrateFail::Busy);
         };
         let Some(slot) = table.owner_of(from.0) else {
-            return false;
+            return Err(MigrateFail::Busy);
         };
-        if slot.state.compare_exchange(LIVE, MIGRATING, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            return false;
+        let claimed = slot.state.compare_exchange(LIVE, MIGRATING, Ordering::Acquire, Ordering::Relaxed);
+        if let Err(state) = claimed {
+            return Err(if state == PINNED { MigrateFail::Again } else { MigrateFail::Busy });
         }
         if slot.pfn.load(Ordering::Relaxed) != from.0 || slot.order.load(Ordering::Relaxed) != order {
             slot.state.store(LIVE, Ordering::Release);
-            return false;
+            return Err(MigrateFail::Busy);
         }
         if let Some(arena) = &self.arena {
             let (Some(src), Some(dst)) = (arena.page_ptr(from.0), arena.page_ptr(to.0)) else {
                 slot.state.store(LIVE, Ordering::Release);
-                return false;
+                return Err(MigrateFail::Busy);
             };
             // SAFETY: `from` is the handle's block, isolated by the caller and claimed here
             // (no pin can read or write it); `to` is a block of the same order the caller
@@ -337,7 +341,7 @@ impl Mover for Pgdat {
         table.rmap(to.0).store(id, Ordering::Release);
         table.rmap(from.0).store(0, Ordering::Release);
         slot.state.store(LIVE, Ordering::Release);
-        true
+        Ok(())
     }
 
     /// Raw blocks have no handle to repoint: only handles' blocks are isolated.

@@ -118,6 +118,9 @@ fn verify_checks_that_handles_and_the_memmap_agree() {
 #[test]
 fn compaction_never_isolates_a_raw_movable_block() {
     let a = quiet();
+    // A live handle lets compaction run. Made first, low in the zone, it has room to move
+    // into (a move that finds no free page counts as failed too, `-ENOMEM`).
+    let m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
     let mut raw = Vec::new();
     while let Ok(p) = a.alloc_pages(0, Gfp::HIGHUSER_MOVABLE) {
         raw.push(p);
@@ -126,8 +129,6 @@ fn compaction_never_isolates_a_raw_movable_block() {
     let freed: Vec<Pfn> = raw.iter().copied().filter(|p| p.0 % 2 == 0).collect();
     a.free_pages_batch(&freed, 0).unwrap();
     a.drain_all_pages();
-    // A live handle lets compaction run.
-    let m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
     a.compact_memory();
     assert!(a.shared().event(VmEvent::CompactMigrateScanned) > 0, "the migrate scanner ran");
     assert_eq!(a.shared().event(VmEvent::PgMigrateFail), 0, "a raw block was isolated");

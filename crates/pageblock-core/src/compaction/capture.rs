@@ -115,7 +115,7 @@ impl Zone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::Mover;
+    use crate::compaction::{MigrateFail, MigrateMode, Mover};
     use crate::{Gfp, Node, NodeLocks, Pfn, Policy, ZoneConfig, ZoneType};
 
     /// Regression: with one wish slot per zone, a second direct compaction in the same zone
@@ -141,8 +141,8 @@ mod tests {
     struct Anywhere;
 
     impl Mover for Anywhere {
-        fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32) -> bool {
-            true
+        fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
+            Ok(())
         }
     }
 

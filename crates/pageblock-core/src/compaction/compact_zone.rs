@@ -1,19 +1,19 @@
-//! One compaction run over a zone (`compact_zone`, `__compact_finished`, `migrate_pages`
-//! with `compaction_alloc`/`compaction_free`) and its callers: direct compaction for a
+//! One compaction run over a zone (`compact_zone`, `__compact_finished`,
+//! `compaction_alloc`/`compaction_free` for `migrate_pages`) and its callers: direct compaction for a
 //! request (`try_to_compact_pages`) and whole-zone runs (`compact_node`).
 
 use super::fast_search::FastStart;
 use super::migrate::idx;
+use super::migration::{migrate_pages, MigrateError};
 use super::suitable::{compaction_suit_allocation_order, SuitQuery};
 use super::{CompactPriority, CompactResult, MigrateMode, Mover};
 use crate::config::ZoneType;
 use crate::fallback::Fallback;
-use crate::free::Owner;
 use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::page_alloc::{drain_pages_zone, free_pages, free_pages_as, lock_zone, AllocContext};
+use crate::page_alloc::{drain_pages_zone, free_pages, lock_zone, AllocContext};
 use crate::stats::{VmEvent, ZoneStat};
 use crate::types::{Pfn, NR_ORDER_SLOTS};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
@@ -60,6 +60,8 @@ pub(crate) struct CompactControl {
     /// `contended`: an async run found the zone lock held; it ends at the next pageblock
     /// boundary.
     pub contended: bool,
+    /// The request may enter the file system (`__GFP_FS`): file pages may be isolated.
+    pub gfp_fs: bool,
 }
 
 impl CompactControl {
@@ -92,6 +94,7 @@ impl CompactControl {
             fast_search_fail: 0,
             fast_start: FastStart::Unset,
             contended: false,
+            gfp_fs: true,
         }
     }
 
@@ -127,14 +130,6 @@ impl CompactControl {
     }
 }
 
-/// What stopped a batch of migrations.
-enum MigrateError {
-    /// No free page left to migrate into (`-ENOMEM`).
-    NoMemory,
-    /// Some pages did not move (the mover refused).
-    Busy,
-}
-
 /// `compact_zone()`.
 pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
     l: &L,
@@ -166,13 +161,18 @@ pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
     };
     let zone_start = zone.config().start_pfn;
     let mut last_migrated_pfn = 0;
+    // After a failed migration the rest of the pageblock is isolated at once, without
+    // the finish check (`goto rescan`).
+    let mut rescan = false;
     let ret = loop {
-        let ret = compact_finished(l, cc);
-        if ret != CompactResult::Continue {
-            break ret;
+        if !std::mem::take(&mut rescan) {
+            let ret = compact_finished(l, cc);
+            if ret != CompactResult::Continue {
+                break ret;
+            }
+            let start = cc.migrate_pfn;
+            cc.finish_pageblock = last_migrated_pfn >> pbo == start >> pbo;
         }
-        let start = cc.migrate_pfn;
-        cc.finish_pageblock = last_migrated_pfn >> pbo == start >> pbo;
         match cc.isolate_migratepages(l) {
             super::migrate::Isolated::None => {
                 if update_cached {
@@ -183,9 +183,25 @@ pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
             super::migrate::Isolated::Some => {
                 update_cached = false;
                 last_migrated_pfn = zone_start.max(((cc.migrate_pfn - 1) >> pbo) << pbo);
-                if let Err(MigrateError::NoMemory) = migrate_pages(l, mover, cc) {
-                    if !cc.scanners_met(pbo) {
+                if let Err(err) = migrate_pages(l, mover, cc) {
+                    if err == MigrateError::NoMemory && !cc.scanners_met(pbo) {
                         break CompactResult::Contended;
+                    }
+                    // A failure inside a pageblock an ASYNC or SYNC_LIGHT run can come back
+                    // to: isolate the rest of it now, so that it is marked skipped after.
+                    if cc.migrate_pfn & ((1 << pbo) - 1) != 0
+                        && !cc.ignore_skip_hint
+                        && !cc.finish_pageblock
+                        && cc.mode != MigrateMode::Sync
+                    {
+                        cc.finish_pageblock = true;
+                        // Draining the CPU lists cannot make a huge page of a block that
+                        // keeps a page (`COMPACTION_HPAGE_ORDER`).
+                        if cc.order == Some(pbo) {
+                            last_migrated_pfn = 0;
+                        }
+                        rescan = true;
+                        continue;
                     }
                 }
                 if captured(l, cc).is_some() {
@@ -299,55 +315,15 @@ fn captured<L: NodeLocks + ?Sized>(l: &L, cc: &CompactControl) -> Option<u64> {
     lock_zone(l, cc.zone, cc.cpu).captured_for(cc.capture)
 }
 
-/// `migrate_pages()` for the isolated batch: each block gets a destination from the free
-/// scanner's pages (`compaction_alloc`), the mover moves it, the old block is freed. A block
-/// that cannot move is put back; when no destination is left, the rest are put back too.
-fn migrate_pages<L: NodeLocks + ?Sized>(
-    l: &L,
-    mover: &dyn Mover,
-    cc: &mut CompactControl,
-) -> Result<(), MigrateError> {
-    let node = l.node();
-    let zone = node.zone(cc.zone);
-    let mut result = Ok(());
-    // The free scanner works until it has as many pages as are still waiting to move.
-    let batch = std::mem::take(&mut cc.migratepages);
-    for (i, &(src, info)) in batch.iter().enumerate() {
-        let Some(dst) = compaction_alloc(l, cc, info) else {
-            for &(p, inf) in &batch[i..] {
-                putback(zone, p, inf);
-            }
-            cc.nr_migratepages = 0;
-            return Err(MigrateError::NoMemory);
-        };
-        let pages = 1u64 << info.order;
-        cc.nr_migratepages -= pages;
-        if mover.migrate(Pfn(src), Pfn(dst), info.order) {
-            node.count(VmEvent::PgMigrateSuccess, pages);
-            putback(zone, src, info);
-            // The old copy is freed like any page (to this CPU's lists for small orders), by
-            // the owner its tag names. A racing free of a stale handle may have taken it
-            // already: nothing to do then.
-            let _ = free_pages_as(l, cc.cpu, Pfn(src), info.order, Owner::of(info.tag));
-        } else {
-            node.count(VmEvent::PgMigrateFail, pages);
-            putback(zone, src, info);
-            compaction_free(zone, cc, dst, info.order);
-            result = Err(MigrateError::Busy);
-        }
-    }
-    result
-}
-
-/// `putback_movable_pages()`: a block isolated for migration is its owner's again.
-fn putback(zone: &crate::zone::ZoneShared, pfn: u64, info: PageInfo) {
-    zone.memmap().set_info(idx(zone, pfn), info);
-}
-
 /// `compaction_alloc()`: the smallest isolated free block that fits, split down to the
-/// source's order; the free scanner runs once more if none fits. The destination is
-/// allocated with the source's owner tag.
-fn compaction_alloc<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl, src: PageInfo) -> Option<u64> {
+/// source's order; the free scanner runs once more if none fits (it works until it holds as
+/// many pages as still wait to move). The destination is allocated with the source's owner
+/// tag.
+pub(super) fn compaction_alloc<L: NodeLocks + ?Sized>(
+    l: &L,
+    cc: &mut CompactControl,
+    src: PageInfo,
+) -> Option<u64> {
     let order = src.order;
     let fits = |cc: &CompactControl| (order as usize..NR_ORDER_SLOTS).find(|&o| !cc.freepages[o].is_empty());
     let found = match fits(cc) {
@@ -369,15 +345,18 @@ fn compaction_alloc<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl, src: 
         cc.freepages[high as usize].push(half);
     }
     cc.nr_freepages -= 1 << order;
+    cc.nr_migratepages -= 1 << order;
     mm.set_info(idx(zone, pfn), PageInfo { state: PageState::Allocated, order, tag: src.tag });
     Some(pfn)
 }
 
-/// `compaction_free()`: a destination that was not used goes back to the run's free pages.
-fn compaction_free(zone: &crate::zone::ZoneShared, cc: &mut CompactControl, pfn: u64, order: u32) {
+/// `compaction_free()`: a destination that was not used goes back to the run's free pages,
+/// and its source waits to move again.
+pub(super) fn compaction_free(zone: &crate::zone::ZoneShared, cc: &mut CompactControl, pfn: u64, order: u32) {
     zone.memmap().set_head(idx(zone, pfn), PageState::Isolated, order);
     cc.freepages[order as usize].push(pfn);
     cc.nr_freepages += 1 << order;
+    cc.nr_migratepages += 1 << order;
 }
 
 /// `release_free_list()`: the free pages the run did not use are freed again (as any page,
@@ -433,6 +412,7 @@ fn compact_zone_order<L: NodeLocks + ?Sized>(
     cc.migratetype = ac.migratetype;
     cc.alloc_flags = flags;
     cc.highest_zoneidx = ac.highest_zoneidx;
+    cc.gfp_fs = ac.gfp.contains(Gfp::FS);
     cc.direct = true;
     cc.whole_zone = priority == CompactPriority::SyncFull;
     cc.ignore_skip_hint = priority == CompactPriority::SyncFull;

@@ -13,6 +13,7 @@ use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
 use crate::page_alloc::lock_zone;
 use crate::stats::VmEvent;
+use crate::types::Pfn;
 use crate::zone::ZoneShared;
 
 /// What a call of the scanner found.
@@ -93,6 +94,8 @@ impl CompactControl {
         let mut nr_scanned = 0;
         let mut nr_isolated = 0;
         let mut skip_updated = false;
+        let mover = l.mover();
+        let unevictable_allowed = l.node().policy().compact_unevictable_allowed;
         let mut pfn = low;
         while pfn < end {
             if let Some(o) = chunk_order {
@@ -114,7 +117,10 @@ impl CompactControl {
             let movable = info.state == PageState::Allocated
                 && (if self.handles_only { info.tag.handle } else { info.tag.movable })
                 && info.order < pbo
-                && self.order.is_none_or(|o| info.order < o);
+                && self.order.is_none_or(|o| info.order < o)
+                && mover.is_none_or(|m| {
+                    self.may_isolate(m.folio_state(Pfn(pfn), info.order), unevictable_allowed)
+                });
             if matches!(info.state, PageState::Buddy | PageState::Tail) {
                 pfn += pages;
                 continue;
@@ -160,8 +166,9 @@ impl CompactControl {
                 pfn += pages;
             }
         }
-        // A block scanned to its end without isolating anything is not worth a second look.
-        if pfn >= end && nr_isolated == 0 {
+        // A block scanned to its end without isolating anything, or rescanned whole after a
+        // failed migration, is not worth a second look.
+        if pfn >= end && (nr_isolated == 0 || self.finish_pageblock) {
             if !self.ignore_skip_hint {
                 zone.pageblocks().set_skip(block_index(zone, end - 1), true);
             }

@@ -14,6 +14,11 @@
 //! finding it held (the thread-safe library) ends the run `Contended` at the next pageblock
 //! boundary.
 //!
+//! Migration can fail: the migrate scanner skips what the kernel's isolation rules skip
+//! (pinned anonymous pages, writeback and unmovable dirty pages outside `MIGRATE_SYNC`), and
+//! [`Mover::migrate`] may refuse a block, transiently (`-EAGAIN`, retried up to the kernel's
+//! pass limits) or not (`-EBUSY`); a failed block goes back to its owner (`migration.rs`).
+//!
 //! Not modelled: the LRU-isolation throttle (`too_many_isolated`), `need_resched` and fatal
 //! signals: the simulator has no scheduler or signals, so nothing would set them.
 //!
@@ -33,6 +38,7 @@ mod fast_search;
 mod isolate;
 mod kcompactd;
 mod migrate;
+mod migration;
 #[cfg(test)]
 mod scan_tests;
 pub mod suitable;
@@ -55,9 +61,17 @@ use crate::types::Pfn;
 /// real memory copies the bytes. Called with no allocator lock held.
 pub trait Mover {
     /// Move the block of 2^`order` pages at `from` to `to` (a block of the same order,
-    /// allocated for it). Return false if the contents cannot move now (pinned, busy): the
-    /// block then stays where it was.
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool;
+    /// allocated for it), waiting as `mode` allows. On an error the block stays where it
+    /// was: [`MigrateFail::Again`] is worth retrying at once (compaction retries it up to
+    /// the kernel's pass limits), [`MigrateFail::Busy`] is not (in this mode).
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, mode: MigrateMode) -> Result<(), MigrateFail>;
+
+    /// The state of the block at `pfn` that decides whether the migrate scanner may isolate
+    /// it (the page flags and counts `isolate_migratepages_block` reads). By default a clean
+    /// anonymous page nobody pins: every movable block is a candidate.
+    fn folio_state(&self, _pfn: Pfn, _order: u32) -> FolioState {
+        FolioState::default()
+    }
 
     /// Whether this mover moves only blocks published under a movable handle
     /// ([`crate::memmap::AllocTag::handle`]), asked once per run. The migrate scanner then
@@ -68,6 +82,37 @@ pub trait Mover {
     fn moves_handles_only(&self) -> bool {
         false
     }
+}
+
+/// Why a block did not move (`migrate_pages`' per-folio errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MigrateFail {
+    /// `-EAGAIN`: a transient obstacle — the page is locked, or holds a reference beyond
+    /// its mappings (a pin, a racing lookup). Retried within the same `migrate_pages` call.
+    Again,
+    /// `-EBUSY`: not in this mode (under writeback and the mode may not wait, dirty with no
+    /// way to move it without writing it first), or the block is gone. Not retried.
+    Busy,
+}
+
+/// What the migrate scanner sees of an allocated movable block before isolating it: the
+/// flags `isolate_migratepages_block` tests. The default is a clean anonymous page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FolioState {
+    /// Page cache (`folio_mapping()` is set); otherwise anonymous.
+    pub file: bool,
+    /// Referenced beyond its mappings (a GUP pin: refcount > mapcount). An anonymous page
+    /// like this is not isolated; a file page is, and fails to move with `-EAGAIN`.
+    pub pinned: bool,
+    /// `PG_unevictable` (mlocked): isolated only if `vm.compact_unevictable_allowed`.
+    pub unevictable: bool,
+    /// `PG_writeback`: isolated only by `MIGRATE_SYNC` runs, which wait for it.
+    pub writeback: bool,
+    /// `PG_dirty`.
+    pub dirty: bool,
+    /// A file page whose mapping has no `migrate_folio` operation: dirty, it must be written
+    /// out before it moves, so only `MIGRATE_SYNC` runs isolate it.
+    pub no_migrate_folio: bool,
 }
 
 /// How a run may wait (`enum migrate_mode`).

@@ -3,7 +3,7 @@
 //! searches, `__reset_isolation_suitable`, `compact_lock_irqsave`).
 
 use super::compact_zone::{compact_zone, CompactControl};
-use super::{CompactResult, MigrateMode, Mover};
+use super::{CompactResult, MigrateFail, MigrateMode, Mover};
 use std::cell::RefMut;
 
 use crate::migratetype::MigrateType;
@@ -16,8 +16,8 @@ use crate::{Gfp, Node, NodeLocks, Pfn, Policy, ZoneConfig};
 struct Anywhere;
 
 impl Mover for Anywhere {
-    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32) -> bool {
-        true
+    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
+        Ok(())
     }
 }
 
@@ -174,8 +174,8 @@ fn skip_hints_reset_only_where_a_sample_finds_work() {
 struct Nowhere;
 
 impl Mover for Nowhere {
-    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32) -> bool {
-        false
+    fn migrate(&self, _from: Pfn, _to: Pfn, _order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
+        Err(MigrateFail::Busy)
     }
 }
 

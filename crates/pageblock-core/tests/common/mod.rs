@@ -5,7 +5,7 @@ use std::cell::{RefCell, RefMut};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use pageblock_core::compaction::Mover;
+use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::memmap::PageInfo;
 use pageblock_core::pcp::PerCpuPages;
 use pageblock_core::vmscan::{LruKind, Unmap};
@@ -25,15 +25,15 @@ impl Unmap for Owner {
 }
 
 impl Mover for Owner {
-    fn migrate(&self, from: Pfn, to: Pfn, order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
         let mut live = self.0.borrow_mut();
         match live.remove(&from.0) {
             Some(o) => {
                 assert_eq!(o, order, "compaction moved {:#x} at the wrong order", from.0);
                 live.insert(to.0, o);
-                true
+                Ok(())
             }
-            None => false,
+            None => Err(MigrateFail::Busy),
         }
     }
 }

@@ -4,18 +4,21 @@
 //!
 //! [`Mm`] is the owner the simulated node talks to: it implements [`Unmap`] (reclaim took a
 //! page) and [`Mover`] (compaction moved one), so every record here always names the pfn the
-//! node has allocated for it. Workloads go through [`Mm`]'s methods, which allocate on the
+//! node has allocated for it. Each page also has the states that can stop compaction from
+//! moving it or reclaim from taking it ([`super::page_states`]). Workloads go through [`Mm`]'s methods, which allocate on the
 //! node and record the result; no borrow of the records is held across an allocation
 //! (reclaim and compaction call back into the records from inside it).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use pageblock_core::compaction::Mover;
+use pageblock_core::compaction::{FolioState, MigrateFail, MigrateMode, Mover};
 use pageblock_core::thp::ThpDefrag;
 use pageblock_core::vmscan::{LruKind, Unmap};
 use pageblock_core::{AllocError, Gfp, Node, Pfn};
 use rustc_hash::FxHashMap;
+
+use super::page_states::{PageStateShares, PageStates};
 
 /// An anonymous page (or huge page) of a process, by id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +67,7 @@ pub enum FilePage {
 
 /// Who holds an allocated block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Holder {
+pub(super) enum Holder {
     Anon(u32),
     /// Base page `.1` of split anonymous page `.0`.
     AnonPart(u32, u16),
@@ -85,6 +88,8 @@ struct Records {
     /// `lruvec->nonresident_age`: pages evicted, plus pages activated on refault; a shadow
     /// entry stamps it, and the difference at refault is the refault distance.
     nonresident_age: u64,
+    /// Dirty, writeback, pinned and unevictable pages.
+    states: PageStates,
 }
 
 /// A shared handle to the records: what the node calls back.
@@ -95,6 +100,12 @@ impl Unmap for Owner {
     fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, workingset: bool) -> bool {
         let mut r = self.0.borrow_mut();
         let eviction = r.nonresident_age;
+        if let Some(&h) = r.holders.get(&pfn) {
+            if !r.states.may_reclaim(h) {
+                return false;
+            }
+            r.states.reclaimed(h);
+        }
         let holder = r.holders.remove(&pfn);
         let slot = match holder {
             Some(Holder::Anon(id)) => Some(&mut r.anon[id as usize]),
@@ -125,11 +136,13 @@ impl Unmap for Owner {
 }
 
 impl Mover for Owner {
-    fn migrate(&self, from: Pfn, to: Pfn, _order: u32) -> bool {
+    fn migrate(&self, from: Pfn, to: Pfn, _order: u32, mode: MigrateMode) -> Result<(), MigrateFail> {
         let mut r = self.0.borrow_mut();
-        let Some(holder) = r.holders.remove(&from.0) else {
-            return false;
+        let Some(&holder) = r.holders.get(&from.0) else {
+            return Err(MigrateFail::Busy);
         };
+        r.states.may_migrate(holder, mode)?;
+        r.holders.remove(&from.0);
         r.holders.insert(to.0, holder);
         match holder {
             Holder::Anon(id) => {
@@ -146,7 +159,12 @@ impl Mover for Owner {
             Holder::File(id) => r.files[id as usize] = FilePage::Cached { pfn: to.0 },
             Holder::Slab(id) => r.slab[id as usize] = Some(to.0),
         }
-        true
+        Ok(())
+    }
+
+    fn folio_state(&self, pfn: Pfn, _order: u32) -> FolioState {
+        let r = self.0.borrow();
+        r.holders.get(&pfn.0).map_or_else(FolioState::default, |&h| r.states.folio(h))
     }
 }
 
@@ -183,6 +201,17 @@ impl Mm {
         self.owner.0.borrow_mut()
     }
 
+    /// From now on new pages take their states from `shares` (on a node of `managed`
+    /// pages, which sets the dirty background threshold).
+    pub fn set_page_states(&self, shares: PageStateShares, managed: u64) {
+        self.records().states = PageStates::new(shares, managed);
+    }
+
+    /// The flusher at the node's current time (see [`super::page_states`]).
+    pub fn flush_dirty(&self, node: &Node) {
+        self.records().states.flush(node.now_us());
+    }
+
     /// A new anonymous page: fault it in on `cpu`. Returns its id, or `None` if the fault
     /// failed (no page even after reclaim).
     pub fn fault_anon(&self, node: &Node, cpu: usize) -> Option<u32> {
@@ -209,6 +238,7 @@ impl Mm {
             let id = r.anon.len() as u32;
             r.anon.push(AnonPage::Present { pfn, order });
             r.holders.insert(pfn, Holder::Anon(id));
+            r.states.anon_mapped(id);
             id
         };
         node.lru_add(Pfn(pfn), order, LruKind::Anon);
@@ -335,6 +365,7 @@ impl Mm {
                     let mut r = self.records();
                     r.files[id as usize] = FilePage::Cached { pfn: pfn.0 };
                     r.holders.insert(pfn.0, Holder::File(id));
+                    r.states.file_cached(id);
                 }
                 node.lru_add(pfn, 0, LruKind::File);
                 if let FilePage::Evicted { eviction, workingset } = page {

@@ -11,6 +11,7 @@
 
 pub mod kbuild;
 pub mod mm;
+pub mod page_states;
 pub mod table;
 pub mod thpscale;
 
@@ -100,7 +101,7 @@ impl ThpLabConfig {
 }
 
 /// The vm events a run reports, by their `/proc/vmstat` (or pageblock) names.
-pub const RUN_EVENTS: [VmEvent; 32] = [
+pub const RUN_EVENTS: [VmEvent; 33] = [
     VmEvent::ThpFaultAlloc,
     VmEvent::ThpFaultFallback,
     VmEvent::CompactStall,
@@ -112,6 +113,7 @@ pub const RUN_EVENTS: [VmEvent; 32] = [
     VmEvent::CompactDaemonMigrateScanned,
     VmEvent::CompactDaemonFreeScanned,
     VmEvent::PgMigrateSuccess,
+    VmEvent::PgMigrateFail,
     VmEvent::PgscanKswapd,
     VmEvent::PgstealKswapd,
     VmEvent::PgscanDirect,
