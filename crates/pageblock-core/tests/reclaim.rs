@@ -56,6 +56,9 @@ fn node(mb: u64) -> (Node, Owner) {
     let owner = Owner(Rc::default());
     node.set_unmap(Box::new(owner.clone()));
     node.set_mover(Box::new(owner.clone()));
+    // These tests judge what reclaim picks, not swap I/O: a swapped page is freed at once
+    // (`swap_writeback.rs` tests the block device's latency).
+    node.set_swap_device(pageblock_core::vmscan::SwapDevice::synchronous());
     (node, owner)
 }
 
