@@ -143,7 +143,7 @@ pub struct ThpArgs {
     pub workload: String,
     /// A policy to run (repeat, or separate with commas; also --policies), the first is the
     /// baseline. Default: every policy (vanilla, defrag_mode, defrag_mode_2026, pageblock,
-    /// pageblock_upstream_retry, pageblock_swap, pageblock_no_wake, pageblock_any_zone,
+    /// pageblock_swap, pageblock_no_wake, pageblock_any_zone,
     /// pageblock_no_targets, no_rmqueue_mode_memory).
     #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]
     pub policy: Vec<String>,
@@ -202,7 +202,7 @@ pub struct ReplayArgs {
     pub trace: std::path::PathBuf,
     /// A policy to replay under (repeat, or separate with commas; also --policies):
     /// vanilla, defrag_mode, defrag_mode_2026, pageblock (and its variants
-    /// pageblock_upstream_retry, pageblock_swap, pageblock_no_wake, pageblock_any_zone,
+    /// pageblock_swap, pageblock_no_wake, pageblock_any_zone,
     /// pageblock_no_targets), no_rmqueue_mode_memory.
     /// Default: vanilla and defrag_mode.
     #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]

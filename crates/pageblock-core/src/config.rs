@@ -452,10 +452,6 @@ pub struct Policy {
     /// instead of the request reclaiming without end; the request itself, and the block
     /// compaction captures for it, keep the requested order.
     pub defrag_mode_pageblock_compaction: bool,
-    /// pageblock's policy (not upstream's: the 2026 fixes keep the requested order here):
-    /// the slow path's retry decisions for a request that needs a whole pageblock judge
-    /// progress at the pageblock order it was promoted to.
-    pub defrag_mode_promoted_retry: bool,
     /// pageblock's own policy (not in any kernel): under `defrag_mode`, once free *pages* are
     /// above the high watermark, kswapd's further work toward whole free pageblocks reclaims
     /// page cache only — it never swaps anonymous memory out just to make blocks.
@@ -511,7 +507,6 @@ impl Default for Policy {
             cpu_cache_bytes: 2 << 20,
             defrag_mode_atomic_fallback: false,
             defrag_mode_pageblock_compaction: false,
-            defrag_mode_promoted_retry: false,
             blocks_without_swap: false,
             kswapd_wake_for_blocks: false,
             kswapd_balance_node_blocks: false,

@@ -34,10 +34,7 @@ pub fn policies() -> Vec<NamedPolicy> {
                 ..Policy::default()
             },
         },
-        pageblock_policy("pageblock", "pageblock's policy: defrag_mode_2026, retries judged at the promoted order, kswapd works for whole free pageblocks without swapping, compaction runs only where it has targets", |_| {}),
-        pageblock_policy("pageblock_upstream_retry", "pageblock without defrag_mode_promoted_retry: the retry decisions keep the requested order, as upstream", |p| {
-            p.defrag_mode_promoted_retry = false;
-        }),
+        pageblock_policy("pageblock", "pageblock's policy: defrag_mode_2026, kswapd works for whole free pageblocks without swapping, compaction runs only where it has targets", |_| {}),
         pageblock_policy("pageblock_swap", "pageblock without blocks_without_swap: kswapd swaps for whole pageblocks as defrag_mode does", |p| {
             p.blocks_without_swap = false;
         }),
@@ -58,14 +55,13 @@ pub fn policies() -> Vec<NamedPolicy> {
     ]
 }
 
-/// `defrag_mode_2026` with every pageblock switch on (`defrag_mode_promoted_retry` among
-/// them: pageblock's, not upstream's), then `tweak` (a variant turns one off).
+/// `defrag_mode_2026` with every pageblock switch on, then `tweak` (a variant turns one
+/// off).
 fn pageblock_policy(name: &'static str, about: &'static str, tweak: impl FnOnce(&mut Policy)) -> NamedPolicy {
     let mut policy = Policy {
         defrag_mode: true,
         defrag_mode_atomic_fallback: true,
         defrag_mode_pageblock_compaction: true,
-        defrag_mode_promoted_retry: true,
         blocks_without_swap: true,
         kswapd_wake_for_blocks: true,
         kswapd_balance_node_blocks: true,

@@ -203,8 +203,8 @@ fn atomic_fallback(l: &(impl NodeLocks + ?Sized), ac: &AllocContext, st: &mut Sl
 /// lists are empty, or it would not be here). With the 2026 fix direct reclaim and direct
 /// compaction work for that order (`reclaim_order`, `compact_order`); the request is still
 /// served, and captured, at its own order.
-fn promoted_order(node: &crate::node::NodeShared, ac: &AllocContext, flags: AllocFlags, fix: bool) -> u32 {
-    if fix
+fn promoted_order(node: &crate::node::NodeShared, ac: &AllocContext, flags: AllocFlags) -> u32 {
+    if node.policy().defrag_mode_pageblock_compaction
         && node.policy().defrag_mode
         && flags.contains(AllocFlags::NOFRAGMENT)
         && ac.migratetype != MigrateType::Movable
@@ -257,7 +257,7 @@ fn direct_reclaim<L: NodeLocks + ?Sized>(
 ) -> Option<Pfn> {
     let node = l.node();
     node.count_allocstall(ac.highest_zoneidx);
-    let reclaim_order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
+    let reclaim_order = promoted_order(node, ac, st.flags);
     st.did_some_progress = l.try_to_free_pages(cpu, &AllocContext { order: reclaim_order, ..*ac });
     if st.did_some_progress == 0 {
         return None;
@@ -282,7 +282,7 @@ fn direct_compact<L: NodeLocks + ?Sized>(
     priority: CompactPriority,
 ) -> Option<Pfn> {
     let node = l.node();
-    let compact_order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_pageblock_compaction);
+    let compact_order = promoted_order(node, ac, st.flags);
     if compact_order == 0 {
         return None;
     }
@@ -314,7 +314,7 @@ fn should_reclaim_retry<L: NodeLocks + ?Sized>(
     st: &mut SlowPath,
 ) -> bool {
     let node = l.node();
-    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_promoted_retry);
+    let order = ac.order;
     // Costly requests may progress without getting any closer: they always count a loop.
     if st.did_some_progress > 0 && order <= PAGE_ALLOC_COSTLY_ORDER {
         st.no_progress_loops = 0;
@@ -339,8 +339,7 @@ fn should_reclaim_retry<L: NodeLocks + ?Sized>(
 /// `should_compact_retry()`: retry compaction while it keeps reporting success (bounded),
 /// then at a harder priority until the hardest allowed one.
 fn should_compact_retry<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext, st: &mut SlowPath) -> bool {
-    let node = l.node();
-    let order = promoted_order(node, ac, st.flags, node.policy().defrag_mode_promoted_retry);
+    let order = ac.order;
     if order == 0 {
         return false;
     }

@@ -218,25 +218,22 @@ fn tunables() -> impl Strategy<Value = Tunables> {
 
 /// Any combination of the policy switches that claims atomic safety.
 fn safe_switches() -> impl Strategy<Value = Policy> {
-    let kernel = any::<[bool; 8]>();
+    let kernel = any::<[bool; 7]>();
     let pageblock = any::<[bool; 3]>();
     (kernel, pageblock).prop_map(
-        |([defrag, compaction, retry, no_swap, memory, nofrag, prefetch, counts], [wake, node, targets])| {
-            Policy {
-                defrag_mode: defrag,
-                defrag_mode_atomic_fallback: defrag,
-                defrag_mode_pageblock_compaction: compaction,
-                defrag_mode_promoted_retry: retry,
-                blocks_without_swap: no_swap,
-                kswapd_wake_for_blocks: wake,
-                kswapd_balance_node_blocks: node,
-                compaction_suitable_targets: targets,
-                rmqueue_mode_memory: memory,
-                nofragment: nofrag,
-                buddy_prefetch: prefetch,
-                pagetypeinfo_from_counts: counts,
-                ..Policy::default()
-            }
+        |([defrag, compaction, no_swap, memory, nofrag, prefetch, counts], [wake, node, targets])| Policy {
+            defrag_mode: defrag,
+            defrag_mode_atomic_fallback: defrag,
+            defrag_mode_pageblock_compaction: compaction,
+            blocks_without_swap: no_swap,
+            kswapd_wake_for_blocks: wake,
+            kswapd_balance_node_blocks: node,
+            compaction_suitable_targets: targets,
+            rmqueue_mode_memory: memory,
+            nofragment: nofrag,
+            buddy_prefetch: prefetch,
+            pagetypeinfo_from_counts: counts,
+            ..Policy::default()
         },
     )
 }
@@ -921,7 +918,6 @@ fn the_named_policies_claim_safety_as_documented() {
             "vanilla",
             "defrag_mode_2026",
             "pageblock",
-            "pageblock_upstream_retry",
             "pageblock_swap",
             "pageblock_no_wake",
             "pageblock_any_zone",

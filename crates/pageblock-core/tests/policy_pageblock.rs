@@ -37,7 +37,6 @@ fn defrag_mode(switch: impl FnOnce(&mut Policy)) -> Policy {
         defrag_mode: true,
         defrag_mode_atomic_fallback: true,
         defrag_mode_pageblock_compaction: true,
-        defrag_mode_promoted_retry: true,
         ..Policy::default()
     };
     switch(&mut p);

@@ -248,7 +248,6 @@ mod random {
                 defrag_mode: true,
                 defrag_mode_atomic_fallback: true,
                 defrag_mode_pageblock_compaction: true,
-                defrag_mode_promoted_retry: true,
                 ..base
             },
             _ => Policy {

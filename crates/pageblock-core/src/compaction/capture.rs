@@ -161,7 +161,6 @@ mod tests {
             defrag_mode: true,
             defrag_mode_atomic_fallback: true,
             defrag_mode_pageblock_compaction: true,
-            defrag_mode_promoted_retry: true,
             ..Policy::default()
         };
         let mut node = Node::single_zone(zone, policy).unwrap();
