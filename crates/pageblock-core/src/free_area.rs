@@ -166,6 +166,14 @@ impl FreeAreas {
         }
     }
 
+    /// The counters of `list(order, mt)`: the order's `nr_free`, and the list's own count in
+    /// the layouts that keep one (for the checker's tests, which corrupt them).
+    #[cfg(test)]
+    pub(crate) fn counters(&self, order: u32, mt: MigrateType) -> (&Counter, Option<&Counter>) {
+        let e = self.entry(order, mt);
+        (e.nr_free, e.mt_nr_free)
+    }
+
     /// Count a block added to (`+1`) or removed from (`-1`) `list(order, mt)`.
     #[inline]
     fn note(&self, order: u32, mt: MigrateType, delta: i64) {

@@ -91,5 +91,5 @@ pub use sim_node::Node;
 pub use stats::{VmEvent, ZoneStat};
 pub use trace::{TraceContext, TraceEvent, TraceHub, TraceSink};
 pub use types::Pfn;
-pub use verify::{PageCensus, VerifyError};
+pub use verify::{Invariant, PageCensus, VerifyError};
 pub use zone::{Zone, ZoneCounters, ZoneShared};

@@ -29,7 +29,7 @@ use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::pagemap::with_pages;
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
-use crate::verify::VerifyError;
+use crate::verify::{Invariant, VerifyError};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::{Zone, ZoneShared};
 use crate::{AllocFlags, Policy};
@@ -499,20 +499,23 @@ impl PerCpuPages {
                 let info = mm.info(idx);
                 if info.state != PageState::Pcp || info.order != order {
                     let pfn = shared.config().start_pfn + idx as u64;
-                    return Err(VerifyError(format!(
-                        "CPU {} list {p} (order {order}) holds {pfn:#x} {info:?}",
-                        self.cpu
-                    )));
+                    return Err(VerifyError::new(
+                        Invariant::PcpEntry,
+                        format!("CPU {} list {p} (order {order}) holds {pfn:#x} {info:?}", self.cpu),
+                    ));
                 }
                 pages += 1 << order;
             }
         }
         let published = shared.counters().cpu(self.cpu).count();
         if pages != self.count || published != self.count {
-            return Err(VerifyError(format!(
-                "CPU {}: lists hold {pages} pages, count {}, published {published}",
-                self.cpu, self.count
-            )));
+            return Err(VerifyError::new(
+                Invariant::PcpCount,
+                format!(
+                    "CPU {}: lists hold {pages} pages, count {}, published {published}",
+                    self.cpu, self.count
+                ),
+            ));
         }
         Ok(pages)
     }

@@ -50,6 +50,8 @@ use crate::sync::SpinLock;
 
 mod verify;
 pub(crate) use verify::verify_handles;
+#[cfg(test)]
+mod verify_tests;
 
 const FREE: u32 = 0;
 const LIVE: u32 = 1;

@@ -12,15 +12,15 @@
 use std::sync::atomic::Ordering;
 
 use pageblock_core::memmap::{AllocTag, PageState};
-use pageblock_core::VerifyError;
+use pageblock_core::{Invariant, VerifyError};
 
 use super::{MovableTable, FREE, LIVE, PINNED};
 use crate::pgdat::Pgdat;
 
 macro_rules! ensure {
-    ($cond:expr, $($arg:tt)*) => {
+    ($cond:expr, $inv:expr, $($arg:tt)*) => {
         if !$cond {
-            return Err(VerifyError(format!($($arg)*)));
+            return Err(VerifyError::new($inv, format!($($arg)*)));
         }
     };
 }
@@ -42,6 +42,7 @@ pub(crate) fn verify_handles(pgdat: &Pgdat) -> Result<(), VerifyError> {
                 slot.is_some_and(|s| s.state.load(Ordering::Acquire) != FREE
                     && s.pfn.load(Ordering::Relaxed) == pfn
                     && s.order.load(Ordering::Relaxed) == e.info.order),
+                Invariant::OrphanHandleBlock,
                 "pfn {pfn:#x}: a handle's block of order {} in the memmap, but no live handle holds it",
                 e.info.order
             );
@@ -52,10 +53,23 @@ pub(crate) fn verify_handles(pgdat: &Pgdat) -> Result<(), VerifyError> {
         return Ok(());
     };
     let live = verify_slots(pgdat, table)?;
-    ensure!(live == tagged, "{live} live handles, {tagged} handle blocks in the memmap");
-    ensure!(live == table.live(), "{live} live handles, the table counts {}", table.live());
+    ensure!(
+        live == tagged,
+        Invariant::HandleCount,
+        "{live} live handles, {tagged} handle blocks in the memmap"
+    );
+    ensure!(
+        live == table.live(),
+        Invariant::HandleCount,
+        "{live} live handles, the table counts {}",
+        table.live()
+    );
     let named = table.rmap.iter().filter(|r| r.load(Ordering::Acquire) != 0).count();
-    ensure!(named == live, "the reverse map names {named} blocks for {live} live handles");
+    ensure!(
+        named == live,
+        Invariant::HandleRmap,
+        "the reverse map names {named} blocks for {live} live handles"
+    );
     Ok(())
 }
 
@@ -70,20 +84,29 @@ fn verify_slots(pgdat: &Pgdat, table: &MovableTable) -> Result<usize, VerifyErro
         if state == FREE {
             continue;
         }
-        ensure!(state == LIVE || state == PINNED, "handle {i}: state {state} in a quiescent allocator");
+        ensure!(
+            state == LIVE || state == PINNED,
+            Invariant::HandleState,
+            "handle {i}: state {state} in a quiescent allocator"
+        );
         let (pfn, order) = (slot.pfn.load(Ordering::Relaxed), slot.order.load(Ordering::Relaxed));
         let Some(z) = node.zone_of(pfn) else {
-            return Err(VerifyError(format!("handle {i}: pfn {pfn:#x} lies outside the node")));
+            return Err(VerifyError::new(
+                Invariant::HandleBlock,
+                format!("handle {i}: pfn {pfn:#x} lies outside the node"),
+            ));
         };
         let zone = node.zone(z);
         let info = zone.memmap().info((pfn - zone.config().start_pfn) as u32);
         ensure!(
             info.state == PageState::Allocated && info.tag == AllocTag::HANDLE && info.order == order,
+            Invariant::HandleBlock,
             "handle {i}: its block {pfn:#x} of order {order} is {info:?} in the memmap"
         );
         let named = table.rmap(pfn).load(Ordering::Acquire);
         ensure!(
             named as usize == i + 1,
+            Invariant::HandleRmap,
             "handle {i}: the reverse map at {pfn:#x} holds {named}, not {}",
             i + 1
         );
