@@ -504,7 +504,7 @@ fn lab_thp_says_which_thp_mode_it_ran() {
         args.extend(extra.map(|m| ["--thp", m]).into_iter().flatten());
         let (text, v) = stdout_and_json(&args);
         assert_eq!(v["thp"], mode);
-        assert!(text.contains(&format!("THP enabled={mode} defrag=madvise")), "{text}");
+        assert!(text.contains(&format!("THP enabled={mode} defrag=defer+madvise")), "{text}");
     }
     let out = pageblock(&["lab", "thp", "--quick", "--thp", "never"]);
     assert_eq!(out.status.code(), Some(1));

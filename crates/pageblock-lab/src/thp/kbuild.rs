@@ -25,8 +25,10 @@
 //!
 //! Under `transparent_hugepage/enabled=always` the build's own anonymous memory faults in
 //! huge pages too, with the mask `defrag` gives a range that is not madvised
-//! (`GFP_TRANSHUGE_LIGHT` under the default `madvise`: no reclaim, no compaction, no kswapd
-//! wake, so only blocks the daemons made free serve it). A job's huge pages are order-9
+//! (`GFP_TRANSHUGE_LIGHT`: no reclaim and no compaction; under `lab thp`'s default
+//! `defer+madvise` a fault that falls back wakes kswapd and kcompactd, under the kernel's
+//! default `madvise` it wakes nothing, so only blocks the daemons made free on their own
+//! serve it). A job's huge pages are order-9
 //! movable folios that order-9 compaction does not move. The share of anonymous memory in
 //! huge pages, [`THP_ANON_PER_MILLE`], is the trace's: 934 order-9 movable allocations
 //! (772 of them `GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE`, a madvised fault's first
@@ -35,8 +37,12 @@
 //! pages. A job touches as many pages, as many operations long, under either setting: only
 //! the faults differ. Seed 004 counts ~68.6k huge page faults per build (46.7k served, 21.9k fallbacks)
 //! with only ~204 compaction stalls and ~2.4k allocation stalls: most of its faults could
-//! neither compact nor reclaim, which is `always` with `defrag=madvise`, not madvised
-//! bursts alone — hence `always` is the lab's default.
+//! neither compact nor reclaim, which is `always`, not madvised bursts alone — hence
+//! `always` is the lab's default. Its vanilla kcompactd scans ~8.4M pfns a build; under
+//! `defrag=madvise` only proactive compaction and boosted kswapd runs would ask kcompactd
+//! for work, under `defer+madvise` every build fault that falls back does — hence
+//! `defer+madvise` is the lab's default defrag setting (docs/pressure-fidelity.md compares
+//! the two).
 //!
 //! Simulated time: a run lasts as long as the seed's build ([`KBUILD_REAL_TIME_US`], "Kbuild
 //! Real time 197.47" s), spread evenly over the operations a run is sized for — about 62 µs
@@ -516,6 +522,41 @@ mod tests {
         let [always, madvise] = [beyond_bursts[0], beyond_bursts[1]];
         assert_eq!(madvise, 0);
         assert!(always > 10, "the build faulted {always} huge pages of its own");
+    }
+
+    /// `defrag=defer+madvise`: the build's own huge page faults that fall back wake kswapd
+    /// and kcompactd (`__GFP_KSWAPD_RECLAIM`), so kcompactd is asked for work more often than
+    /// under `madvise`, where they wake nothing.
+    #[test]
+    fn under_defer_madvise_the_builds_fallbacks_wake_the_daemons() {
+        let policy = crate::replay::policy_named("vanilla").expect("a named policy");
+        let wakes = |defrag| {
+            let cfg = ThpLabConfig {
+                workload: ThpWorkloadKind::KbuildThp,
+                policies: vec![policy.clone()],
+                runs: 1,
+                quick: true,
+                seed: 1,
+                thp: ThpEnabled::Always,
+                defrag,
+                kernel: KernelPeriod::Linux6_18,
+            };
+            let runs = run_policy(&cfg, &policy, &mut |_| {}).unwrap();
+            (runs.runs[0].get("compact_daemon_wake"), runs.runs[0].get("pageoutrun"))
+        };
+        let (madvise, defer) = (wakes(ThpDefrag::Madvise), wakes(ThpDefrag::DeferMadvise));
+        assert!(
+            defer.0 > madvise.0,
+            "kcompactd woken {} times under defer+madvise, {} under madvise",
+            defer.0,
+            madvise.0
+        );
+        assert!(
+            defer.1 > madvise.1,
+            "kswapd ran {} times under defer+madvise, {} under madvise",
+            defer.1,
+            madvise.1
+        );
     }
 
     /// A quick build lasts as long as seed 004's real one, and the report counts kcompactd's
