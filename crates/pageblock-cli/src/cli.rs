@@ -161,7 +161,7 @@ pub struct ThpArgs {
     /// transparent_hugepage/defrag: always, defer, defer+madvise, madvise, never. The default,
     /// defer+madvise, is seed 004's as far as its figures tell: the build's own huge page
     /// faults wake kswapd and kcompactd without stalling (its vanilla kcompactd scans ~8.4M
-    /// pfns a build, which under madvise nothing but proactive compaction would ask for), while
+    /// pfns a build, which under madvise little but proactive compaction would ask for), while
     /// the madvised bursts reclaim and compact directly. The kernel's default is madvise.
     #[arg(long, default_value = "defer+madvise")]
     pub defrag: String,

@@ -39,7 +39,7 @@
 //! with only ~204 compaction stalls and ~2.4k allocation stalls: most of its faults could
 //! neither compact nor reclaim, which is `always`, not madvised bursts alone — hence
 //! `always` is the lab's default. Its vanilla kcompactd scans ~8.4M pfns a build; under
-//! `defrag=madvise` only proactive compaction and boosted kswapd runs would ask kcompactd
+//! `defrag=madvise` little but proactive compaction and boosted kswapd runs would ask kcompactd
 //! for work, under `defer+madvise` every build fault that falls back does — hence
 //! `defer+madvise` is the lab's default defrag setting (docs/pressure-fidelity.md compares
 //! the two).
