@@ -499,4 +499,8 @@ impl Mover for Node {
     fn folio_state(&self, pfn: Pfn, order: u32) -> FolioState {
         self.mover.as_ref().map_or_else(FolioState::default, |m| m.folio_state(pfn, order))
     }
+
+    fn moves_handles_only(&self) -> bool {
+        self.mover.as_ref().is_some_and(|m| m.moves_handles_only())
+    }
 }

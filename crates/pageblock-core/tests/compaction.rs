@@ -163,6 +163,35 @@ fn without_a_mover_compaction_never_starts() {
     assert!(node.compact_memory(0).is_empty());
 }
 
+/// A mover that moves only handles' blocks is never asked about another: the node passes
+/// `moves_handles_only` on, as the library's driver does (found by
+/// `pageblock/tests/one_path`, where the two drivers parted over it).
+#[test]
+fn a_mover_of_handles_only_is_never_asked_about_a_raw_block() {
+    struct HandlesOnly(Rc<std::cell::Cell<u64>>);
+    impl Mover for HandlesOnly {
+        fn migrate(&self, _: Pfn, _: Pfn, _: u32, _: MigrateMode) -> Result<(), MigrateFail> {
+            self.0.set(self.0.get() + 1);
+            Err(MigrateFail::Busy)
+        }
+        fn moves_handles_only(&self) -> bool {
+            true
+        }
+    }
+    let mut node = small_node(64, 1);
+    let asked = Rc::new(std::cell::Cell::new(0));
+    node.set_mover(Box::new(HandlesOnly(Rc::clone(&asked))));
+    let raw: Vec<Pfn> = (0..8192).map(|_| node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).unwrap()).collect();
+    for &pfn in raw.iter().step_by(2) {
+        node.free_pages(0, pfn, 0).unwrap();
+    }
+    node.compact_memory(0);
+    assert!(node.shared().event(VmEvent::CompactMigrateScanned) > 0, "the migrate scanner ran");
+    assert_eq!(asked.get(), 0);
+    assert_eq!(node.shared().event(VmEvent::CompactIsolated), 0);
+    node.verify().unwrap();
+}
+
 #[test]
 fn unmovable_and_pinned_blocks_stay_where_they_are() {
     let (node, owners) = node_with_owners(64, 2);

@@ -214,21 +214,7 @@ impl Allocator {
     /// the handle's until [`Allocator::free_movable`]: a raw free of any of them is refused
     /// ([`FreeError::HandleOwned`]).
     pub fn alloc_movable(&self, order: u32, gfp: Gfp) -> Result<Movable, AllocError> {
-        if !gfp.contains(Gfp::MOVABLE) {
-            return Err(AllocError::NotMovable(gfp));
-        }
-        let table = self.pgdat.movable.get_or_init(|| {
-            let node = &self.pgdat.shared;
-            let first = node.zones().first().map_or(0, |z| z.config().start_pfn);
-            let end = node.zones().last().map_or(0, |z| z.config().end_pfn());
-            movable::MovableTable::new(first, end - first)
-        });
-        loop {
-            let pfn = self.alloc_pages(order, gfp)?;
-            if let Some(m) = table.adopt(&self.pgdat, pfn, order) {
-                return Ok(m);
-            }
-        }
+        self.on_cpu(self.pgdat.this_cpu()).alloc_movable(order, gfp)
     }
 
     /// Pin `m` in place: its pages do not move until the pin is dropped.
@@ -240,10 +226,7 @@ impl Allocator {
     /// Free a movable allocation, on this thread's slot. On refusal (a handle of another
     /// allocator) the handle comes back and nothing changed.
     pub fn free_movable(&self, m: Movable) -> Result<(), (Movable, MovableError)> {
-        match self.pgdat.movable.get() {
-            Some(table) => table.free(&self.pgdat, self.pgdat.this_cpu(), m),
-            None => Err((m, MovableError::Foreign)),
-        }
+        self.on_cpu(self.pgdat.this_cpu()).free_movable(m)
     }
 
     /// Register the owner of reclaimable memory; reclaim asks it for pages from now on.
@@ -368,6 +351,33 @@ impl OnCpu<'_> {
     #[inline]
     pub fn free_pages(&self, pfn: Pfn, order: u32) -> Result<(), FreeError> {
         page_alloc::free_pages(&*self.alloc.pgdat, self.cpu, pfn, order)
+    }
+
+    /// [`Allocator::alloc_movable`] on this slot.
+    pub fn alloc_movable(&self, order: u32, gfp: Gfp) -> Result<Movable, AllocError> {
+        if !gfp.contains(Gfp::MOVABLE) {
+            return Err(AllocError::NotMovable(gfp));
+        }
+        let table = self.alloc.pgdat.movable.get_or_init(|| {
+            let node = &self.alloc.pgdat.shared;
+            let first = node.zones().first().map_or(0, |z| z.config().start_pfn);
+            let end = node.zones().last().map_or(0, |z| z.config().end_pfn());
+            movable::MovableTable::new(first, end - first)
+        });
+        loop {
+            let pfn = self.alloc_pages(order, gfp)?;
+            if let Some(m) = table.adopt(&self.alloc.pgdat, pfn, order) {
+                return Ok(m);
+            }
+        }
+    }
+
+    /// [`Allocator::free_movable`] on this slot.
+    pub fn free_movable(&self, m: Movable) -> Result<(), (Movable, MovableError)> {
+        match self.alloc.pgdat.movable.get() {
+            Some(table) => table.free(&self.alloc.pgdat, self.cpu, m),
+            None => Err((m, MovableError::Foreign)),
+        }
     }
 
     /// [`Allocator::free_pages_batch`] on this slot.
