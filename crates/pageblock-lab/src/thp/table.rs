@@ -13,6 +13,8 @@
 
 use std::fmt::Write as _;
 
+use pageblock_core::VmEvent;
+
 use super::{RunResult, ThpReport};
 
 /// A row: its name and how to get the figure from a run.
@@ -21,22 +23,22 @@ struct Row {
     value: fn(&RunResult) -> f64,
 }
 
-fn ev(r: &RunResult, name: &str) -> f64 {
-    r.get(name) as f64
+fn ev(r: &RunResult, e: VmEvent) -> f64 {
+    r.get(e) as f64
 }
 
 /// The seed's rows that the simulator models, in the seed's order, then its own.
 const ROWS: &[Row] = &[
     Row { name: "Hugealloc Time mean", value: |r| r.hugealloc_work_mean },
     Row { name: "Hugealloc Time stddev", value: |r| r.hugealloc_work_stddev },
-    Row { name: "THP fault alloc", value: |r| ev(r, "thp_fault_alloc") },
-    Row { name: "THP fault fallback", value: |r| ev(r, "thp_fault_fallback") },
-    Row { name: "Direct compact fail", value: |r| ev(r, "compact_fail") },
-    Row { name: "Direct compact success", value: |r| ev(r, "compact_success") },
+    Row { name: "THP fault alloc", value: |r| ev(r, VmEvent::ThpFaultAlloc) },
+    Row { name: "THP fault fallback", value: |r| ev(r, VmEvent::ThpFaultFallback) },
+    Row { name: "Direct compact fail", value: |r| ev(r, VmEvent::CompactFail) },
+    Row { name: "Direct compact success", value: |r| ev(r, VmEvent::CompactSuccess) },
     Row {
         name: "Direct compact success rate %",
         value: |r| {
-            let (s, f) = (ev(r, "compact_success"), ev(r, "compact_fail"));
+            let (s, f) = (ev(r, VmEvent::CompactSuccess), ev(r, VmEvent::CompactFail));
             if s + f == 0.0 {
                 0.0
             } else {
@@ -44,38 +46,44 @@ const ROWS: &[Row] = &[
             }
         },
     },
-    Row { name: "Compact daemon scanned migrate", value: |r| ev(r, "compact_daemon_migrate_scanned") },
-    Row { name: "Compact daemon scanned free", value: |r| ev(r, "compact_daemon_free_scanned") },
+    Row { name: "Compact daemon scanned migrate", value: |r| ev(r, VmEvent::CompactDaemonMigrateScanned) },
+    Row { name: "Compact daemon scanned free", value: |r| ev(r, VmEvent::CompactDaemonFreeScanned) },
     Row {
         name: "Compact direct scanned migrate",
-        value: |r| ev(r, "compact_migrate_scanned") - ev(r, "compact_daemon_migrate_scanned"),
+        value: |r| ev(r, VmEvent::CompactMigrateScanned) - ev(r, VmEvent::CompactDaemonMigrateScanned),
     },
     Row {
         name: "Compact direct scanned free",
-        value: |r| ev(r, "compact_free_scanned") - ev(r, "compact_daemon_free_scanned"),
+        value: |r| ev(r, VmEvent::CompactFreeScanned) - ev(r, VmEvent::CompactDaemonFreeScanned),
     },
-    Row { name: "Compact total migrate scanned", value: |r| ev(r, "compact_migrate_scanned") },
-    Row { name: "Compact total free scanned", value: |r| ev(r, "compact_free_scanned") },
+    Row { name: "Compact total migrate scanned", value: |r| ev(r, VmEvent::CompactMigrateScanned) },
+    Row { name: "Compact total free scanned", value: |r| ev(r, VmEvent::CompactFreeScanned) },
     Row { name: "Alloc stall", value: |r| r.allocstall as f64 },
-    Row { name: "Pages kswapd scanned", value: |r| ev(r, "pgscan_kswapd") },
-    Row { name: "Pages kswapd reclaimed", value: |r| ev(r, "pgsteal_kswapd") },
-    Row { name: "Pages direct scanned", value: |r| ev(r, "pgscan_direct") },
-    Row { name: "Pages direct reclaimed", value: |r| ev(r, "pgsteal_direct") },
-    Row { name: "Pages total scanned", value: |r| ev(r, "pgscan_kswapd") + ev(r, "pgscan_direct") },
-    Row { name: "Pages total reclaimed", value: |r| ev(r, "pgsteal_kswapd") + ev(r, "pgsteal_direct") },
-    Row { name: "Swap out", value: |r| ev(r, "pswpout") },
-    Row { name: "Swap in", value: |r| ev(r, "pswpin") },
-    Row { name: "File refaults", value: |r| ev(r, "workingset_refault_file") },
-    Row { name: "Compact daemon wake", value: |r| ev(r, "compact_daemon_wake") },
+    Row { name: "Pages kswapd scanned", value: |r| ev(r, VmEvent::PgscanKswapd) },
+    Row { name: "Pages kswapd reclaimed", value: |r| ev(r, VmEvent::PgstealKswapd) },
+    Row { name: "Pages direct scanned", value: |r| ev(r, VmEvent::PgscanDirect) },
+    Row { name: "Pages direct reclaimed", value: |r| ev(r, VmEvent::PgstealDirect) },
+    Row {
+        name: "Pages total scanned",
+        value: |r| ev(r, VmEvent::PgscanKswapd) + ev(r, VmEvent::PgscanDirect),
+    },
+    Row {
+        name: "Pages total reclaimed",
+        value: |r| ev(r, VmEvent::PgstealKswapd) + ev(r, VmEvent::PgstealDirect),
+    },
+    Row { name: "Swap out", value: |r| ev(r, VmEvent::Pswpout) },
+    Row { name: "Swap in", value: |r| ev(r, VmEvent::Pswpin) },
+    Row { name: "File refaults", value: |r| ev(r, VmEvent::WorkingsetRefaultFile) },
+    Row { name: "Compact daemon wake", value: |r| ev(r, VmEvent::CompactDaemonWake) },
     Row { name: "Simulated run time (s)", value: |r| r.sim_seconds },
     Row { name: "Atomic failures", value: |r| r.atomic_failures as f64 },
-    Row { name: "OOM (request failed)", value: |r| ev(r, "pgalloc_oom") },
-    Row { name: "Fallbacks (extfrag)", value: |r| ev(r, "pgalloc_extfrag") },
-    Row { name: "Claimer unmovable", value: |r| ev(r, "claimer_unmovable") },
-    Row { name: "Claimer reclaimable", value: |r| ev(r, "claimer_reclaimable") },
-    Row { name: "Steal unmovable", value: |r| ev(r, "steal_unmovable") },
-    Row { name: "Steal reclaimable", value: |r| ev(r, "steal_reclaimable") },
-    Row { name: "Pollute movable", value: |r| ev(r, "pollute_movable") },
+    Row { name: "OOM (request failed)", value: |r| ev(r, VmEvent::PgAllocOom) },
+    Row { name: "Fallbacks (extfrag)", value: |r| ev(r, VmEvent::Extfrag) },
+    Row { name: "Claimer unmovable", value: |r| ev(r, VmEvent::ClaimerUnmovable) },
+    Row { name: "Claimer reclaimable", value: |r| ev(r, VmEvent::ClaimerReclaimable) },
+    Row { name: "Steal unmovable", value: |r| ev(r, VmEvent::StealUnmovable) },
+    Row { name: "Steal reclaimable", value: |r| ev(r, VmEvent::StealReclaimable) },
+    Row { name: "Pollute movable", value: |r| ev(r, VmEvent::PolluteMovable) },
 ];
 
 /// Seed 004's own figures (before, after, its printed change in %), for the rows it has.
@@ -233,7 +241,7 @@ impl ThpReport {
             "ratio (0..1)",
             &series(|r| r.unusable_index_end_fraction),
         );
-        page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get("pswpout") as f64));
+        page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get(VmEvent::Pswpout) as f64));
         page.heading("Pageblock maps after the last run, side by side");
         page.policy_maps(self.policies.iter().map(|p| (p.name, p.final_map.as_slice())));
         page.heading("The largest zone's pageblock map after each run (small multiples)");
