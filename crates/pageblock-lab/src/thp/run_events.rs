@@ -59,7 +59,8 @@ impl EventSnapshot {
     }
 }
 
-/// Each vm event counter's increase over a run.
+/// Each vm event counter's increase over a run (serialized as the [`RUN_EVENTS`]' increases
+/// by name, in name order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunEvents(Vec<u64>);
 
@@ -78,8 +79,11 @@ impl RunEvents {
 
 impl Serialize for RunEvents {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(RUN_EVENTS.len()))?;
-        for e in RUN_EVENTS {
+        // In name order, as the map of names this replaced wrote them.
+        let mut events = RUN_EVENTS;
+        events.sort_unstable_by_key(|e| e.name());
+        let mut map = s.serialize_map(Some(events.len()))?;
+        for e in events {
             map.serialize_entry(e.name(), &self.get(e))?;
         }
         map.end()
