@@ -172,7 +172,7 @@ pub struct ThpArgs {
     /// index per run, and each policy's final pageblock map, side by side.
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
-    /// Seed of the workload.
+    /// Random seed of the workload (not a seed patch).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Whose reclaim rules.
@@ -189,7 +189,7 @@ pub struct SeedsArgs {
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
-    /// Seed of the workloads.
+    /// Random seed of the workloads (not a seed patch; `--only` picks those).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Run only the experiments of one seed patch: 0 (pagetypeinfo counts), 1 (buddy
@@ -340,7 +340,7 @@ pub struct RunArgs {
     /// `demo` 4000000). `show` needs --workload with it.
     #[arg(long)]
     pub ops: Option<u64>,
-    /// Seed of every random choice; the same seed gives byte-identical output.
+    /// Random seed of the workload: the same seed gives byte-identical output.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Online CPUs of the simulated machine (pagesets, vmstat thresholds).

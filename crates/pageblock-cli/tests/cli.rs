@@ -297,6 +297,20 @@ fn bench_help_names_every_case_the_bench_runs() {
     }
 }
 
+/// Regression: "seed" named both a seed patch (the documents) and the random seed; what users
+/// read calls the random one so.
+#[test]
+fn the_random_seed_is_not_called_a_seed_patch() {
+    for cmd in
+        [&["demo", "--help"][..], &["show", "--help"], &["lab", "thp", "--help"], &["lab", "seeds", "--help"]]
+    {
+        let help = stdout_of(cmd);
+        assert!(help.contains("Random seed of the workload"), "{cmd:?}:\n{help}");
+    }
+    let demo = stdout_of(&["demo", "--ops", "1000", "--seed", "7"]);
+    assert!(demo.lines().next().is_some_and(|l| l.ends_with("1000 operations, RNG seed 7")), "{demo}");
+}
+
 /// `lab seeds --quick` in CI: only deterministic figures are judged.
 #[test]
 fn lab_seeds_quick_reproduces_the_deterministic_effects() {

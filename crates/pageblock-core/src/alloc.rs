@@ -78,7 +78,7 @@ impl Zone {
         }
         if pfn.is_none() {
             let mut mode = RmqueueMode::Normal;
-            pfn = self.rmqueue(order, mt, flags, &mut mode);
+            pfn = self.__rmqueue(order, mt, flags, &mut mode);
             if pfn.is_none() && flags.intersects(AllocFlags::OOM | AllocFlags::NON_BLOCK) {
                 pfn = self.rmqueue_highatomic(order);
             }
@@ -111,7 +111,7 @@ impl Zone {
     }
 
     fn rmqueue_highatomic(&mut self, order: u32) -> Option<u64> {
-        let pfn = self.rmqueue_smallest(order, MigrateType::HighAtomic)?;
+        let pfn = self.__rmqueue_smallest(order, MigrateType::HighAtomic)?;
         self.count(VmEvent::PgAllocHighAtomic, 1 << order);
         Some(pfn)
     }
@@ -135,7 +135,7 @@ impl Zone {
             if !self.policy.rmqueue_mode_memory {
                 mode = RmqueueMode::Normal;
             }
-            let Some(pfn) = self.rmqueue(order, mt, flags, &mut mode) else {
+            let Some(pfn) = self.__rmqueue(order, mt, flags, &mut mode) else {
                 break;
             };
             self.shared.memmap.set_head(self.idx(pfn), PageState::Pcp, order);

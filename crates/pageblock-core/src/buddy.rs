@@ -30,19 +30,19 @@ impl Zone {
         self.shared.free_block_idx(self.pages(), pfn, order) != NIL
     }
 
-    /// `free_one_page()` after the zone lock is taken: blocks above pageblock order are freed
-    /// pageblock by pageblock, each with its own pageblock's type (`split_large_buddy`); the
-    /// merge loop then joins them again where the types allow.
-    pub(crate) fn free_pages_to_buddy(&mut self, pfn: u64, order: u32, to: FreeTo) {
+    /// `split_large_buddy()`, the buddy step of `free_one_page()` (zone lock held): blocks
+    /// above pageblock order are freed pageblock by pageblock, each with its own pageblock's
+    /// type; the merge loop then joins them again where the types allow.
+    pub(crate) fn split_large_buddy(&mut self, pfn: u64, order: u32, to: FreeTo) {
         self.with_capture(|z, capture| {
-            with_pages!(z.shared.memmap, mm => z.free_pages_to_buddy_in(mm, capture, pfn, order, to))
+            with_pages!(z.shared.memmap, mm => z.split_large_buddy_in(mm, capture, pfn, order, to))
         });
     }
 
-    /// [`Zone::free_pages_to_buddy`] in a view of the memmap, with the zone's capture wish
-    /// copied out (a caller freeing many blocks takes both once; see [`Zone::free_one_page`]).
+    /// [`Zone::split_large_buddy`] in a view of the memmap, with the zone's capture wish
+    /// copied out (a caller freeing many blocks takes both once; see [`Zone::__free_one_page`]).
     #[inline]
-    pub(crate) fn free_pages_to_buddy_in<M: PageMap>(
+    pub(crate) fn split_large_buddy_in<M: PageMap>(
         &self,
         mm: M,
         capture: &mut Option<Capture>,
@@ -52,14 +52,14 @@ impl Zone {
     ) {
         if order <= self.pageblock_order() {
             let mt = self.pageblock_migratetype(pfn);
-            self.free_one_page(mm, capture, pfn, order, mt, to);
+            self.__free_one_page(mm, capture, pfn, order, mt, to);
             return;
         }
         let pb = self.pageblock_nr_pages();
         let mut chunk = pfn;
         while chunk < pfn + (1 << order) {
             let mt = self.pageblock_migratetype(chunk);
-            self.free_one_page(mm, capture, chunk, self.pageblock_order(), mt, to);
+            self.__free_one_page(mm, capture, chunk, self.pageblock_order(), mt, to);
             chunk += pb;
         }
     }
@@ -77,7 +77,7 @@ impl Zone {
     /// both taken by the caller: a drain takes them once for its whole batch, so the loop is
     /// compiled for one memmap layout and the zone stays borrowed only for reading.
     #[inline(always)]
-    pub(crate) fn free_one_page<M: PageMap>(
+    pub(crate) fn __free_one_page<M: PageMap>(
         &self,
         mm: M,
         capture: &mut Option<Capture>,
@@ -175,7 +175,7 @@ impl Zone {
 
     /// `__rmqueue_smallest()`: the smallest free block of at least `order` on the `mt` lists,
     /// split down to `order`. Each order's list head is one probe of work.
-    pub(crate) fn rmqueue_smallest(&mut self, order: u32, mt: MigrateType) -> Option<u64> {
+    pub(crate) fn __rmqueue_smallest(&mut self, order: u32, mt: MigrateType) -> Option<u64> {
         for cur in order..=self.max_order() {
             let Some(pfn) = self.free_list_first(cur, mt) else {
                 continue;

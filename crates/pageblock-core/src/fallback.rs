@@ -13,7 +13,7 @@
 //!    pageblock's type alone. The block is now mixed ("fragmenting"). Not allowed under
 //!    ALLOC_NOFRAGMENT.
 //!
-//! A bulk refill calls `Zone::rmqueue` many times under one lock hold. With
+//! A bulk refill calls `Zone::__rmqueue` many times under one lock hold. With
 //! `Policy::rmqueue_mode_memory` (seed 003, 6.16+) it keeps the [`RmqueueMode`] of the last
 //! success, so once claiming has failed it is not retried for every page of the batch.
 
@@ -84,7 +84,7 @@ impl Zone {
 
     /// `__rmqueue()`: one block of `order` for `mt`, starting at `*mode` and recording in it
     /// the stage that succeeded.
-    pub(crate) fn rmqueue(
+    pub(crate) fn __rmqueue(
         &mut self,
         order: u32,
         mt: MigrateType,
@@ -94,32 +94,32 @@ impl Zone {
         // Balance movable allocations between CMA and the rest of the zone: take CMA first
         // when it holds more than half of the free memory.
         if flags.contains(AllocFlags::CMA) && self.cma_holds_most_free_memory() {
-            if let Some(pfn) = self.rmqueue_smallest(order, MigrateType::Cma) {
+            if let Some(pfn) = self.__rmqueue_smallest(order, MigrateType::Cma) {
                 self.count(VmEvent::PgAllocCma, 1 << order);
                 return Some(pfn);
             }
         }
         if *mode <= RmqueueMode::Normal {
-            if let Some(pfn) = self.rmqueue_smallest(order, mt) {
+            if let Some(pfn) = self.__rmqueue_smallest(order, mt) {
                 return Some(pfn);
             }
         }
         if *mode <= RmqueueMode::Cma && flags.contains(AllocFlags::CMA) {
-            if let Some(pfn) = self.rmqueue_smallest(order, MigrateType::Cma) {
+            if let Some(pfn) = self.__rmqueue_smallest(order, MigrateType::Cma) {
                 self.count(VmEvent::PgAllocCma, 1 << order);
                 *mode = RmqueueMode::Cma;
                 return Some(pfn);
             }
         }
         if *mode <= RmqueueMode::Claim {
-            if let Some(pfn) = self.rmqueue_claim(order, mt, flags) {
+            if let Some(pfn) = self.__rmqueue_claim(order, mt, flags) {
                 // The claimed block refilled the requested type's lists.
                 *mode = RmqueueMode::Normal;
                 return Some(pfn);
             }
         }
         if !flags.contains(AllocFlags::NOFRAGMENT) {
-            if let Some(pfn) = self.rmqueue_steal(order, mt) {
+            if let Some(pfn) = self.__rmqueue_steal(order, mt) {
                 *mode = RmqueueMode::Steal;
                 return Some(pfn);
             }
@@ -135,7 +135,7 @@ impl Zone {
 
     /// `__rmqueue_claim()`: scan orders from the top down for a fallback block whose
     /// pageblock can be claimed. With ALLOC_NOFRAGMENT only whole free pageblocks qualify.
-    fn rmqueue_claim(&mut self, order: u32, start_mt: MigrateType, flags: AllocFlags) -> Option<u64> {
+    fn __rmqueue_claim(&mut self, order: u32, start_mt: MigrateType, flags: AllocFlags) -> Option<u64> {
         let pbo = self.pageblock_order();
         let min_order = if order < pbo && flags.contains(AllocFlags::NOFRAGMENT) { pbo } else { order };
         for cur in (min_order..=self.max_order()).rev() {
@@ -155,7 +155,7 @@ impl Zone {
 
     /// `__rmqueue_steal()`: the smallest fallback block of at least `order`, split in place;
     /// the pageblock keeps its type and the rest of the block stays on its lists.
-    fn rmqueue_steal(&mut self, order: u32, start_mt: MigrateType) -> Option<u64> {
+    fn __rmqueue_steal(&mut self, order: u32, start_mt: MigrateType) -> Option<u64> {
         for cur in order..=self.max_order() {
             let Fallback::Found(fmt) = self.find_suitable_fallback(cur, start_mt, false) else {
                 continue;
@@ -213,7 +213,7 @@ impl Zone {
         }
         self.move_freepages_block(pfn, block_mt, start_mt);
         self.count(VmEvent::ClaimPartialBlock, 1);
-        self.rmqueue_smallest(order, start_mt)
+        self.__rmqueue_smallest(order, start_mt)
     }
 
     /// Free pages and movable allocated pages in the pageblock containing `pfn`

@@ -249,14 +249,14 @@ impl Zone {
         self.shared.check_allocated(pfn, order)
     }
 
-    /// `free_one_page()`: validate a free by `owner` of a block this zone handed out, take
-    /// it from its owner, and return it to the buddy lists under the zone lock (the path for
+    /// `free_one_page()` under the zone lock: validate a free by `owner` of a block this zone
+    /// handed out, take it from its owner, and return it to the buddy lists (the path for
     /// orders the per-CPU lists do not cache, isolated pageblocks, and a contended per-CPU
     /// lock).
     pub fn free_pages(&mut self, pfn: Pfn, order: u32, owner: Owner) -> Result<(), FreeError> {
         self.shared.claim_for_free(pfn, order, PageInfo::TAIL, owner)?;
         self.count(VmEvent::PgFree, 1 << order);
-        self.free_pages_to_buddy(pfn.0, order, FreeTo::Heuristic);
+        self.split_large_buddy(pfn.0, order, FreeTo::Heuristic);
         Ok(())
     }
 
@@ -272,7 +272,7 @@ impl Zone {
     }
 
     /// [`Zone::free_pcp_page`] in a view of the memmap, with the zone's capture wish copied
-    /// out (see [`Zone::free_one_page`]).
+    /// out (see [`Zone::__free_one_page`]).
     #[inline(always)]
     fn free_pcp_page_in<M: PageMap>(&self, mm: M, capture: &mut Option<Capture>, pfn: Pfn, order: u32) {
         let idx = self.idx(pfn.0);
@@ -287,10 +287,10 @@ impl Zone {
         let mt = self.pageblock_migratetype(pfn.0);
         self.emit(|| TraceEvent::PagePcpuDrain { pfn: pfn.0, order, migratetype: mt });
         if order <= self.pageblock_order() {
-            // free_pages_to_buddy()'s common case, with the type just read.
-            self.free_one_page(mm, capture, pfn.0, order, mt, FreeTo::Heuristic);
+            // split_large_buddy()'s common case, with the type just read.
+            self.__free_one_page(mm, capture, pfn.0, order, mt, FreeTo::Heuristic);
         } else {
-            self.free_pages_to_buddy_in(mm, capture, pfn.0, order, FreeTo::Heuristic);
+            self.split_large_buddy_in(mm, capture, pfn.0, order, FreeTo::Heuristic);
         }
     }
 

@@ -26,7 +26,7 @@
 //! | `struct zone`, `zone->lock` | [`Zone`] (`&mut self`), [`ZoneShared`] (lock-free part) |
 //! | `struct page` | [`memmap::Memmap`] (9 bytes per page) |
 //! | `free_area[o].free_list[mt]`, `nr_free`, `mt_nr_free` | [`free_area::FreeAreas`] |
-//! | `struct per_cpu_pages`, `rmqueue_pcplist`, `free_pcppages_bulk` | [`pcp::PerCpuPages`] |
+//! | `struct per_cpu_pages`, `__rmqueue_pcplist`, `free_pcppages_bulk` | [`pcp::PerCpuPages`] |
 //! | `__free_one_page`, `expand`, `__rmqueue_smallest` | [`buddy`] |
 //! | `__rmqueue`, `__rmqueue_claim/steal`, `try_to_claim_block` | [`fallback`] |
 //! | `__alloc_pages`, `get_page_from_freelist`, `rmqueue`, `free_frozen_pages` | [`page_alloc`] |

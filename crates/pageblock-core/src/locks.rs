@@ -25,8 +25,11 @@ use crate::types::Pfn;
 use crate::vmscan::ScanControl;
 use crate::zone::Zone;
 
-/// A driver of the allocation path. Zones are indices into [`NodeShared::zones`]; CPUs are
-/// `0..node().nr_cpus()`.
+/// The whole driver interface of the allocation path, not only its locks: what the kernel's
+/// locks guard (a zone, a CPU's lists), kswapd wakeups, and the slow path's reclaim and
+/// compaction steps (LRU lists, the page mover). Implemented by the simulator
+/// ([`crate::Node`]) and the thread-safe library (`pageblock::Pgdat`). Zones are indices into
+/// [`NodeShared::zones`]; CPUs are `0..node().nr_cpus()`.
 ///
 /// Compaction and reclaim run shared code ([`crate::compaction`], [`crate::vmscan`]); what
 /// they need from the driver is what moves pages ([`NodeLocks::mover`]; without one nothing

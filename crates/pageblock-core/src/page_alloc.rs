@@ -170,7 +170,7 @@ fn wakeup_kswapd_for_blocks<L: NodeLocks + ?Sized>(l: &L, z: usize, ac: &AllocCo
     }
 }
 
-/// `rmqueue_buddy()`: the zone's lists under its lock.
+/// `rmqueue_buddy()`: take the zone's lock and allocate from its lists ([`crate::Zone::rmqueue_buddy`]).
 #[cold]
 fn rmqueue_buddy<L: NodeLocks + ?Sized>(
     l: &L,
@@ -190,7 +190,9 @@ fn wakeup_kswapd_boosted<L: NodeLocks + ?Sized>(l: &L, z: usize) {
     l.wakeup_kswapd(z, Gfp::NONE, 0, zone.config().zone_type);
 }
 
-/// `rmqueue_pcplist()`: `None` if the CPU's lock is contended or the refill found nothing.
+/// `rmqueue_pcplist()`: trylock the CPU's lists and take a block from them
+/// ([`crate::pcp::PerCpuPages::__rmqueue_pcplist`]); `None` if the lock is contended or the refill
+/// found nothing.
 #[inline(always)]
 fn rmqueue_pcplist<L: NodeLocks + ?Sized>(
     l: &L,
@@ -201,7 +203,7 @@ fn rmqueue_pcplist<L: NodeLocks + ?Sized>(
     flags: AllocFlags,
 ) -> Option<Pfn> {
     let mut pcp = l.trylock_pcp(cpu, z)?;
-    pcp.rmqueue(zone, ac.order, ac.migratetype, |n, out| {
+    pcp.__rmqueue_pcplist(zone, ac.order, ac.migratetype, |n, out| {
         lock_zone(l, z, cpu).rmqueue_bulk(ac.order, n, ac.migratetype, flags, out);
     })
 }
@@ -278,8 +280,9 @@ pub fn free_pages_batch<L: NodeLocks + ?Sized>(
     Ok(())
 }
 
-/// The zone path of a free: orders the CPU lists do not cache, isolated pageblocks, a
-/// contended per-CPU lock.
+/// `free_one_page()`: the zone path of a free (orders the CPU lists do not cache, isolated
+/// pageblocks, a contended per-CPU lock): take the zone's lock and free there
+/// ([`crate::Zone::free_pages`]).
 #[cold]
 fn free_one_page<L: NodeLocks + ?Sized>(
     l: &L,

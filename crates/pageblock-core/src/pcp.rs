@@ -1,4 +1,4 @@
-//! Per-CPU page lists (`struct per_cpu_pages`, `rmqueue_pcplist`, `free_frozen_page_commit`,
+//! Per-CPU page lists (`struct per_cpu_pages`, `__rmqueue_pcplist`, `free_frozen_page_commit`,
 //! `nr_pcp_alloc`, `nr_pcp_high`, `nr_pcp_free`, `free_pcppages_bulk`, `drain_pages_zone`)
 //! and how the kernel sizes them (`zone_batchsize`, `zone_highsize`), plus the per-CPU
 //! vmstat threshold `/proc/zoneinfo` prints.
@@ -202,11 +202,12 @@ impl PerCpuPages {
 }
 
 impl PerCpuPages {
-    /// `rmqueue_pcplist()`: a block of `order` for a `mt` request from this CPU's lists.
+    /// `__rmqueue_pcplist()`: a block of `order` for a `mt` request from this CPU's lists
+    /// (the caller holds them, as `rmqueue_pcplist()` does after its trylock).
     /// An empty list is refilled first: `refill(n, out)` must append up to `n` blocks taken
     /// from the zone under its lock (`rmqueue_bulk`). Returns `None` if the refill got none.
     #[inline(always)]
-    pub fn rmqueue(
+    pub fn __rmqueue_pcplist(
         &mut self,
         shared: &ZoneShared,
         order: u32,

@@ -4,9 +4,11 @@
 //! It owns every zone and every CPU's per-CPU lists in `RefCell`s; "taking a lock" is a
 //! borrow, and a borrow that is already held is a bug in the path (it panics), the simulated
 //! equivalent of a self-deadlock. CPUs are simulated: each call names the CPU it runs on, as
-//! the workload or the trace's CPU column decides. Time is simulated too:
-//! [`Node::advance_to`] moves the clock and runs the vmstat worker's per-CPU pass every
-//! second, as the kernel does (`decay_pcp_high`).
+//! the workload or the trace's CPU column decides. It also owns the node's LRU lists
+//! ([`crate::vmscan`]), the page mover its owner installs for compaction, and the daemons.
+//! Time is simulated too: [`Node::advance_to`] moves the clock, runs the vmstat worker's
+//! per-CPU pass every second, as the kernel does (`decay_pcp_high`), and runs kswapd and
+//! kcompactd when they are due.
 
 use std::cell::{Ref, RefCell, RefMut};
 use std::sync::Arc;
@@ -37,7 +39,10 @@ use crate::zone::Zone;
 /// `sysctl_stat_interval`: how often the vmstat worker runs on each CPU, in microseconds.
 pub const STAT_INTERVAL_US: u64 = 1_000_000;
 
-/// A simulated node.
+/// The simulator: one whole node (`pg_data_t` with its zones, per-CPU lists, LRU lists,
+/// kswapd, kcompactd and a simulated clock) on a single thread, and one of the two drivers of
+/// [`NodeLocks`] (the other is the library's `Pgdat`). Despite the short name it is not
+/// [`NodeShared`] (the lock-free part every driver shares).
 ///
 /// ```
 /// use pageblock_core::{Gfp, Node, NodeConfig, Policy};

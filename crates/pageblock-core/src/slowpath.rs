@@ -17,8 +17,9 @@
 //!    pageblock; the OOM killer.
 //!
 //! Reclaim and compaction are driver hooks ([`crate::NodeLocks`]): compaction runs when the
-//! driver has a [`crate::compaction::Mover`]; reclaim does nothing yet, so its steps take the
-//! kernel's "no progress" branches. There is no OOM killer: a request
+//! driver has a [`crate::compaction::Mover`]; direct reclaim ([`crate::vmscan`]) scans the
+//! driver's LRU lists and shrinkers — a driver without them reclaims nothing, and the steps
+//! take the kernel's "no progress" branches. There is no OOM killer: a request
 //! that would invoke it is counted (`pgalloc_oom`) and fails. `__GFP_NOFAIL` gets the
 //! kernel's last `ALLOC_MIN_RESERVE` attempt, then fails instead of looping forever.
 

@@ -2,8 +2,8 @@
 //! THP, no CMA counters beyond `nr_free_cma`), in the kernel's order (`vmstat_text[]`).
 //!
 //! The reports print every one of them so that they line up with a real machine's files line
-//! for line; the values this model does not keep (LRU sizes, reclaim and NUMA-balancing
-//! events, ...) print as 0. [`crate::show`] decides which ones carry real values.
+//! for line; the values this model does not keep (LRU and slab sizes, NUMA-balancing events,
+//! ...) print as 0. [`crate::show`] decides which ones carry real values.
 
 /// Zone stats and NUMA events, as each populated zone of `/proc/zoneinfo` lists them.
 pub const ZONE_STAT_ITEMS: [&str; 17] = [

@@ -8,8 +8,9 @@
 //!
 //! The algorithms are split by kernel concept: [`crate::free_area`] (list and accounting
 //! primitives), [`crate::buddy`] (merge, split, smallest-first), [`crate::fallback`] (claim
-//! and steal), [`crate::highatomic`], [`crate::watermark`], [`crate::alloc`] (the allocation
-//! entry point and its slow path), [`crate::free`] (the free entry point and misuse checks).
+//! and steal), [`crate::highatomic`], [`crate::watermark`], [`crate::alloc`] (a zone's part of
+//! allocation), [`crate::free`] (a zone's part of freeing, and the misuse checks). The entry
+//! points and the slow path are [`crate::page_alloc`] and [`crate::slowpath`].
 //!
 //! # Invariants (checked by [`crate::verify`])
 //!
@@ -440,7 +441,7 @@ impl Zone {
         let blocks: Vec<(u64, u32)> = crate::types::aligned_blocks(start, end, self.max_order).collect();
         for &(pfn, order) in &blocks {
             self.count(VmEvent::PgFree, 1 << order);
-            self.free_pages_to_buddy(pfn, order, crate::buddy::FreeTo::Tail);
+            self.split_large_buddy(pfn, order, crate::buddy::FreeTo::Tail);
         }
         blocks
     }

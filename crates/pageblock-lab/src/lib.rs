@@ -1,7 +1,10 @@
 //! # pageblock-lab: workloads, simulation runs and reports on top of `pageblock-core`
 //!
-//! Everything here is deterministic: one seed drives a run, and the same seed gives the same
-//! zone state and the same reports byte for byte.
+//! Simulation runs and trace replays are deterministic: one RNG seed drives a run, and the
+//! same seed gives the same zone state and the same reports byte for byte. Also here: the
+//! seed patches' experiments ([`seeds`], each figure marked deterministic or wall-clock),
+//! reading real traces ([`trace`]), inspecting the running kernel ([`inspect`]) and the
+//! wall-clock benchmark against peer allocators ([`fastpath`]).
 
 pub mod compare;
 pub mod fastpath;

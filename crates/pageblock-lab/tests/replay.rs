@@ -77,7 +77,7 @@ fn every_kind_of_free_finds_its_block() {
     // block of the served failed request and the one whose free was lost.
     assert_eq!(report.trace.events["mm_page_free"], 6);
     assert_eq!(report.trace.events["mm_page_free_batched"], 1);
-    assert_eq!(p.events["mm_page_free"], 6 + 1 + 1);
+    assert_eq!(p.events.mm_page_free, 6 + 1 + 1);
     assert_eq!(report.start.busy_pages, 1 + 4, "two frees of pages allocated before the trace");
     assert_eq!(report.start.geometry, "the trace's pfns");
 }

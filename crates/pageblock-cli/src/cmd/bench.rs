@@ -1,5 +1,5 @@
-//! `pageblock bench fastpath`: the table, the goals of issues 3 and 12 checked against this run's
-//! medians, and optional JSON.
+//! `pageblock bench fastpath`: the table, the fast path's goals (cases a, b, e and f)
+//! checked against this run's medians, and optional JSON.
 
 use std::fmt::Write as _;
 

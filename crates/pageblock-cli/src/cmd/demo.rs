@@ -20,7 +20,7 @@ pub fn run(args: &DemoArgs) -> Result<String, String> {
     let zones: Vec<&str> = spec.node.zones.iter().map(|z| z.zone_type.name()).collect();
     let _ = writeln!(
         out,
-        "pageblock demo: {gib:.1} GiB managed in zones {}, {} CPUs, workload `{workload}`, {} operations, seed {}\n",
+        "pageblock demo: {gib:.1} GiB managed in zones {}, {} CPUs, workload `{workload}`, {} operations, RNG seed {}\n",
         zones.join(" + "),
         fresh.shared().nr_cpus(),
         spec.ops,

@@ -7,7 +7,7 @@
 //! | b | 1,000,000 order-0 allocations, then frees in random order | ns per alloc (`b_alloc`), per free (`b_free`) |
 //! | c | mixed: 80% order 0, 15% orders 1–3, 5% order 9, at most half of memory allocated | ns per operation |
 //! | e | a and c on 2 threads (`e_a`, `e_c`) | million operations per second |
-//! | f | 900,000 order-0 allocations, then frees in random order (issue 12's case) | ns per alloc (`f_alloc`), per free (`f_free`) |
+//! | f | 900,000 order-0 allocations, then frees in random order (cache misses on the memmap) | ns per alloc (`f_alloc`), per free (`f_free`) |
 //!
 //! Besides the table, pageblock's case f frees are timed under three memmap layouts and
 //! bulk-free settings, and through `free_pages_batch` (all 900,000 in one call).

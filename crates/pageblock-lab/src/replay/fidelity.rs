@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::engine::Replayed;
+use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
 
 /// One row: a quantity as simulated and as it really was.
@@ -41,20 +42,19 @@ fn part(of: &'static str, name: &str, simulated: u64, real: u64) -> FidelityRow 
 
 /// The fidelity rows of replay `r` of trace `t`.
 pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
-    let ev = |name: &str| t.counts.events.get(name).copied().unwrap_or(0);
-    let e = &r.events;
+    let (e, sim, real) = (&r.events, KmemCounts::simulated(&r.events), &t.counts.kmem);
     let mut rows = vec![
-        row("mm_page_alloc", e.page_alloc, ev("mm_page_alloc")),
-        row("mm_page_free", e.page_free, ev("mm_page_free")),
-        row("mm_page_alloc_zone_locked", e.zone_locked, ev("mm_page_alloc_zone_locked")),
+        row("mm_page_alloc", sim.mm_page_alloc, real.mm_page_alloc),
+        row("mm_page_free", sim.mm_page_free, real.mm_page_free),
+        row("mm_page_alloc_zone_locked", sim.mm_page_alloc_zone_locked, real.mm_page_alloc_zone_locked),
         part(
             "mm_page_alloc_zone_locked",
             "percpu_refill=1",
             e.zone_locked_refill,
             t.counts.zone_locked_refill,
         ),
-        row("mm_page_pcpu_drain", e.pcpu_drain, ev("mm_page_pcpu_drain")),
-        row("mm_page_alloc_extfrag", e.extfrag, ev("mm_page_alloc_extfrag")),
+        row("mm_page_pcpu_drain", sim.mm_page_pcpu_drain, real.mm_page_pcpu_drain),
+        row("mm_page_alloc_extfrag", sim.mm_page_alloc_extfrag, real.mm_page_alloc_extfrag),
         part("mm_page_alloc_extfrag", "fragmenting", e.extfrag_fragmenting, t.counts.extfrag_fragmenting),
         part(
             "mm_page_alloc_extfrag",

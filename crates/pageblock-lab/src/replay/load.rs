@@ -18,6 +18,7 @@ use pageblock_formats::zoneinfo::ZoneInfo;
 use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
 use super::facts::TraceFacts;
+use super::kmem_counts::KmemCounts;
 use crate::trace::{trace_file, GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
 
 /// What the recording machine's `/proc` said.
@@ -44,6 +45,8 @@ pub struct Snapshots {
 pub struct TraceCounts {
     /// Events per tracepoint name.
     pub events: BTreeMap<&'static str, u64>,
+    /// The kmem tracepoints a replay compares.
+    pub kmem: KmemCounts,
     /// `mm_page_alloc_extfrag` events with `fragmenting`.
     pub extfrag_fragmenting: u64,
     /// `mm_page_alloc_extfrag` events with `change_ownership`.
@@ -128,6 +131,7 @@ pub fn load(
     progress(read.bytes(), size);
     reader.finish().map_err(|e| e.to_string())?;
     facts.finish();
+    counts.kmem = KmemCounts::traced(&kmem);
     for (name, n) in KMEM_EVENT_NAMES.iter().zip(kmem).filter(|(_, n)| *n > 0) {
         counts.events.insert(name, n);
     }

@@ -13,6 +13,7 @@
 pub mod engine;
 pub mod facts;
 pub mod fidelity;
+pub mod kmem_counts;
 pub mod load;
 pub mod machine;
 pub mod pfnmap;

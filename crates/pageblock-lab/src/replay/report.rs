@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::engine::{Divergence, Replayed};
 use super::fidelity::Fidelity;
+use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
 use super::machine::StartReport;
 use super::series::{self, Columns, Summary};
@@ -73,7 +74,7 @@ pub struct PolicyResult {
     /// The policy.
     pub name: &'static str,
     /// The simulation's kernel events.
-    pub events: BTreeMap<&'static str, u64>,
+    pub events: KmemCounts,
     /// Fallbacks that fragmented a pageblock.
     pub extfrag_fragmenting: u64,
     /// Fallbacks after which the pageblock changed owner.
@@ -117,13 +118,7 @@ impl PolicyResult {
         records: u64,
     ) -> PolicyResult {
         let e = &r.events;
-        let events = BTreeMap::from([
-            ("mm_page_alloc", e.page_alloc),
-            ("mm_page_free", e.page_free),
-            ("mm_page_alloc_zone_locked", e.zone_locked),
-            ("mm_page_pcpu_drain", e.pcpu_drain),
-            ("mm_page_alloc_extfrag", e.extfrag),
-        ]);
+        let events = KmemCounts::simulated(e);
         let huge = r.series.summary(|s| s.huge_share);
         let node = r.node.shared();
         let pgalloc = node
@@ -277,11 +272,11 @@ impl ReplayReport {
             ("unusable index order 9, end", Box::new(|p| format!("{:.3}", p.unusable_index_end_fraction))),
             ("mixed pageblocks, start", Box::new(|p| p.mixed_pageblocks.start.to_string())),
             ("mixed pageblocks, end", Box::new(|p| p.mixed_pageblocks.end.to_string())),
-            ("mm_page_alloc_extfrag", Box::new(|p| p.events["mm_page_alloc_extfrag"].to_string())),
+            ("mm_page_alloc_extfrag", Box::new(|p| p.events.mm_page_alloc_extfrag.to_string())),
             ("  fragmenting", Box::new(|p| p.extfrag_fragmenting.to_string())),
             ("  change_ownership", Box::new(|p| p.extfrag_change_ownership.to_string())),
-            ("mm_page_alloc_zone_locked", Box::new(|p| p.events["mm_page_alloc_zone_locked"].to_string())),
-            ("mm_page_pcpu_drain", Box::new(|p| p.events["mm_page_pcpu_drain"].to_string())),
+            ("mm_page_alloc_zone_locked", Box::new(|p| p.events.mm_page_alloc_zone_locked.to_string())),
+            ("mm_page_pcpu_drain", Box::new(|p| p.events.mm_page_pcpu_drain.to_string())),
             ("pages on per-CPU lists, end", Box::new(|p| p.pcp_pages_end.to_string())),
             ("unmatched frees", Box::new(|p| p.divergence.unmatched_frees.to_string())),
             ("pages onlined (memory hotplug)", Box::new(|p| p.divergence.pages_onlined.to_string())),

@@ -586,7 +586,7 @@ mod tests {
             kernel: "seed-004",
             policies: vec![runs],
         };
-        let wakes = report.policies[0].runs[0].get("compact_daemon_wake");
+        let wakes = report.policies[0].runs[0].get(pageblock_core::VmEvent::CompactDaemonWake);
         assert!(wakes > 0, "kcompactd is woken during a build");
         let text = report.render();
         assert!(text.contains("    Compact daemon wake      "), "{text}");

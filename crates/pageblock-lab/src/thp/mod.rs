@@ -1,5 +1,6 @@
-//! `pageblock lab thp`: seed 004's experiment — huge page success and its costs under
-//! `vanilla`, `defrag_mode` as merged and `defrag_mode_2026`, run after run on the same node.
+//! `pageblock lab thp`: seed 004's experiment — huge page success and its costs under every
+//! named policy (`vanilla`, `defrag_mode` as merged, `defrag_mode_2026`, `pageblock` and its
+//! variants) or the ones `--policy` names, run after run on the same node.
 //!
 //! Each policy boots its own node (the same machine), attaches the memory's users ([`mm`]),
 //! and runs the workload `runs` times in a row without rebooting, so fragmentation builds up
@@ -12,6 +13,7 @@
 pub mod kbuild;
 pub mod mm;
 pub mod page_states;
+pub mod run_events;
 pub mod table;
 pub mod thpscale;
 
@@ -21,6 +23,8 @@ use serde::Serialize;
 
 use crate::replay::NamedPolicy;
 use mm::Mm;
+use run_events::EventSnapshot;
+pub use run_events::{RunEvents, RUN_EVENTS};
 
 /// A workload of the THP lab.
 pub trait ThpWorkload {
@@ -100,43 +104,6 @@ impl ThpLabConfig {
     }
 }
 
-/// The vm events a run reports, by their `/proc/vmstat` (or pageblock) names.
-pub const RUN_EVENTS: [VmEvent; 33] = [
-    VmEvent::ThpFaultAlloc,
-    VmEvent::ThpFaultFallback,
-    VmEvent::CompactStall,
-    VmEvent::CompactFail,
-    VmEvent::CompactSuccess,
-    VmEvent::CompactMigrateScanned,
-    VmEvent::CompactFreeScanned,
-    VmEvent::CompactDaemonWake,
-    VmEvent::CompactDaemonMigrateScanned,
-    VmEvent::CompactDaemonFreeScanned,
-    VmEvent::PgMigrateSuccess,
-    VmEvent::PgMigrateFail,
-    VmEvent::PgscanKswapd,
-    VmEvent::PgstealKswapd,
-    VmEvent::PgscanDirect,
-    VmEvent::PgstealDirect,
-    VmEvent::Pswpout,
-    VmEvent::Pswpin,
-    VmEvent::WorkingsetRefaultFile,
-    VmEvent::WorkingsetRefaultAnon,
-    VmEvent::Pageoutrun,
-    VmEvent::PgAllocFail,
-    VmEvent::PgAllocOom,
-    VmEvent::Extfrag,
-    VmEvent::ClaimerUnmovable,
-    VmEvent::ClaimerMovable,
-    VmEvent::ClaimerReclaimable,
-    VmEvent::StealUnmovable,
-    VmEvent::StealMovable,
-    VmEvent::StealReclaimable,
-    VmEvent::PolluteUnmovable,
-    VmEvent::PolluteMovable,
-    VmEvent::PolluteReclaimable,
-];
-
 /// One run's figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunResult {
@@ -146,9 +113,10 @@ pub struct RunResult {
     pub sim_seconds: f64,
     /// `allocstall_*` summed over zones.
     pub allocstall: u64,
-    /// Each [`RUN_EVENTS`] counter's increase over the run, by name.
+    /// Each vm event counter's increase over the run (the JSON has the [`RUN_EVENTS`], by
+    /// name).
     #[serde(flatten)]
-    pub events: std::collections::BTreeMap<&'static str, u64>,
+    pub events: RunEvents,
     /// Huge page faults.
     pub hugealloc_faults: u64,
     /// Mean work units per huge page fault.
@@ -169,15 +137,22 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// A counter's increase by name (0 if not reported).
-    pub fn get(&self, name: &str) -> u64 {
-        self.events.get(name).copied().unwrap_or(0)
+    /// Counter `e`'s increase over the run. A counter is named by its [`VmEvent`], so a
+    /// misspelt one does not compile (it used to read as 0):
+    ///
+    /// ```compile_fail
+    /// # fn thp_fault_alloc(r: &pageblock_lab::thp::RunResult) -> u64 {
+    /// r.get("thp_fault_alloc")
+    /// # }
+    /// ```
+    pub fn get(&self, e: VmEvent) -> u64 {
+        self.events.get(e)
     }
 
     /// THP success in percent: faults served with a huge page.
     pub fn thp_success(&self) -> f64 {
-        let alloc = self.get("thp_fault_alloc") as f64;
-        let total = alloc + self.get("thp_fault_fallback") as f64;
+        let alloc = self.get(VmEvent::ThpFaultAlloc) as f64;
+        let total = alloc + self.get(VmEvent::ThpFaultFallback) as f64;
         if total == 0.0 {
             0.0
         } else {
@@ -236,10 +211,10 @@ pub fn work_units(node: &Node) -> u64 {
     .sum()
 }
 
-fn snapshot(node: &Node) -> (Vec<u64>, u64) {
+fn snapshot(node: &Node) -> (EventSnapshot, u64) {
     let s = node.shared();
     let allocstall = ZoneType::ALL.into_iter().map(|t| s.counters().allocstall(t)).sum();
-    (RUN_EVENTS.iter().map(|&e| s.event(e)).collect(), allocstall)
+    (EventSnapshot::of(s), allocstall)
 }
 
 fn mean_stddev(v: &[u64]) -> (f64, f64) {
@@ -291,8 +266,7 @@ pub fn run_policy(
             ops += 1;
         }
         let (after, stall1) = snapshot(&node);
-        let events =
-            RUN_EVENTS.iter().zip(after.iter().zip(&before)).map(|(e, (a, b))| (e.name(), a - b)).collect();
+        let events = after.since(&before);
         let (mean, stddev) = mean_stddev(&stats.hugealloc_work);
         runs.push(RunResult {
             ops,

@@ -13,70 +13,96 @@
 
 use std::fmt::Write as _;
 
+use pageblock_core::VmEvent;
+
 use super::{RunResult, ThpReport};
 
 /// A row: its name and how to get the figure from a run.
 struct Row {
     name: &'static str,
-    value: fn(&RunResult) -> f64,
+    figure: Figure,
 }
 
-fn ev(r: &RunResult, name: &str) -> f64 {
-    r.get(name) as f64
+/// A row's figure in one run.
+enum Figure {
+    /// A vm event counter's increase.
+    Event(VmEvent),
+    /// The sum of two counters' increases.
+    Sum(VmEvent, VmEvent),
+    /// The first counter's increase less the second's.
+    Diff(VmEvent, VmEvent),
+    /// Anything else.
+    Of(fn(&RunResult) -> f64),
+}
+
+impl Row {
+    fn value(&self, r: &RunResult) -> f64 {
+        let ev = |e| r.get(e) as f64;
+        match self.figure {
+            Figure::Event(e) => ev(e),
+            Figure::Sum(a, b) => ev(a) + ev(b),
+            Figure::Diff(a, b) => ev(a) - ev(b),
+            Figure::Of(f) => f(r),
+        }
+    }
+}
+
+/// The success rate of direct compaction in percent (0 when it never ran).
+fn compact_success_rate(r: &RunResult) -> f64 {
+    let (s, f) = (r.get(VmEvent::CompactSuccess) as f64, r.get(VmEvent::CompactFail) as f64);
+    if s + f == 0.0 {
+        0.0
+    } else {
+        100.0 * s / (s + f)
+    }
 }
 
 /// The seed's rows that the simulator models, in the seed's order, then its own.
-const ROWS: &[Row] = &[
-    Row { name: "Hugealloc Time mean", value: |r| r.hugealloc_work_mean },
-    Row { name: "Hugealloc Time stddev", value: |r| r.hugealloc_work_stddev },
-    Row { name: "THP fault alloc", value: |r| ev(r, "thp_fault_alloc") },
-    Row { name: "THP fault fallback", value: |r| ev(r, "thp_fault_fallback") },
-    Row { name: "Direct compact fail", value: |r| ev(r, "compact_fail") },
-    Row { name: "Direct compact success", value: |r| ev(r, "compact_success") },
-    Row {
-        name: "Direct compact success rate %",
-        value: |r| {
-            let (s, f) = (ev(r, "compact_success"), ev(r, "compact_fail"));
-            if s + f == 0.0 {
-                0.0
-            } else {
-                100.0 * s / (s + f)
-            }
+const ROWS: &[Row] = {
+    use Figure::{Diff, Event, Of, Sum};
+    use VmEvent::*;
+    &[
+        Row { name: "Hugealloc Time mean", figure: Of(|r| r.hugealloc_work_mean) },
+        Row { name: "Hugealloc Time stddev", figure: Of(|r| r.hugealloc_work_stddev) },
+        Row { name: "THP fault alloc", figure: Event(ThpFaultAlloc) },
+        Row { name: "THP fault fallback", figure: Event(ThpFaultFallback) },
+        Row { name: "Direct compact fail", figure: Event(CompactFail) },
+        Row { name: "Direct compact success", figure: Event(CompactSuccess) },
+        Row { name: "Direct compact success rate %", figure: Of(compact_success_rate) },
+        Row { name: "Compact daemon scanned migrate", figure: Event(CompactDaemonMigrateScanned) },
+        Row { name: "Compact daemon scanned free", figure: Event(CompactDaemonFreeScanned) },
+        Row {
+            name: "Compact direct scanned migrate",
+            figure: Diff(CompactMigrateScanned, CompactDaemonMigrateScanned),
         },
-    },
-    Row { name: "Compact daemon scanned migrate", value: |r| ev(r, "compact_daemon_migrate_scanned") },
-    Row { name: "Compact daemon scanned free", value: |r| ev(r, "compact_daemon_free_scanned") },
-    Row {
-        name: "Compact direct scanned migrate",
-        value: |r| ev(r, "compact_migrate_scanned") - ev(r, "compact_daemon_migrate_scanned"),
-    },
-    Row {
-        name: "Compact direct scanned free",
-        value: |r| ev(r, "compact_free_scanned") - ev(r, "compact_daemon_free_scanned"),
-    },
-    Row { name: "Compact total migrate scanned", value: |r| ev(r, "compact_migrate_scanned") },
-    Row { name: "Compact total free scanned", value: |r| ev(r, "compact_free_scanned") },
-    Row { name: "Alloc stall", value: |r| r.allocstall as f64 },
-    Row { name: "Pages kswapd scanned", value: |r| ev(r, "pgscan_kswapd") },
-    Row { name: "Pages kswapd reclaimed", value: |r| ev(r, "pgsteal_kswapd") },
-    Row { name: "Pages direct scanned", value: |r| ev(r, "pgscan_direct") },
-    Row { name: "Pages direct reclaimed", value: |r| ev(r, "pgsteal_direct") },
-    Row { name: "Pages total scanned", value: |r| ev(r, "pgscan_kswapd") + ev(r, "pgscan_direct") },
-    Row { name: "Pages total reclaimed", value: |r| ev(r, "pgsteal_kswapd") + ev(r, "pgsteal_direct") },
-    Row { name: "Swap out", value: |r| ev(r, "pswpout") },
-    Row { name: "Swap in", value: |r| ev(r, "pswpin") },
-    Row { name: "File refaults", value: |r| ev(r, "workingset_refault_file") },
-    Row { name: "Compact daemon wake", value: |r| ev(r, "compact_daemon_wake") },
-    Row { name: "Simulated run time (s)", value: |r| r.sim_seconds },
-    Row { name: "Atomic failures", value: |r| r.atomic_failures as f64 },
-    Row { name: "OOM (request failed)", value: |r| ev(r, "pgalloc_oom") },
-    Row { name: "Fallbacks (extfrag)", value: |r| ev(r, "pgalloc_extfrag") },
-    Row { name: "Claimer unmovable", value: |r| ev(r, "claimer_unmovable") },
-    Row { name: "Claimer reclaimable", value: |r| ev(r, "claimer_reclaimable") },
-    Row { name: "Steal unmovable", value: |r| ev(r, "steal_unmovable") },
-    Row { name: "Steal reclaimable", value: |r| ev(r, "steal_reclaimable") },
-    Row { name: "Pollute movable", value: |r| ev(r, "pollute_movable") },
-];
+        Row {
+            name: "Compact direct scanned free",
+            figure: Diff(CompactFreeScanned, CompactDaemonFreeScanned),
+        },
+        Row { name: "Compact total migrate scanned", figure: Event(CompactMigrateScanned) },
+        Row { name: "Compact total free scanned", figure: Event(CompactFreeScanned) },
+        Row { name: "Alloc stall", figure: Of(|r| r.allocstall as f64) },
+        Row { name: "Pages kswapd scanned", figure: Event(PgscanKswapd) },
+        Row { name: "Pages kswapd reclaimed", figure: Event(PgstealKswapd) },
+        Row { name: "Pages direct scanned", figure: Event(PgscanDirect) },
+        Row { name: "Pages direct reclaimed", figure: Event(PgstealDirect) },
+        Row { name: "Pages total scanned", figure: Sum(PgscanKswapd, PgscanDirect) },
+        Row { name: "Pages total reclaimed", figure: Sum(PgstealKswapd, PgstealDirect) },
+        Row { name: "Swap out", figure: Event(Pswpout) },
+        Row { name: "Swap in", figure: Event(Pswpin) },
+        Row { name: "File refaults", figure: Event(WorkingsetRefaultFile) },
+        Row { name: "Compact daemon wake", figure: Event(CompactDaemonWake) },
+        Row { name: "Simulated run time (s)", figure: Of(|r| r.sim_seconds) },
+        Row { name: "Atomic failures", figure: Of(|r| r.atomic_failures as f64) },
+        Row { name: "OOM (request failed)", figure: Event(PgAllocOom) },
+        Row { name: "Fallbacks (extfrag)", figure: Event(Extfrag) },
+        Row { name: "Claimer unmovable", figure: Event(ClaimerUnmovable) },
+        Row { name: "Claimer reclaimable", figure: Event(ClaimerReclaimable) },
+        Row { name: "Steal unmovable", figure: Event(StealUnmovable) },
+        Row { name: "Steal reclaimable", figure: Event(StealReclaimable) },
+        Row { name: "Pollute movable", figure: Event(PolluteMovable) },
+    ]
+};
 
 /// Seed 004's own figures (before, after, its printed change in %), for the rows it has.
 pub const SEED_FIGURES: &[(&str, f64, f64, f64)] = &[
@@ -116,7 +142,7 @@ fn change(base: f64, new: f64) -> f64 {
     }
 }
 
-fn mean(runs: &[RunResult], f: fn(&RunResult) -> f64) -> f64 {
+fn mean(runs: &[RunResult], f: impl Fn(&RunResult) -> f64) -> f64 {
     if runs.is_empty() {
         return 0.0;
     }
@@ -165,7 +191,7 @@ impl ThpReport {
         let names: Vec<&str> = self.policies.iter().map(|p| p.name).collect();
         header(&mut out, &names);
         for row in ROWS {
-            let values: Vec<f64> = self.policies.iter().map(|p| mean(&p.runs, row.value)).collect();
+            let values: Vec<f64> = self.policies.iter().map(|p| mean(&p.runs, |r| row.value(r))).collect();
             line(&mut out, row.name, &values);
         }
         let _ = writeln!(
@@ -233,7 +259,7 @@ impl ThpReport {
             "ratio (0..1)",
             &series(|r| r.unusable_index_end_fraction),
         );
-        page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get("pswpout") as f64));
+        page.chart("Swap-out per run (pswpout)", "run", "pages", &series(|r| r.get(VmEvent::Pswpout) as f64));
         page.heading("Pageblock maps after the last run, side by side");
         page.policy_maps(self.policies.iter().map(|p| (p.name, p.final_map.as_slice())));
         page.heading("The largest zone's pageblock map after each run (small multiples)");
@@ -259,7 +285,7 @@ impl ThpReport {
             .iter()
             .map(|row| {
                 std::iter::once(row.name.to_owned())
-                    .chain(self.policies.iter().map(|p| format!("{:.2}", mean(&p.runs, row.value))))
+                    .chain(self.policies.iter().map(|p| format!("{:.2}", mean(&p.runs, |r| row.value(r)))))
                     .collect()
             })
             .collect();
