@@ -542,7 +542,7 @@ mod tests {
                 kernel: KernelPeriod::Linux6_18,
             };
             let runs = run_policy(&cfg, &policy, &mut |_| {}).unwrap();
-            (runs.runs[0].get("compact_daemon_wake"), runs.runs[0].get("pageoutrun"))
+            (runs.runs[0].get(VmEvent::CompactDaemonWake), runs.runs[0].get(VmEvent::Pageoutrun))
         };
         let (madvise, defer) = (wakes(ThpDefrag::Madvise), wakes(ThpDefrag::DeferMadvise));
         assert!(
