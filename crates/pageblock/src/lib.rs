@@ -1,31 +1,52 @@
 //! # pageblock: a thread-safe page allocator with Linux's anti-fragmentation machinery
 //!
-//! [`Allocator`] is the runtime around a node's [`pageblock_core::Zone`]s: each zone sits
-//! behind its lock (the kernel's `zone->lock`), every CPU slot has its own per-CPU page lists
-//! per zone behind their own lock (`per_cpu_pages` and `pcp->lock`), and statistics and
-//! reports are read from the node's lock-free half ([`NodeShared`]) without waiting for
-//! anyone.
+//! [`Allocator`] is the runtime around a node's zones: each zone sits behind its lock (the
+//! kernel's `zone->lock`), every CPU slot has its own per-CPU page lists per zone behind their
+//! own lock (`per_cpu_pages` and `pcp->lock`), and statistics and reports are read from the
+//! node's lock-free counters without waiting for anyone.
 //!
 //! Memory is either simulated (metadata only: pfns in a made-up range) or real: an mmap'd,
 //! 2 MiB-aligned [`arena::Arena`] whose pfns are virtual page numbers, so a block's address is
 //! `pfn << 12` and huge-page-sized blocks are huge-page aligned.
 //!
-//! ```
-//! use pageblock::{Allocator, Gfp, Policy, ZoneConfig};
+//! The public surface is what a user of an allocator needs — allocation and free (on this
+//! thread's CPU slot or a named one), movable handles, shrinkers, the daemons, the kernel's
+//! reports and counters, and [`Allocator::verify`] — and nothing of it hands out a zone, the
+//! per-CPU lists or the memmap, so no safe call can break an invariant:
 //!
-//! let a = Allocator::with_arena(64 << 20, Policy::default()).unwrap();
+//! ```
+//! use pageblock::{Allocator, Gfp, Policy, VmEvent};
+//!
+//! let mut a = Allocator::with_arena_cpus(64 << 20, 2, Policy::default()).unwrap();
+//!
+//! // Raw pages, on this thread's CPU slot or on a named one.
 //! let pfn = a.alloc_pages(0, Gfp::KERNEL).unwrap();
 //! let page = a.page_ptr(pfn).unwrap();
 //! // SAFETY: the page was just allocated and is ours until freed.
 //! unsafe { page.as_ptr().write_bytes(0x5a, 4096) };
 //! a.free_pages(pfn, 0).unwrap();
 //! assert!(a.free_pages(pfn, 0).is_err(), "double free is refused");
+//! let cpu1 = a.on_cpu(1).unwrap();
+//! let block = cpu1.alloc_pages(3, Gfp::KERNEL).unwrap();
+//! cpu1.free_pages(block, 3).unwrap();
+//! assert!(a.on_cpu(2).is_err(), "there are two CPU slots");
 //!
 //! // Movable memory: compaction may move it (copying the bytes), never while pinned.
 //! let mut m = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
 //! a.pin(&mut m).unwrap().bytes_mut().unwrap()[0] = 42;
 //! assert_eq!(a.pin(&mut m).unwrap().bytes().unwrap()[0], 42);
 //! a.free_movable(m).unwrap();
+//!
+//! // The kernel's reports and counters.
+//! assert!(a.buddyinfo().render().starts_with("Node 0, zone   Normal"));
+//! assert!(a.pagetypeinfo().render().contains("Free pages count per migrate type"));
+//! assert!(a.event(VmEvent::PgAlloc) >= 3);
+//! assert!(a.vmstat().render().contains("pgalloc_normal"));
+//!
+//! // Every invariant, once the daemons are quiet.
+//! a.stop_daemons();
+//! a.drain_all_pages();
+//! assert_eq!(a.verify().unwrap().free, a.managed_pages());
 //! ```
 //!
 //! An arena allocator runs kswapd and kcompactd as threads (`kswapd0`, `kcompactd0`); direct
@@ -33,26 +54,34 @@
 //! a [`Shrinker`]. See `docs/ARCHITECTURE.md` for the design.
 //!
 //! The allocation and free paths are [`pageblock_core::page_alloc`]'s — the same code the
-//! lab's simulator runs ([`pageblock_core::Node`]); this crate supplies the locks
-//! ([`NodeLocks`]): a mutex per zone and a spinlock per CPU slot's lists, `try_lock` where
-//! the kernel trylocks. Fast path (order ≤ 3, or the pageblock order with THP): a lock-free
-//! watermark check, a `try_lock` of the CPU's lists, and a list pop or push; the zone lock
-//! is taken only to refill or drain a batch. Everything else takes the zone lock.
+//! lab's simulator runs ([`pageblock_core::Node`]); this crate supplies the locks (a
+//! [`pageblock_core::NodeLocks`] driver): a mutex per zone and a spinlock per CPU slot's
+//! lists, `try_lock` where the kernel trylocks. Fast path (order ≤ 3, or the pageblock order
+//! with THP): a lock-free watermark check, a `try_lock` of the CPU's lists, and a list pop or
+//! push; the zone lock is taken only to refill or drain a batch. Everything else takes the
+//! zone lock.
 //!
 //! Like the kernel, a failing request drains other CPUs' caches only after direct reclaim
 //! made progress, so pages cached on another CPU can stay there when memory runs out;
 //! [`Allocator::drain_all_pages`] gives them back.
 //!
-//! Tracing: install a sink on the node's hub (`shared().trace().set_sink(..)`); it sees every
-//! event, stamped with the CPU slot.
+//! Tracing: [`Allocator::set_trace_sink`] installs a sink that sees every event, stamped with
+//! the CPU slot.
+//!
+//! The cargo feature `unstable-internals` adds hidden methods that hand out the node's
+//! internals (its lock-free half, the locking driver, a locked zone) for this crate's own
+//! tests: they have no stability and can corrupt the allocator. Nothing else should enable it.
 
 pub mod arena;
 mod cpu;
 mod daemons;
-pub mod movable;
+mod movable;
 mod pgdat;
-pub mod shrinker;
+mod report;
+mod shrinker;
 mod sync;
+#[cfg(feature = "unstable-internals")]
+mod unstable;
 
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -60,23 +89,24 @@ use std::sync::Arc;
 use pageblock_core::compaction::{compact_node, CompactResult};
 use pageblock_core::page_alloc;
 use pageblock_core::types::PAGE_SIZE;
-use pageblock_core::{show, NodeLocks, NodeShared, PageCensus, VerifyError, Zone};
 pub use pageblock_core::{
     AllocError, BulkFree, ConfigError, FreeBatchError, FreeError, Gfp, MemmapLayout, NodeConfig, Pfn, Policy,
-    ZoneConfig,
+    TraceSink, VmEvent, ZoneConfig,
 };
-use pageblock_formats::pagetypeinfo::PageTypeInfo;
+use pageblock_core::{PageCensus, VerifyError};
 
 use crate::arena::Arena;
 pub use crate::cpu::NoSuchCpu;
 use crate::daemons::DaemonThreads;
 pub use crate::movable::{Movable, MovableError, Pinned};
+#[cfg(feature = "unstable-internals")]
+#[doc(hidden)]
 pub use crate::pgdat::Pgdat;
-pub use crate::shrinker::{ShrinkControl, Shrinker, ShrinkerId};
+pub use crate::shrinker::{ShrinkControl, Shrinker, ShrinkerId, SHRINK_BATCH};
 
 /// A page allocator over one node, usable from any thread.
 pub struct Allocator {
-    pgdat: Arc<Pgdat>,
+    pgdat: Arc<pgdat::Pgdat>,
     /// kswapd and kcompactd, while they run.
     daemons: Option<DaemonThreads>,
 }
@@ -141,7 +171,7 @@ impl Allocator {
     }
 
     fn build(config: NodeConfig, policy: Policy, arena: Option<Arena>) -> Result<Allocator, ConfigError> {
-        Ok(Allocator { pgdat: Arc::new(Pgdat::boot(config, policy, arena)?), daemons: None })
+        Ok(Allocator { pgdat: Arc::new(pgdat::Pgdat::boot(config, policy, arena)?), daemons: None })
     }
 
     /// Start kswapd and kcompactd (nothing if they run already).
@@ -165,22 +195,20 @@ impl Allocator {
         self.daemons.is_some()
     }
 
-    /// How many times a zone lock has been taken (refills, drains, zone-path allocations and
-    /// frees, walks, `with_zone`).
-    pub fn zone_lock_acquisitions(&self) -> u64 {
-        self.pgdat.zone_lock_acquisitions()
-    }
-
     /// Number of CPU slots.
     pub fn nr_cpus(&self) -> usize {
         self.pgdat.shared.nr_cpus()
     }
 
-    /// Use CPU slot `cpu` explicitly (deterministic runs, pinned threads). Panics if `cpu` is
-    /// not below [`Allocator::nr_cpus`].
-    pub fn on_cpu(&self, cpu: usize) -> OnCpu<'_> {
-        assert!(cpu < self.nr_cpus(), "CPU slot {cpu} of {}", self.nr_cpus());
-        OnCpu { alloc: self, cpu }
+    /// Use CPU slot `cpu` explicitly (deterministic runs, pinned threads); refused unless
+    /// `cpu` is below [`Allocator::nr_cpus`].
+    pub fn on_cpu(&self, cpu: usize) -> Result<OnCpu<'_>, NoSuchCpu> {
+        Ok(OnCpu { alloc: self, cpu: self.cpu_slot(cpu)? })
+    }
+
+    /// This thread's CPU slot.
+    fn this_cpu(&self) -> OnCpu<'_> {
+        OnCpu { alloc: self, cpu: self.pgdat.this_cpu() }
     }
 
     /// Allocate 2^`order` pages for a request with GFP mask `gfp`, on this thread's slot.
@@ -214,7 +242,7 @@ impl Allocator {
     /// the handle's until [`Allocator::free_movable`]: a raw free of any of them is refused
     /// ([`FreeError::HandleOwned`]).
     pub fn alloc_movable(&self, order: u32, gfp: Gfp) -> Result<Movable, AllocError> {
-        self.on_cpu(self.pgdat.this_cpu()).alloc_movable(order, gfp)
+        self.this_cpu().alloc_movable(order, gfp)
     }
 
     /// Pin `m` in place: its pages do not move until the pin is dropped.
@@ -226,7 +254,7 @@ impl Allocator {
     /// Free a movable allocation, on this thread's slot. On refusal (a handle of another
     /// allocator) the handle comes back and nothing changed.
     pub fn free_movable(&self, m: Movable) -> Result<(), (Movable, MovableError)> {
-        self.on_cpu(self.pgdat.this_cpu()).free_movable(m)
+        self.this_cpu().free_movable(m)
     }
 
     /// Register the owner of reclaimable memory; reclaim asks it for pages from now on.
@@ -267,41 +295,13 @@ impl Allocator {
     }
 
     /// `cpu` if it names one of the CPU slots.
-    fn cpu_slot(&self, cpu: usize) -> Result<usize, NoSuchCpu> {
+    pub(crate) fn cpu_slot(&self, cpu: usize) -> Result<usize, NoSuchCpu> {
         let nr_cpus = self.nr_cpus();
         if cpu < nr_cpus {
             Ok(cpu)
         } else {
             Err(NoSuchCpu { cpu, nr_cpus })
         }
-    }
-
-    /// `/proc/pagetypeinfo` from the per-migratetype counts, as 6.18 prints it: never takes a
-    /// zone lock. With the `Plain` free-area layout (no counts) it walks the lists instead.
-    pub fn pagetypeinfo(&self) -> PageTypeInfo {
-        show::pagetypeinfo(&*self.pgdat, show::PagetypeinfoMode::CountsCapped)
-    }
-
-    /// `/proc/pagetypeinfo` the pre-seed-000 way: walk the free lists, taking the zone lock
-    /// for one order at a time (as the kernel's `pagetypeinfo_showfree_print` does).
-    pub fn pagetypeinfo_walk(&self) -> PageTypeInfo {
-        show::pagetypeinfo_walk(&*self.pgdat)
-    }
-
-    /// The lock-free part of the node (counters, zones' pageblock bits and memmaps).
-    pub fn shared(&self) -> &NodeShared {
-        &self.pgdat.shared
-    }
-
-    /// The node as the allocation path sees it (for code written against [`NodeLocks`]).
-    pub fn pgdat(&self) -> &Pgdat {
-        &self.pgdat
-    }
-
-    /// Run `f` on zone `zone` with its lock held. Blocks cached on per-CPU lists are
-    /// allocated as far as the zone can tell; drain them first for an exact picture.
-    pub fn with_zone<R>(&self, zone: usize, f: impl FnOnce(&mut Zone) -> R) -> R {
-        f(&mut self.pgdat.lock_zone(zone))
     }
 
     /// Check every invariant of every zone and every CPU's lists, holding each lock in turn,

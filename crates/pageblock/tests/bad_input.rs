@@ -14,7 +14,7 @@ fn a_movable_allocation_with_a_mask_that_is_not_movable_says_so() {
         assert!(text.contains("not movable") && text.contains("__GFP_MOVABLE"), "{text}");
         assert!(!text.contains("sets both"), "{text}");
     }
-    assert_eq!(a.shared().nr_free_pages(), a.shared().zone(0).config().managed_pages, "nothing allocated");
+    assert_eq!(a.nr_free_pages(), a.managed_pages(), "nothing allocated");
 }
 
 #[test]
@@ -33,19 +33,21 @@ fn an_arena_no_zone_can_index_is_refused_by_its_size() {
 #[test]
 fn a_cpu_slot_that_does_not_exist_is_an_error_not_a_panic() {
     let a = Allocator::with_arena_quiet(16 << 20, 2, Policy::default()).unwrap();
-    let pfn = a.on_cpu(1).alloc_pages(0, Gfp::KERNEL).unwrap();
-    a.on_cpu(1).free_pages(pfn, 0).unwrap();
-    let cached = a.shared().zone(0).counters().cpu(1).count();
+    let pfn = a.on_cpu(1).unwrap().alloc_pages(0, Gfp::KERNEL).unwrap();
+    a.on_cpu(1).unwrap().free_pages(pfn, 0).unwrap();
+    let cached = a.pcp_pages(1).unwrap();
     assert!(cached > 0, "CPU 1 caches pages");
     for cpu in [2, 9999, usize::MAX] {
         let e = NoSuchCpu { cpu, nr_cpus: 2 };
+        assert_eq!(a.on_cpu(cpu).err(), Some(e));
+        assert_eq!(a.pcp_pages(cpu), Err(e));
         assert_eq!(a.drain_pages(cpu), Err(e));
         assert_eq!(a.vmstat_update(cpu), Err(e));
         assert!(e.to_string().contains(&format!("CPU slot {cpu} does not exist")), "{e}");
     }
-    assert_eq!(a.shared().zone(0).counters().cpu(1).count(), cached, "nothing drained");
+    assert_eq!(a.pcp_pages(1), Ok(cached), "nothing drained");
     a.vmstat_update(1).unwrap();
     a.drain_pages(1).unwrap();
-    assert_eq!(a.shared().zone(0).counters().cpu(1).count(), 0);
+    assert_eq!(a.pcp_pages(1), Ok(0));
     a.verify().unwrap();
 }

@@ -54,7 +54,7 @@ fn racing_double_frees_have_exactly_one_winner() {
                     start.wait();
                     let pfn = Pfn(block.load(Ordering::Acquire));
                     // Never panic between the barriers: the other threads would wait forever.
-                    match a.on_cpu(cpu).free_pages(pfn, round % 4) {
+                    match a.on_cpu(cpu).unwrap().free_pages(pfn, round % 4) {
                         Ok(()) => wins.fetch_add(1, Ordering::Relaxed),
                         Err(FreeError::DoubleFree { .. } | FreeError::NotAllocated { .. }) => {
                             losses.fetch_add(1, Ordering::Relaxed)

@@ -11,7 +11,7 @@ fn allocator() -> Allocator {
 /// `n` blocks of `order` allocated on CPU 0, in a seeded random order.
 fn allocated_shuffled(a: &Allocator, n: usize, order: u32, mut seed: u64) -> Vec<Pfn> {
     let mut v: Vec<Pfn> =
-        (0..n).map(|_| a.on_cpu(0).alloc_pages(order, Gfp::HIGHUSER_MOVABLE).unwrap()).collect();
+        (0..n).map(|_| a.on_cpu(0).unwrap().alloc_pages(order, Gfp::HIGHUSER_MOVABLE).unwrap()).collect();
     for i in (1..v.len()).rev() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -47,9 +47,9 @@ fn a_batch_free_decides_exactly_what_single_frees_decide() {
             "both allocators hand out the same blocks"
         );
         for &p in &v {
-            single.on_cpu(0).free_pages(p, order).unwrap();
+            single.on_cpu(0).unwrap().free_pages(p, order).unwrap();
         }
-        batch.on_cpu(0).free_pages_batch(&v, order).unwrap();
+        batch.on_cpu(0).unwrap().free_pages_batch(&v, order).unwrap();
         assert_eq!(fingerprint(&batch), fingerprint(&single), "order {order}");
         batch.verify().unwrap();
     }
@@ -59,14 +59,14 @@ fn a_batch_free_decides_exactly_what_single_frees_decide() {
 fn a_batch_stops_at_the_first_refused_block_and_leaves_the_rest_allocated() {
     let a = allocator();
     let v = allocated_shuffled(&a, 20, 0, 7);
-    a.on_cpu(0).free_pages(v[12], 0).unwrap();
-    let refused = a.on_cpu(0).free_pages_batch(&v, 0);
+    a.on_cpu(0).unwrap().free_pages(v[12], 0).unwrap();
+    let refused = a.on_cpu(0).unwrap().free_pages_batch(&v, 0);
     assert_eq!(refused, Err(FreeBatchError { freed: 12, error: FreeError::DoubleFree { pfn: v[12] } }));
     let zone = a.shared().zone(0);
     assert!(v[..12].iter().all(|&p| zone.check_allocated(p, 0).is_err()), "the first 12 were freed");
     assert!(v[13..].iter().all(|&p| zone.check_allocated(p, 0).is_ok()), "the rest were not touched");
     a.verify().unwrap();
-    a.on_cpu(0).free_pages_batch(&v[13..], 0).unwrap();
+    a.on_cpu(0).unwrap().free_pages_batch(&v[13..], 0).unwrap();
     a.drain_all_pages();
     assert_eq!(a.verify().unwrap().free, a.shared().managed_pages());
 }
@@ -78,7 +78,7 @@ fn a_foreign_pfn_in_the_batch_is_refused_after_being_prefetched_harmlessly() {
     // Eight frees ahead of index 10 sits a pfn no zone holds: its state is "prefetched"
     // while block 2 is freed, then the free refuses it.
     v[10] = Pfn(u64::MAX - 1);
-    let refused = a.on_cpu(0).free_pages_batch(&v, 0).unwrap_err();
+    let refused = a.on_cpu(0).unwrap().free_pages_batch(&v, 0).unwrap_err();
     assert_eq!(
         refused,
         FreeBatchError { freed: 10, error: FreeError::OutOfRange { pfn: Pfn(u64::MAX - 1) } }

@@ -28,7 +28,7 @@ fn free_pages_refuses_a_handles_page_and_no_two_handles_share_it() {
     fill(&a, &mut m, 1);
     let before = state_words(&a);
     assert_eq!(a.free_pages(pfn, 0), Err(FreeError::HandleOwned { pfn }));
-    assert_eq!(a.on_cpu(1).free_pages(pfn, 0), Err(FreeError::HandleOwned { pfn }));
+    assert_eq!(a.on_cpu(1).unwrap().free_pages(pfn, 0), Err(FreeError::HandleOwned { pfn }));
     assert_eq!(state_words(&a), before, "a refused free changes nothing");
     // Whatever the next handle gets, it is not the first one's page.
     let mut other = a.alloc_movable(0, Gfp::HIGHUSER_MOVABLE).unwrap();
@@ -49,7 +49,7 @@ fn batch_frees_refuse_a_handles_page_at_its_index() {
     let before = state_words(&a);
     let e = a.free_pages_batch(&[pfn, raw], 0).unwrap_err();
     assert_eq!((e.freed, e.error), (0, FreeError::HandleOwned { pfn }));
-    let e = a.on_cpu(1).free_pages_batch(&[pfn], 0).unwrap_err();
+    let e = a.on_cpu(1).unwrap().free_pages_batch(&[pfn], 0).unwrap_err();
     assert_eq!((e.freed, e.error), (0, FreeError::HandleOwned { pfn }));
     assert_eq!(state_words(&a), before);
     a.free_pages_batch(&[raw], 0).unwrap();

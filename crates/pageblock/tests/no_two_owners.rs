@@ -202,7 +202,7 @@ impl World {
                 // The hostile block first, own blocks after it: nothing is freed.
                 let own: Vec<Pfn> = self.raw.iter().filter(|r| r.1 == order).map(|r| r.0).take(2).collect();
                 let batch: Vec<Pfn> = std::iter::once(pfn).chain(own).collect();
-                let e = self.a.on_cpu(0).free_pages_batch(&batch, order).unwrap_err();
+                let e = self.a.on_cpu(0).unwrap().free_pages_batch(&batch, order).unwrap_err();
                 assert_eq!(e.freed, 0, "{e}");
                 e.error
             }

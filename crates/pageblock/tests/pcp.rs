@@ -10,7 +10,7 @@ fn allocator(mib: u64, policy: Policy) -> Allocator {
 #[test]
 fn first_allocation_refills_a_batch_and_frees_are_cached() {
     let a = allocator(1024, Policy::default());
-    let cpu0 = a.on_cpu(0);
+    let cpu0 = a.on_cpu(0).unwrap();
     let limits = a.shared().zone(0).pageset();
     assert_eq!(limits.batch, 63);
     let p = cpu0.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).unwrap();
@@ -25,9 +25,9 @@ fn first_allocation_refills_a_batch_and_frees_are_cached() {
     assert_eq!(cpu0.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).unwrap(), p);
     assert_eq!(c.event(VmEvent::PgAlloc), 2);
     // Another CPU frees our page onto its own lists.
-    a.on_cpu(1).free_pages(p, 0).unwrap();
+    a.on_cpu(1).unwrap().free_pages(p, 0).unwrap();
     assert_eq!(c.cpu(1).count(), 1);
-    assert_eq!(a.on_cpu(1).free_pages(p, 0), Err(FreeError::DoubleFree { pfn: p }));
+    assert_eq!(a.on_cpu(1).unwrap().free_pages(p, 0), Err(FreeError::DoubleFree { pfn: p }));
     a.drain_all_pages();
     assert_eq!(c.cpu(0).count() + c.cpu(1).count(), 0);
     let census = a.verify().unwrap();
@@ -39,9 +39,9 @@ fn freeing_past_high_returns_a_batch_under_one_lock_hold() {
     let a = allocator(256, Policy { percpu_pagelist_high_fraction: 8, ..Policy::default() });
     let limits = a.shared().zone(0).pageset();
     assert_eq!(limits.high_min, limits.high_max, "a fixed high mark");
-    let cpu0 = a.on_cpu(0);
+    let cpu0 = a.on_cpu(0).unwrap();
     let n = limits.high_max as usize + 10;
-    let pages: Vec<Pfn> = (0..n).map(|_| a.on_cpu(1).alloc_pages(0, Gfp::KERNEL).unwrap()).collect();
+    let pages: Vec<Pfn> = (0..n).map(|_| a.on_cpu(1).unwrap().alloc_pages(0, Gfp::KERNEL).unwrap()).collect();
     a.drain_all_pages();
     let c = a.shared().zone(0).counters();
     for (i, p) in pages.iter().enumerate() {
@@ -58,22 +58,22 @@ fn freeing_past_high_returns_a_batch_under_one_lock_hold() {
 #[test]
 fn orders_above_the_pcp_limit_bypass_the_lists() {
     let a = allocator(64, Policy::default());
-    let p = a.on_cpu(0).alloc_pages(5, Gfp::KERNEL).unwrap();
+    let p = a.on_cpu(0).unwrap().alloc_pages(5, Gfp::KERNEL).unwrap();
     assert_eq!(a.shared().zone(0).counters().cpu(0).count(), 0);
-    a.on_cpu(0).free_pages(p, 5).unwrap();
+    a.on_cpu(0).unwrap().free_pages(p, 5).unwrap();
     assert_eq!(a.shared().zone(0).counters().cpu(0).count(), 0);
     // THP-order requests use the pageblock-order lists: a refill of `max(batch >> 9, 2)`
     // blocks, one handed out.
-    let t = a.on_cpu(0).alloc_pages(9, Gfp::TRANSHUGE).unwrap();
+    let t = a.on_cpu(0).unwrap().alloc_pages(9, Gfp::TRANSHUGE).unwrap();
     assert_eq!(a.shared().zone(0).counters().cpu(0).count(), 512);
-    a.on_cpu(0).free_pages(t, 9).unwrap();
+    a.on_cpu(0).unwrap().free_pages(t, 9).unwrap();
     a.verify().unwrap();
 }
 
 #[test]
 fn misuse_on_the_fast_path_is_refused_and_changes_nothing() {
     let a = allocator(64, Policy::default());
-    let cpu = a.on_cpu(0);
+    let cpu = a.on_cpu(0).unwrap();
     let p = cpu.alloc_pages(2, Gfp::KERNEL).unwrap();
     let before = a.shared().zone(0).counters().cpu(0).count();
     assert!(matches!(cpu.free_pages(p, 1), Err(FreeError::WrongOrder { allocated_order: 2, .. })));
@@ -93,13 +93,13 @@ fn misuse_on_the_fast_path_is_refused_and_changes_nothing() {
 fn exhausted_memory_does_not_drain_other_cpus_without_reclaim_progress() {
     let a = allocator(16, Policy::default());
     // CPU 1 caches a batch it never uses.
-    let p = a.on_cpu(1).alloc_pages(0, Gfp::KERNEL).unwrap();
-    a.on_cpu(1).free_pages(p, 0).unwrap();
+    let p = a.on_cpu(1).unwrap().alloc_pages(0, Gfp::KERNEL).unwrap();
+    a.on_cpu(1).unwrap().free_pages(p, 0).unwrap();
     let cached = a.shared().zone(0).counters().cpu(1).count();
     assert!(cached > 0);
     // CPU 0 allocates until nothing is left for it.
     let mut held = Vec::new();
-    while let Ok(p) = a.on_cpu(0).alloc_pages(0, Gfp::ATOMIC) {
+    while let Ok(p) = a.on_cpu(0).unwrap().alloc_pages(0, Gfp::ATOMIC) {
         held.push(p);
     }
     assert_eq!(a.shared().zone(0).counters().cpu(1).count(), cached, "CPU 1's cache was left alone");
@@ -109,7 +109,7 @@ fn exhausted_memory_does_not_drain_other_cpus_without_reclaim_progress() {
     a.drain_all_pages();
     assert_eq!(a.shared().zone(0).counters().cpu(1).count(), 0);
     for p in held {
-        a.on_cpu(0).free_pages(p, 0).unwrap();
+        a.on_cpu(0).unwrap().free_pages(p, 0).unwrap();
     }
     a.drain_all_pages();
     assert_eq!(a.shared().nr_free_pages(), a.shared().managed_pages());

@@ -45,10 +45,18 @@ fn throughput(layout: FreeAreaLayout, rounds: usize) -> f64 {
                     for round in 0..rounds {
                         // CPU 0 takes the even combinations, CPU 1 the odd ones.
                         let (order, gfp) = combo(2 * round + cpu);
-                        held.extend((0..BATCH).filter_map(|_| a.on_cpu(cpu).alloc_pages(order, gfp).ok()));
+                        held.extend((0..BATCH).filter_map(|_| {
+                            a.on_cpu(cpu)
+                                .expect("the zone has a CPU slot per thread")
+                                .alloc_pages(order, gfp)
+                                .ok()
+                        }));
                         allocs += held.len();
                         for p in held.drain(..) {
-                            a.on_cpu(cpu).free_pages(p, order).expect("freeing our own block");
+                            a.on_cpu(cpu)
+                                .expect("the zone has a CPU slot per thread")
+                                .free_pages(p, order)
+                                .expect("freeing our own block");
                         }
                     }
                     allocs

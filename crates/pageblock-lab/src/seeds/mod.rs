@@ -176,7 +176,7 @@ impl SeedsReport {
 /// state), driven through its own allocation path one operation at a time.
 pub fn fragmented_allocator(cfg: &SeedsConfig, policy: Policy) -> (Allocator, RunReport) {
     let a = Allocator::single_zone(ZoneConfig::normal(cfg.zone_bytes()), policy).expect("16 GiB zone");
-    let mut w = WorkloadKind::Fragment.build(a.shared().managed_pages(), a.nr_cpus(), cfg.seed);
+    let mut w = WorkloadKind::Fragment.build(a.managed_pages(), a.nr_cpus(), cfg.seed);
     let mut report = RunReport::default();
     for _ in 0..cfg.fragment_ops() {
         w.step(&a, &mut report);

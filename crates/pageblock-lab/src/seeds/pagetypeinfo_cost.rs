@@ -6,27 +6,22 @@
 use std::time::Instant;
 
 use pageblock::{Allocator, Policy, ZoneConfig};
-use pageblock_core::show;
-use pageblock_formats::pagetypeinfo::FREE_COUNT_CAP;
 
 use super::{mean, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
 
 /// Deterministic cost of one read: list entries visited (walk) or counters read (counts),
-/// plus the pageblocks sampled for the block table (both modes do that).
+/// plus the pageblocks sampled for the block table (both modes do that). Read off the report
+/// itself: each free cell is a list walked up to the cap or one counter read.
 fn work(a: &Allocator) -> (f64, f64) {
-    let node = a.shared();
+    let report = a.pagetypeinfo();
     let (mut visited, mut counters, mut blocks) = (0, 0, 0);
-    for z in node.zones() {
-        let cfg = z.config();
-        let types = show::reported_migratetypes(cfg.config_cma);
-        blocks += z.pageblocks().len() as u64;
-        for order in 0..=cfg.max_order {
-            for &mt in &types {
-                visited += z.free_areas().mt_nr_free(order, mt).unwrap_or(0).min(FREE_COUNT_CAP);
-            }
+    for node in &report.nodes {
+        for cell in node.free.iter().flat_map(|row| &row.counts) {
+            visited += cell.count;
+            counters += 1;
         }
-        counters += (cfg.max_order as u64 + 1) * types.len() as u64;
+        blocks += node.blocks.rows.iter().flat_map(|row| &row.counts).sum::<u64>();
     }
     ((visited + blocks) as f64, (counters + blocks) as f64)
 }

@@ -87,7 +87,7 @@ fn bulk_free_ns(
                 let (a, barrier) = (&a, &barrier);
                 scope.spawn(move || {
                     pin_to(c);
-                    let cpu = a.on_cpu(c);
+                    let cpu = a.on_cpu(c).expect("the zone has a CPU slot per thread");
                     let mut pages: Vec<_> = (0..n / 2)
                         .map(|_| cpu.alloc_pages(0, Gfp::HIGHUSER_MOVABLE).expect("page"))
                         .collect();

@@ -51,15 +51,15 @@ impl Pages for Allocator {
     }
 
     fn managed_pages(&self) -> u64 {
-        self.shared().managed_pages()
+        Allocator::managed_pages(self)
     }
 
     fn alloc_pages(&self, cpu: usize, order: u32, gfp: Gfp) -> Result<Pfn, AllocError> {
-        self.on_cpu(cpu).alloc_pages(order, gfp)
+        self.on_cpu(cpu).expect("a workload picks one of the allocator's CPU slots").alloc_pages(order, gfp)
     }
 
     fn free_pages(&self, cpu: usize, pfn: Pfn, order: u32) -> Result<(), FreeError> {
-        self.on_cpu(cpu).free_pages(pfn, order)
+        self.on_cpu(cpu).expect("a workload picks one of the allocator's CPU slots").free_pages(pfn, order)
     }
 }
 

@@ -27,7 +27,7 @@ pub struct LibHandles<'a> {
 
 impl Handles for LibHandles<'_> {
     fn alloc(&self, cpu: usize, order: u32) -> Option<(usize, Pfn)> {
-        let mut m = self.lib.on_cpu(cpu).alloc_movable(order, Gfp::HIGHUSER_MOVABLE).ok()?;
+        let mut m = self.lib.on_cpu(cpu).unwrap().alloc_movable(order, Gfp::HIGHUSER_MOVABLE).ok()?;
         let pfn = self.lib.pin(&mut m).unwrap().pfn();
         let mut slots = self.slots.borrow_mut();
         slots.push(Some(m));
@@ -36,7 +36,7 @@ impl Handles for LibHandles<'_> {
 
     fn free(&self, cpu: usize, key: usize) {
         let m = self.slots.borrow_mut()[key].take().unwrap();
-        self.lib.on_cpu(cpu).free_movable(m).unwrap();
+        self.lib.on_cpu(cpu).unwrap().free_movable(m).unwrap();
     }
 
     fn pfn(&self, key: usize) -> Option<Pfn> {
