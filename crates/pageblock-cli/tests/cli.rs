@@ -274,12 +274,12 @@ fn bench_fastpath_writes_the_promised_json() {
     assert!(text.contains("goals, this run:"), "{text}");
     assert!(!text.contains("issue"), "no tracker words for users: {text}");
     let results = v["results"].as_array().expect("results");
-    assert_eq!(results.len(), 3 * pageblock_lab::fastpath::CASES.len(), "3 allocators x every case");
+    assert_eq!(results.len(), 3 * pageblock_bench::fastpath::CASES.len(), "3 allocators x every case");
     for r in results {
         let allocator = r["allocator"].as_str().unwrap();
         assert!(["pageblock", "buddy_system_allocator", "buddy-alloc"].contains(&allocator));
         let case = r["case"].as_str().unwrap();
-        assert!(pageblock_lab::fastpath::CASES.contains(&case));
+        assert!(pageblock_bench::fastpath::CASES.contains(&case));
         let key = if case.starts_with("e_") { "mops_per_s" } else { "ns_per_op" };
         let x = r[key].as_f64().unwrap_or_else(|| panic!("{allocator} {case}: {key} in {r}"));
         assert!(x.is_finite() && x > 0.0, "{allocator} {case}: {x}");
@@ -291,7 +291,7 @@ fn bench_fastpath_writes_the_promised_json() {
 #[test]
 fn bench_help_names_every_case_the_bench_runs() {
     let help = stdout_of(&["bench", "--help"]);
-    for case in pageblock_lab::fastpath::CASES {
+    for case in pageblock_bench::fastpath::CASES {
         let letter = &case[..1];
         assert!(help.contains(&format!("({letter})")), "case {case} is not in the help:\n{help}");
     }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pageblock_lab::fastpath::{self, CaseResult, FastpathConfig, FastpathReport};
+use pageblock_bench::fastpath::{self, CaseResult, FastpathConfig, FastpathReport};
 
 use crate::cli::FastpathArgs;
 
@@ -133,7 +133,7 @@ fn render(cfg: &FastpathConfig, r: &FastpathReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pageblock_lab::fastpath::BulkFreeResult;
+    use pageblock_bench::fastpath::BulkFreeResult;
 
     fn case(allocator: &'static str, samples: &[f64]) -> CaseResult {
         CaseResult {

@@ -17,7 +17,7 @@ use pageblock_core::free_area::FreeAreaLayout;
 
 use super::{Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
-use crate::fastpath::{median, pin_to};
+use crate::wallclock::{median, pin_to};
 
 /// Blocks per batch: more than a refill, so batches keep reaching the zone.
 const BATCH: usize = 256;

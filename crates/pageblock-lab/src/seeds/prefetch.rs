@@ -21,8 +21,8 @@ use pageblock::{Allocator, BulkFree, Gfp, MemmapLayout, Policy, ZoneConfig};
 
 use super::{verdict_from, Experiment, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
-use crate::fastpath::{median, pin_to};
 use crate::prng::Prng;
+use crate::wallclock::{median, pin_to};
 
 /// One of the kernel's two shapes of the bulk free, with what the kernel saw when the
 /// prefetch went in (2018) or came out (2022).

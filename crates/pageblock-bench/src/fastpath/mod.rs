@@ -19,11 +19,10 @@
 mod cases;
 pub mod peers;
 
-pub(crate) use cases::pin_to;
-
 use std::sync::Mutex;
 
 use pageblock::{BulkFree, MemmapLayout, Policy};
+use pageblock_lab::wallclock::median;
 use serde::Serialize;
 
 use peers::{
@@ -138,17 +137,6 @@ pub struct FastpathReport {
     pub bulk_free: Vec<BulkFreeResult>,
     /// pageblock's case f frees in one `free_pages_batch` call (the run's memmap layout).
     pub free_pages_batch: BulkFreeResult,
-}
-
-/// The median of `v` (mean of the middle two for even lengths).
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
 }
 
 type Samples = Vec<(PeerKind, &'static str, f64)>;

@@ -4,9 +4,10 @@
 use std::time::Instant;
 
 use pageblock::Pfn;
+use pageblock_lab::prng::Prng;
+use pageblock_lab::wallclock::pin_to;
 
 use super::peers::{FrameAlloc, PageblockPeer, SharedFrameAlloc, REGION_PAGES};
-use crate::prng::Prng;
 
 /// Order mix of the mixed workload (c): 80% order 0, 5% each of orders 1–3, 5% order 9.
 const MIX: [(u32, u32); 5] = [(0, 80), (1, 5), (2, 5), (3, 5), (9, 5)];
@@ -118,16 +119,6 @@ pub fn mixed<A: FrameAlloc>(a: &mut A, ops: u64, seed: u64) -> f64 {
         free(f, o);
     }
     ns
-}
-
-/// Pin the calling thread to `cpu` (best effort: benchmarks are steadier pinned).
-pub(crate) fn pin_to(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_setaffinity only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
 }
 
 /// On `threads` threads pinned to CPUs 0..threads: `setup(i)` (not timed), a barrier, then

@@ -7,7 +7,7 @@
 //! * `c_mixed`: 1000 operations of the mixed workload on a half-full allocator;
 //! * `e_pair_2_threads`: `a` on two threads at once (time per pair per thread).
 //!
-//! Run: `cargo bench -p pageblock-lab --bench fastpath`. Wall clock on a shared machine:
+//! Run: `cargo bench -p pageblock-bench --bench fastpath`. Wall clock on a shared machine:
 //! compare peers within one run and quote medians.
 
 use std::hint::black_box;
@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use pageblock::Policy;
-use pageblock_lab::fastpath::peers::{
+use pageblock_bench::fastpath::peers::{
     BsaPeer, BuddyAllocPeer, BuddyAllocRegion, FrameAlloc, LockedBsaPeer, LockedBuddyAllocPeer,
     PageblockPeer, SharedFrameAlloc,
 };
-use pageblock_lab::fastpath::BULK_FREE_SETTINGS;
+use pageblock_bench::fastpath::BULK_FREE_SETTINGS;
 use pageblock_lab::prng::Prng;
 
 fn pair<A: FrameAlloc>(a: &mut A) {
