@@ -26,7 +26,6 @@ pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
 /// Run the THP lab and return the report text.
 pub fn thp(args: &ThpArgs) -> Result<String, String> {
     use pageblock_core::thp::{ThpDefrag, ThpEnabled};
-    use pageblock_lab::replay;
     use pageblock_lab::thp::{self, ThpLabConfig, ThpWorkloadKind};
 
     let workload = ThpWorkloadKind::from_name(&args.workload)
@@ -39,11 +38,7 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     })?;
     let thp = ThpEnabled::from_name(&args.thp)
         .ok_or_else(|| format!("unknown THP setting `{}`; known: always, madvise", args.thp))?;
-    let policies = if args.policy.is_empty() {
-        replay::policies()
-    } else {
-        args.policy.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<_>, _>>()?
-    };
+    let policies = crate::spec::named_policies(&args.policies, pageblock_core::named_policy::policies)?;
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
