@@ -193,6 +193,9 @@ pub struct SeedsArgs {
     /// prefetch), 2 (free_area layout) or 3 (rmqueue fallback memory).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=3))]
     pub only: Option<u32>,
+    /// The policy each experiment switches its seed's knob on (one; default vanilla).
+    #[command(flatten)]
+    pub policies: PolicyArgs,
 }
 
 /// `pageblock replay`.
@@ -317,7 +320,8 @@ pub struct PolicyArgs {
     /// A named policy (repeat, or separate with commas): vanilla, defrag_mode,
     /// defrag_mode_2026, pageblock (and its variants pageblock_swap, pageblock_no_wake,
     /// pageblock_any_zone, pageblock_no_targets), no_rmqueue_mode_memory. `show` and `demo`
-    /// run one (default vanilla; the sysctl flags below change it), `replay` compares
+    /// run one (default vanilla; the sysctl flags below change it), `lab seeds` switches each
+    /// seed's knob on one (default vanilla), `replay` compares
     /// several (default vanilla and defrag_mode), `lab thp` too (default every one, the
     /// first the baseline).
     #[arg(long, alias = "policies", value_name = "NAME", value_delimiter = ',')]

@@ -80,9 +80,9 @@ pub fn named_policies(
     args.policy.iter().map(|name| policy_named(name)).collect()
 }
 
-/// The one policy of a command that simulates a single run (`show`, `demo`): `vanilla`
-/// unless `--policy` names another.
-fn one_policy(args: &PolicyArgs) -> Result<NamedPolicy, String> {
+/// The one policy of a command that runs on a single policy (`show`, `demo`, `lab seeds`):
+/// `vanilla` unless `--policy` names another.
+pub fn one_policy(args: &PolicyArgs) -> Result<NamedPolicy, String> {
     let mut named = named_policies(args, || vec![policy_named("vanilla").expect("vanilla is shipped")])?;
     if named.len() > 1 {
         let names: Vec<&str> = named.iter().map(|p| p.name).collect();

@@ -1,6 +1,7 @@
 //! `--policy NAME`, one way on every command that simulates: `show` and `demo` run the named
-//! policy (the sysctl flags change it), `replay` and `lab thp` compare several, and an
-//! unknown name is refused everywhere with the names there are.
+//! policy (the sysctl flags change it), `lab seeds` switches each seed's knob on it, `replay`
+//! and `lab thp` compare several, and an unknown name is refused everywhere with the names
+//! there are.
 
 use std::process::{Command, Output};
 
@@ -58,7 +59,11 @@ fn the_demo_names_its_policy_and_whether_flags_changed_it() {
 
 #[test]
 fn a_single_run_refuses_two_policies() {
-    for cmd in [&["show", "buddyinfo"][..], &["demo", "--mem", "1G", "--ops", "1000"]] {
+    for cmd in [
+        &["show", "buddyinfo"][..],
+        &["demo", "--mem", "1G", "--ops", "1000"],
+        &["lab", "seeds", "--only", "3"],
+    ] {
         let mut args = cmd.to_vec();
         args.extend(["--policy", "vanilla", "--policy", "defrag_mode"]);
         let out = pageblock(&args);
@@ -70,11 +75,12 @@ fn a_single_run_refuses_two_policies() {
 
 #[test]
 fn every_command_that_simulates_refuses_an_unknown_policy_with_the_known_names() {
-    let commands: [&[&str]; 4] = [
+    let commands: [&[&str]; 5] = [
         &["show", "buddyinfo", "--policy", "nope"],
         &["demo", "--policy", "vanilla,nope"],
         &["replay", "no-such-trace", "--policy", "nope"],
         &["lab", "thp", "--quick", "--policy", "nope"],
+        &["lab", "seeds", "--quick", "--policy", "nope"],
     ];
     for args in commands {
         let out = pageblock(args);
@@ -82,4 +88,17 @@ fn every_command_that_simulates_refuses_an_unknown_policy_with_the_known_names()
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("unknown policy `nope`; known: vanilla, defrag_mode, "), "{args:?}: {err}");
     }
+}
+
+/// `lab seeds` builds its fragmented zone under the named policy: defrag_mode leaves the free
+/// lists in another state, so walking them for /proc/pagetypeinfo costs other work.
+#[test]
+fn lab_seeds_switches_each_knob_on_the_named_policy() {
+    let work_after_fragment = |policy: &str| {
+        let text = stdout_of(&["lab", "seeds", "--quick", "--only", "0", "--policy", policy]);
+        assert!(text.starts_with(&format!("lab seeds on policy `{policy}`\n")), "{text}");
+        let line = text.lines().find(|l| l.starts_with("Work  after-fragment-units")).expect("the work row");
+        line.split_whitespace().nth(2).and_then(|v| v.parse::<f64>().ok()).expect("a figure")
+    };
+    assert_ne!(work_after_fragment("vanilla"), work_after_fragment("defrag_mode"));
 }

@@ -8,7 +8,8 @@ use crate::cli::{SeedsArgs, ThpArgs};
 
 /// Run every seed experiment and return the report text.
 pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
-    let cfg = SeedsConfig { quick: args.quick, seed: args.seed, only: args.only };
+    let policy = crate::spec::one_policy(&args.policies)?;
+    let cfg = SeedsConfig { quick: args.quick, seed: args.seed, only: args.only, policy };
     let json = crate::output::create_output(args.json.as_deref())?;
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
@@ -20,7 +21,7 @@ pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
     if let Some(out) = json {
         out.write_json(&RunMeta::of_this_process().seed(args.seed).quick(args.quick).with(&report))?;
     }
-    Ok(report.render())
+    Ok(format!("lab seeds on policy `{}`\n\n{}", cfg.policy.name, report.render()))
 }
 
 /// Run the THP lab and return the report text.
