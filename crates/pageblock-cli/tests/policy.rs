@@ -3,17 +3,8 @@
 //! and `lab thp` compare several, and an unknown name is refused everywhere with the names
 //! there are.
 
-use std::process::{Command, Output};
-
-fn pageblock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pageblock")).args(args).output().expect("run pageblock")
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let out = pageblock(args);
-    assert!(out.status.success(), "pageblock {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
+mod common;
+use common::{pageblock, stdout_of};
 
 /// `show counters` of a short `fragment` run on 512 MiB, with `extra` arguments.
 fn counters(extra: &[&str]) -> String {
