@@ -1,5 +1,6 @@
-//! The named policies: what `--policy` and `--policies` accept, the tests' list of what is
-//! shipped, and where each of pageblock's own policy switches is compared by turning it off.
+//! The named policies: what `--policy` accepts on every command that simulates, the tests'
+//! list of what is shipped, and where each of pageblock's own policy switches is compared by
+//! turning it off.
 
 use crate::config::Policy;
 
