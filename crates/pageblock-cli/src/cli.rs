@@ -141,12 +141,9 @@ pub struct ThpArgs {
     /// (mmtests' shape).
     #[arg(long, default_value = "kbuild-thp")]
     pub workload: String,
-    /// A policy to run (repeat, or separate with commas; also --policies), the first is the
-    /// baseline. Default: every policy (vanilla, defrag_mode, defrag_mode_2026, pageblock,
-    /// pageblock_swap, pageblock_no_wake, pageblock_any_zone,
-    /// pageblock_no_targets, no_rmqueue_mode_memory).
-    #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]
-    pub policy: Vec<String>,
+    /// The policies to run, the first the baseline (default: every one).
+    #[command(flatten)]
+    pub policies: PolicyArgs,
     /// Consecutive runs on each node.
     #[arg(long, default_value_t = 15)]
     pub runs: usize,
@@ -196,6 +193,9 @@ pub struct SeedsArgs {
     /// prefetch), 2 (free_area layout) or 3 (rmqueue fallback memory).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=3))]
     pub only: Option<u32>,
+    /// The policy each experiment switches its seed's knob on (one; default vanilla).
+    #[command(flatten)]
+    pub policies: PolicyArgs,
 }
 
 /// `pageblock replay`.
@@ -204,13 +204,9 @@ pub struct ReplayArgs {
     /// The trace: ftrace or perf-script text, plain, gzip or zstd, or a directory holding
     /// trace.txt.zst and before.*/after.* snapshots.
     pub trace: std::path::PathBuf,
-    /// A policy to replay under (repeat, or separate with commas; also --policies):
-    /// vanilla, defrag_mode, defrag_mode_2026, pageblock (and its variants
-    /// pageblock_swap, pageblock_no_wake, pageblock_any_zone,
-    /// pageblock_no_targets), no_rmqueue_mode_memory.
-    /// Default: vanilla and defrag_mode.
-    #[arg(long, visible_alias = "policies", value_name = "POLICY", value_delimiter = ',')]
-    pub policy: Vec<String>,
+    /// The policies to replay under (default: vanilla and defrag_mode).
+    #[command(flatten)]
+    pub policies: PolicyArgs,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
@@ -318,6 +314,20 @@ pub enum PagetypeinfoMode {
     Walk,
 }
 
+/// `--policy NAME`: the named policies a command simulates under, one way on every command.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// A named policy (repeat, or separate with commas): vanilla, defrag_mode,
+    /// defrag_mode_2026, pageblock (and its variants pageblock_swap, pageblock_no_wake,
+    /// pageblock_any_zone, pageblock_no_targets), no_rmqueue_mode_memory. `show` and `demo`
+    /// run one (default vanilla; the sysctl flags below change it), `lab seeds` switches each
+    /// seed's knob on one (default vanilla), `replay` compares
+    /// several (default vanilla and defrag_mode), `lab thp` too (default every one, the
+    /// first the baseline).
+    #[arg(long, alias = "policies", value_name = "NAME", value_delimiter = ',')]
+    pub policy: Vec<String>,
+}
+
 /// The machine, the workload and the allocator policy of a run.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -346,26 +356,32 @@ pub struct RunArgs {
     /// Online CPUs of the simulated machine (pagesets, vmstat thresholds).
     #[arg(long, default_value_t = 2)]
     pub cpus: u32,
-    /// vm.defrag_mode=1: never fragment a pageblock before reclaim and compaction failed.
+    /// The policy the run simulates under; the flags below, where given, change it.
+    #[command(flatten)]
+    pub policies: PolicyArgs,
+    /// vm.defrag_mode=1 on top of the policy: never fragment a pageblock before reclaim and
+    /// compaction failed (`--policy defrag_mode` is the same).
     #[arg(long)]
     pub defrag_mode: bool,
     /// Turn off seed 003's rmqueue mode memory (6.15 behaviour: every block of a bulk
-    /// refill restarts the fallback search from the top).
+    /// refill restarts the fallback search from the top; `--policy no_rmqueue_mode_memory`
+    /// is the same).
     #[arg(long)]
     pub no_rmqueue_mode_memory: bool,
     /// vm.min_free_kbytes (default: the kernel's formula for the zone size, with THP).
     #[arg(long)]
     pub min_free_kbytes: Option<u64>,
-    /// vm.watermark_scale_factor (1..=3000).
-    #[arg(long, default_value_t = 10)]
-    pub watermark_scale_factor: u32,
-    /// vm.watermark_boost_factor (0 disables boosting).
-    #[arg(long, default_value_t = 15000)]
-    pub watermark_boost_factor: u32,
+    /// vm.watermark_scale_factor (1..=3000; default: the policy's, the kernel's 10).
+    #[arg(long, value_name = "N")]
+    pub watermark_scale_factor: Option<u32>,
+    /// vm.watermark_boost_factor (0 disables boosting; default: the policy's, the kernel's
+    /// 15000).
+    #[arg(long, value_name = "N")]
+    pub watermark_boost_factor: Option<u32>,
     /// vm.percpu_pagelist_high_fraction: 0 auto-tunes the per-CPU high mark; 8 or more fixes
-    /// it at managed/N shared by the CPUs.
-    #[arg(long, default_value_t = 0)]
-    pub percpu_pagelist_high_fraction: u32,
+    /// it at managed/N shared by the CPUs (default: the policy's, the kernel's 0).
+    #[arg(long, value_name = "N")]
+    pub percpu_pagelist_high_fraction: Option<u32>,
     /// The per-CPU batch (default: the kernel's zone_batchsize, 63 for zones of 1 GiB+).
     #[arg(long)]
     pub pcp_batch: Option<u32>,
@@ -383,26 +399,27 @@ pub struct RunArgs {
     /// pageblocks).
     #[arg(long, value_parser = crate::size::parse_size)]
     pub cma: Option<u64>,
-    /// Memory layout of free_area[] (seed 002); `plain` keeps no per-type counts.
-    #[arg(long, value_enum, default_value_t = FreeAreaLayoutArg::Counts)]
-    pub free_area_layout: FreeAreaLayoutArg,
+    /// Memory layout of free_area[] (seed 002); `plain` keeps no per-type counts (default:
+    /// the policy's, `counts`).
+    #[arg(long, value_enum)]
+    pub free_area_layout: Option<FreeAreaLayoutArg>,
     /// Turn on seed 001's buddy prefetch in bulk frees from per-CPU lists (where it runs is
     /// --bulk-free's).
     #[arg(long)]
     pub buddy_prefetch: bool,
     /// How a bulk free from a per-CPU list reaches the memmap: the 2018 kernel's two passes,
     /// the 2022 kernel's single pass under the zone lock, or pageblock's software pipeline.
-    /// Speed only: every setting decides the same.
-    #[arg(long, value_enum, default_value_t = BulkFreeArg::Pipelined)]
-    pub bulk_free: BulkFreeArg,
+    /// Speed only: every setting decides the same (default: the policy's, `pipelined`).
+    #[arg(long, value_enum)]
+    pub bulk_free: Option<BulkFreeArg>,
     /// Give the memmap the kernel's shape: one record of N bytes per page holding links and
     /// state (12 to 256, a multiple of 4; 64 = the kernel's struct page). Default: pageblock's
     /// split layout (1-byte state words beside 8-byte link records). Speed only.
     #[arg(long, value_name = "N")]
     pub struct_page_bytes: Option<u32>,
-    /// Whose reclaim rules.
-    #[arg(long, value_enum, default_value_t = KernelArg::Linux6_18)]
-    pub kernel: KernelArg,
+    /// Whose reclaim rules (default: the policy's, 6.18).
+    #[arg(long, value_enum)]
+    pub kernel: Option<KernelArg>,
 }
 
 /// `--kernel`: whose reclaim rules, where they changed after seed 004 was measured.

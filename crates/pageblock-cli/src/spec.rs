@@ -1,12 +1,13 @@
 //! From typed arguments to a validated run specification.
 
 use pageblock_core::free_area::FreeAreaLayout;
-use pageblock_core::{BulkFree, KernelPeriod, MemmapLayout, NodeConfig, Policy, ZoneConfig};
+use pageblock_core::named_policy::{policy_named, NamedPolicy};
+use pageblock_core::{BulkFree, KernelPeriod, MemmapLayout, NodeConfig, ZoneConfig};
 use pageblock_formats::zoneinfo::ZoneInfo;
 use pageblock_lab::sim::RunSpec;
 use pageblock_lab::workload::WorkloadKind;
 
-use crate::cli::{BulkFreeArg, FreeAreaLayoutArg, KernelArg, RunArgs, ZonesArg};
+use crate::cli::{BulkFreeArg, FreeAreaLayoutArg, KernelArg, PolicyArgs, RunArgs, ZonesArg};
 
 /// Operations a workload performs when `--ops` is not given.
 pub const DEFAULT_OPS: u64 = 1_000_000;
@@ -16,8 +17,13 @@ pub const DEMO_OPS: u64 = 4_000_000;
 /// share of pageblock bits and per-CPU buffers, and what a workload keeps per block it holds.
 pub const HOST_BYTES_PER_PAGE_BESIDE_MEMMAP: u64 = 8;
 
-/// Build the run specification, or say what is wrong with the arguments.
-pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Result<RunSpec, String> {
+/// Build the run specification and say which named policy it started from (the policy
+/// flags, where given, change it), or say what is wrong with the arguments.
+pub fn run_spec(
+    args: &RunArgs,
+    workload: Option<&str>,
+    default_ops: u64,
+) -> Result<(RunSpec, NamedPolicy), String> {
     let workload =
         match workload {
             None if args.ops.is_some() => return Err(
@@ -31,30 +37,62 @@ pub fn run_spec(args: &RunArgs, workload: Option<&str>, default_ops: u64) -> Res
             })?),
         };
     let node = node_config(args)?;
-    let policy = Policy {
-        min_free_kbytes: args.min_free_kbytes,
-        watermark_scale_factor: args.watermark_scale_factor,
-        watermark_boost_factor: args.watermark_boost_factor,
-        defrag_mode: args.defrag_mode,
-        rmqueue_mode_memory: !args.no_rmqueue_mode_memory,
-        buddy_prefetch: args.buddy_prefetch,
-        bulk_free: match args.bulk_free {
+    let named = one_policy(&args.policies)?;
+    let mut policy = named.policy.clone();
+    policy.defrag_mode |= args.defrag_mode;
+    policy.rmqueue_mode_memory &= !args.no_rmqueue_mode_memory;
+    policy.buddy_prefetch |= args.buddy_prefetch;
+    policy.min_free_kbytes = args.min_free_kbytes.or(policy.min_free_kbytes);
+    policy.pcp_batch = args.pcp_batch.or(policy.pcp_batch);
+    policy.watermark_scale_factor = args.watermark_scale_factor.unwrap_or(policy.watermark_scale_factor);
+    policy.watermark_boost_factor = args.watermark_boost_factor.unwrap_or(policy.watermark_boost_factor);
+    policy.percpu_pagelist_high_fraction =
+        args.percpu_pagelist_high_fraction.unwrap_or(policy.percpu_pagelist_high_fraction);
+    if let Some(arg) = args.bulk_free {
+        policy.bulk_free = match arg {
             BulkFreeArg::TwoPass => BulkFree::TwoPass,
             BulkFreeArg::SinglePass => BulkFree::SinglePass,
             BulkFreeArg::Pipelined => BulkFree::Pipelined,
-        },
-        percpu_pagelist_high_fraction: args.percpu_pagelist_high_fraction,
-        pcp_batch: args.pcp_batch,
-        free_area_layout: match args.free_area_layout {
+        };
+    }
+    if let Some(arg) = args.free_area_layout {
+        policy.free_area_layout = match arg {
             FreeAreaLayoutArg::Plain => FreeAreaLayout::Plain,
             FreeAreaLayoutArg::Counts => FreeAreaLayout::Counts,
             FreeAreaLayoutArg::PerList => FreeAreaLayout::PerList,
-        },
-        kernel: kernel_period(args.kernel),
-        ..Policy::default()
-    };
+        };
+    }
+    policy.kernel = args.kernel.map_or(policy.kernel, kernel_period);
     policy.validate().map_err(|e| e.to_string())?;
-    Ok(RunSpec { node, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed })
+    let spec = RunSpec { node, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed };
+    Ok((spec, named))
+}
+
+/// The policies `--policy` names (repeated or comma-separated), in order, or `default()`
+/// when none is named; an unknown name is refused with the list of known ones.
+pub fn named_policies(
+    args: &PolicyArgs,
+    default: impl FnOnce() -> Vec<NamedPolicy>,
+) -> Result<Vec<NamedPolicy>, String> {
+    if args.policy.is_empty() {
+        return Ok(default());
+    }
+    args.policy.iter().map(|name| policy_named(name)).collect()
+}
+
+/// The one policy of a command that runs on a single policy (`show`, `demo`, `lab seeds`):
+/// `vanilla` unless `--policy` names another.
+pub fn one_policy(args: &PolicyArgs) -> Result<NamedPolicy, String> {
+    let mut named = named_policies(args, || vec![policy_named("vanilla").expect("vanilla is shipped")])?;
+    if named.len() > 1 {
+        let names: Vec<&str> = named.iter().map(|p| p.name).collect();
+        return Err(format!(
+            "this command runs one policy, not {} ({}): give --policy once, or compare policies with `pageblock replay` or `pageblock lab thp`",
+            named.len(),
+            names.join(", ")
+        ));
+    }
+    Ok(named.remove(0))
 }
 
 /// The kernel period `--kernel` names.

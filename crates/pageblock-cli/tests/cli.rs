@@ -2,21 +2,14 @@
 //! consistency, a third-party parser on our output, and clear errors on bad input.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use pageblock_formats::buddyinfo::BuddyInfo;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::zoneinfo::ZoneInfo;
 
-fn pageblock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pageblock")).args(args).output().expect("run pageblock")
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let out = pageblock(args);
-    assert!(out.status.success(), "pageblock {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
+mod common;
+use common::{pageblock, stdout_of};
 
 /// The acceptance run: 16 GiB, `fragment`, two million operations, with `seed`.
 fn run_args(seed: &str) -> [&str; 8] {

@@ -398,6 +398,10 @@ impl KernelPeriod {
 }
 
 /// How the allocator behaves: kernel tunables and the seed switches.
+///
+/// The 2026 `defrag_mode` fixes and pageblock's own switches act only under `defrag_mode`:
+/// the allocator reads each through the method of the same name, which gates it there, so a
+/// switch set without `defrag_mode` changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
     /// `vm.min_free_kbytes`; `None` computes the kernel's default for the node (with THP,
@@ -468,7 +472,7 @@ pub struct Policy {
     /// holding a few free blocks reports the node balanced while ZONE_DMA32 has none, and
     /// kswapd does not run until the shortage is acute.
     pub kswapd_balance_node_blocks: bool,
-    /// pageblock's policy: `compaction_suitable()` also asks for `compact_gap(order)` free
+    /// pageblock's policy: under `defrag_mode`, `compaction_suitable()` also asks for `compact_gap(order)` free
     /// pages where the free scanner can migrate into — on the MIGRATE_MOVABLE lists, below the
     /// order being made. Free memory inside unmovable and reclaimable pageblocks passes the
     /// kernel's check, yet the scanners meet without a block and compaction is deferred for up
@@ -525,6 +529,36 @@ const INT_MAX: u64 = i32::MAX as u64;
 pub const MAX_PCP_BATCH: u32 = 1024;
 
 impl Policy {
+    /// [`Policy::defrag_mode_atomic_fallback`], in force only under `defrag_mode`.
+    pub fn defrag_mode_atomic_fallback(&self) -> bool {
+        self.defrag_mode && self.defrag_mode_atomic_fallback
+    }
+
+    /// [`Policy::defrag_mode_pageblock_compaction`], in force only under `defrag_mode`.
+    pub fn defrag_mode_pageblock_compaction(&self) -> bool {
+        self.defrag_mode && self.defrag_mode_pageblock_compaction
+    }
+
+    /// [`Policy::blocks_without_swap`], in force only under `defrag_mode`.
+    pub fn blocks_without_swap(&self) -> bool {
+        self.defrag_mode && self.blocks_without_swap
+    }
+
+    /// [`Policy::kswapd_wake_for_blocks`], in force only under `defrag_mode`.
+    pub fn kswapd_wake_for_blocks(&self) -> bool {
+        self.defrag_mode && self.kswapd_wake_for_blocks
+    }
+
+    /// [`Policy::kswapd_balance_node_blocks`], in force only under `defrag_mode`.
+    pub fn kswapd_balance_node_blocks(&self) -> bool {
+        self.defrag_mode && self.kswapd_balance_node_blocks
+    }
+
+    /// [`Policy::compaction_suitable_targets`], in force only under `defrag_mode`.
+    pub fn compaction_suitable_targets(&self) -> bool {
+        self.defrag_mode && self.compaction_suitable_targets
+    }
+
     /// Check the tunables against the kernel's sysctl ranges (`proc_dointvec_minmax` bounds
     /// and the handlers' own checks).
     pub fn validate(&self) -> Result<(), ConfigError> {

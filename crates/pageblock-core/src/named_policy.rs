@@ -1,5 +1,6 @@
-//! The named policies: what `--policy` and `--policies` accept, the tests' list of what is
-//! shipped, and where each of pageblock's own policy switches is compared by turning it off.
+//! The named policies: what `--policy` accepts on every command that simulates, the tests'
+//! list of what is shipped, and where each of pageblock's own policy switches is compared by
+//! turning it off.
 
 use crate::config::Policy;
 
@@ -79,4 +80,24 @@ pub fn policy_named(name: &str) -> Result<NamedPolicy, String> {
     all.into_iter()
         .find(|p| p.name == name)
         .ok_or_else(|| format!("unknown policy `{name}`; known: {}", known.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The switches act only under `defrag_mode` ([`Policy`]'s gating methods): a named
+    /// policy that set one without it would claim a switch that does nothing.
+    #[test]
+    fn every_policy_with_a_switch_is_under_defrag_mode() {
+        for NamedPolicy { name, policy: p, .. } in policies() {
+            let any = p.defrag_mode_atomic_fallback
+                || p.defrag_mode_pageblock_compaction
+                || p.blocks_without_swap
+                || p.kswapd_wake_for_blocks
+                || p.kswapd_balance_node_blocks
+                || p.compaction_suitable_targets;
+            assert!(!any || p.defrag_mode, "{name} sets a switch without defrag_mode");
+        }
+    }
 }

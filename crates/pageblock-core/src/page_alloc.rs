@@ -154,7 +154,7 @@ fn rmqueue<L: NodeLocks + ?Sized>(
     if flags.contains(AllocFlags::KSWAPD) && zone.flags().boosted_watermark() {
         wakeup_kswapd_boosted(l, z);
     }
-    if flags.contains(AllocFlags::KSWAPD) && l.node().policy().kswapd_wake_for_blocks {
+    if flags.contains(AllocFlags::KSWAPD) && l.node().policy().kswapd_wake_for_blocks() {
         wakeup_kswapd_for_blocks(l, z, ac);
     }
     page
@@ -165,7 +165,7 @@ fn rmqueue<L: NodeLocks + ?Sized>(
 fn wakeup_kswapd_for_blocks<L: NodeLocks + ?Sized>(l: &L, z: usize, ac: &AllocContext) {
     let zone = l.node().zone(z);
     let free_blocks = zone.counters().zone_stat(ZoneStat::NrFreePagesBlocks);
-    if l.node().policy().defrag_mode && free_blocks < zone.wmark_pages(WatermarkLevel::Low) {
+    if free_blocks < zone.wmark_pages(WatermarkLevel::Low) {
         l.wakeup_kswapd(z, ac.gfp, zone.config().pageblock_order, ac.highest_zoneidx);
     }
 }

@@ -187,8 +187,7 @@ fn retry_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &
 /// more; one that may not even wake kswapd (`GFP_TRANSHUGE_LIGHT`) still fails.
 fn atomic_fallback(l: &(impl NodeLocks + ?Sized), ac: &AllocContext, st: &mut SlowPath) -> Step {
     let policy = l.node().policy();
-    if policy.defrag_mode
-        && policy.defrag_mode_atomic_fallback
+    if policy.defrag_mode_atomic_fallback()
         && st.flags.contains(AllocFlags::NOFRAGMENT)
         && ac.gfp.contains(Gfp::KSWAPD_RECLAIM)
     {
@@ -205,8 +204,7 @@ fn atomic_fallback(l: &(impl NodeLocks + ?Sized), ac: &AllocContext, st: &mut Sl
 /// compaction work for that order (`reclaim_order`, `compact_order`); the request is still
 /// served, and captured, at its own order.
 fn promoted_order(node: &crate::node::NodeShared, ac: &AllocContext, flags: AllocFlags) -> u32 {
-    if node.policy().defrag_mode_pageblock_compaction
-        && node.policy().defrag_mode
+    if node.policy().defrag_mode_pageblock_compaction()
         && flags.contains(AllocFlags::NOFRAGMENT)
         && ac.migratetype != MigrateType::Movable
     {

@@ -9,6 +9,7 @@ use pageblock_core::compaction::suitable::{compaction_suitable, migration_target
 use pageblock_core::compaction::{compact_gap, MigrateFail, MigrateMode, Mover};
 use pageblock_core::thp::ThpDefrag;
 use pageblock_core::vmscan::kswapd::{pgdat_balanced, wakeup_kswapd};
+use pageblock_core::vmscan::LruKind;
 use pageblock_core::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneStat, ZoneType};
 
@@ -157,4 +158,78 @@ fn kswapd_is_woken_when_whole_free_blocks_run_low() {
         node.verify().unwrap();
     }
     assert_eq!(woken, [false, true], "free pages above low wake nobody, unless blocks are counted");
+}
+
+/// Regression (issue 22): `compaction_suitable_targets` is documented to act only under
+/// `defrag_mode`, but `compaction_suitable()` applied it without. On a zone where it matters
+/// (free memory, none of it a migration target), the switch without `defrag_mode` must
+/// answer as the kernel does.
+#[test]
+fn compaction_suitable_targets_acts_only_under_defrag_mode() {
+    let (node, _owner) = free_memory_in_unmovable_blocks(defrag_mode(|_| {}));
+    let zone = node.shared().zone(0);
+    let min = zone.wmark_pages(WatermarkLevel::Min);
+    let suitable = |p: &Policy| compaction_suitable(zone, 9, min, ZoneType::Normal, p);
+    let vanilla = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
+    let switch_alone = Policy { compaction_suitable_targets: true, ..vanilla.clone() };
+    assert!(!suitable(&defrag_mode(|p| p.compaction_suitable_targets = true)), "the switch matters here");
+    assert_eq!(suitable(&switch_alone), suitable(&vanilla), "without defrag_mode the switch is off");
+}
+
+/// The page owner of [`order9_wake_with_anon_only`]: every anonymous page can be swapped
+/// out but the pinned ones.
+#[derive(Clone, Default)]
+struct Swappable {
+    pinned: Rc<RefCell<BTreeSet<u64>>>,
+}
+
+impl pageblock_core::vmscan::Unmap for Swappable {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
+        !self.pinned.borrow().contains(&pfn)
+    }
+}
+
+/// 32 MiB of anonymous memory, one pinned page at the head of every pageblock, every other
+/// page freed: free pages far above the high watermark, no whole free pageblock. kswapd is
+/// woken at order 9 and runs; returns (pages it reclaimed, pages swapped out).
+fn order9_wake_with_anon_only(policy: Policy) -> (u64, u64) {
+    let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(32 << 20) };
+    let policy = Policy { min_free_kbytes: Some(1024), ..policy };
+    let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
+    let owner = Swappable::default();
+    node.set_unmap(Box::new(owner.clone()));
+    let z = node.shared().zone(0);
+    let mut pages = Vec::new();
+    while z.nr_free_pages() > z.wmark_pages(WatermarkLevel::Low) {
+        let pfn = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).expect("above low");
+        assert!(node.lru_add(pfn, 0, LruKind::Anon));
+        pages.push(pfn.0);
+    }
+    for pfn in pages {
+        if pfn % 512 == 0 {
+            owner.pinned.borrow_mut().insert(pfn);
+        }
+        if pfn % 2 == 1 {
+            node.free_pages(0, Pfn(pfn), 0).unwrap();
+        }
+    }
+    node.drain_all_pages();
+    assert!(z.nr_free_pages() > z.wmark_pages(WatermarkLevel::High) && free_blocks(&node, 0) == 0);
+    wakeup_kswapd(&node, Gfp::NONE, 9, ZoneType::Normal);
+    node.advance_to(1);
+    node.advance_to(1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
+    node.verify().unwrap();
+    (node.shared().event(VmEvent::PgstealKswapd), node.shared().event(VmEvent::Pswpout))
+}
+
+/// Regression (issue 22): `blocks_without_swap` is documented to act only under
+/// `defrag_mode`, but kswapd applied it without: a vanilla kswapd woken for a huge page
+/// with free pages above high stopped swapping. Without `defrag_mode` the switch must change
+/// nothing.
+#[test]
+fn blocks_without_swap_acts_only_under_defrag_mode() {
+    let vanilla = order9_wake_with_anon_only(Policy::default());
+    assert!(vanilla.1 > 0, "the kernel's kswapd swaps for the huge page here: {vanilla:?}");
+    let switch_alone = order9_wake_with_anon_only(Policy { blocks_without_swap: true, ..Policy::default() });
+    assert_eq!(switch_alone, vanilla, "without defrag_mode the switch is off");
 }

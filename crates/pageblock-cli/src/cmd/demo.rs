@@ -13,16 +13,18 @@ use crate::spec::{run_spec, DEMO_OPS};
 /// Run the demo and return everything it prints.
 pub fn run(args: &DemoArgs) -> Result<String, String> {
     let workload = args.run.workload.as_deref().unwrap_or("fragment");
-    let spec = run_spec(&args.run, Some(workload), DEMO_OPS)?;
+    let (spec, named) = run_spec(&args.run, Some(workload), DEMO_OPS)?;
     let fresh = Node::new(spec.node.clone(), spec.policy.clone()).map_err(|e| e.to_string())?;
     let mut out = String::new();
     let gib = spec.node.managed_pages() as f64 * 4096.0 / (1u64 << 30) as f64;
     let zones: Vec<&str> = spec.node.zones.iter().map(|z| z.zone_type.name()).collect();
     let _ = writeln!(
         out,
-        "pageblock demo: {gib:.1} GiB managed in zones {}, {} CPUs, workload `{workload}`, {} operations, RNG seed {}\n",
+        "pageblock demo: {gib:.1} GiB managed in zones {}, {} CPUs, policy `{}`{}, workload `{workload}`, {} operations, RNG seed {}\n",
         zones.join(" + "),
         fresh.shared().nr_cpus(),
+        named.name,
+        if spec.policy == named.policy { "" } else { " changed by its flags" },
         spec.ops,
         spec.seed
     );

@@ -8,7 +8,8 @@ use crate::cli::{SeedsArgs, ThpArgs};
 
 /// Run every seed experiment and return the report text.
 pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
-    let cfg = SeedsConfig { quick: args.quick, seed: args.seed, only: args.only };
+    let policy = crate::spec::one_policy(&args.policies)?;
+    let cfg = SeedsConfig { quick: args.quick, seed: args.seed, only: args.only, policy };
     let json = crate::output::create_output(args.json.as_deref())?;
     let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
@@ -20,13 +21,12 @@ pub fn seeds(args: &SeedsArgs) -> Result<String, String> {
     if let Some(out) = json {
         out.write_json(&RunMeta::of_this_process().seed(args.seed).quick(args.quick).with(&report))?;
     }
-    Ok(report.render())
+    Ok(format!("lab seeds on policy `{}`\n\n{}", cfg.policy.name, report.render()))
 }
 
 /// Run the THP lab and return the report text.
 pub fn thp(args: &ThpArgs) -> Result<String, String> {
     use pageblock_core::thp::{ThpDefrag, ThpEnabled};
-    use pageblock_lab::replay;
     use pageblock_lab::thp::{self, ThpLabConfig, ThpWorkloadKind};
 
     let workload = ThpWorkloadKind::from_name(&args.workload)
@@ -39,11 +39,7 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     })?;
     let thp = ThpEnabled::from_name(&args.thp)
         .ok_or_else(|| format!("unknown THP setting `{}`; known: always, madvise", args.thp))?;
-    let policies = if args.policy.is_empty() {
-        replay::policies()
-    } else {
-        args.policy.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<_>, _>>()?
-    };
+    let policies = crate::spec::named_policies(&args.policies, pageblock_core::named_policy::policies)?;
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
     }

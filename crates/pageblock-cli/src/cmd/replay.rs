@@ -2,23 +2,23 @@
 //! each `--policy`, side by side, with the fidelity table for `vanilla`.
 
 use indicatif::ProgressBar;
+use pageblock_core::named_policy::{policy_named, NamedPolicy};
 use pageblock_lab::meta::RunMeta;
-use pageblock_lab::replay::{self, NamedPolicy, Stage};
+use pageblock_lab::replay::{self, Stage};
 
 use crate::cli::ReplayArgs;
 
 /// Policies replayed when none is named.
 const DEFAULT_POLICIES: [&str; 2] = ["vanilla", "defrag_mode"];
 
+/// The named policies [`DEFAULT_POLICIES`].
+fn default_policies() -> Vec<NamedPolicy> {
+    DEFAULT_POLICIES.iter().map(|n| policy_named(n).expect("a shipped policy")).collect()
+}
+
 /// Replay and return the report's text.
 pub fn run(args: &ReplayArgs) -> Result<String, String> {
-    let names: Vec<&str> = if args.policy.is_empty() {
-        DEFAULT_POLICIES.to_vec()
-    } else {
-        args.policy.iter().map(String::as_str).collect()
-    };
-    let mut policies =
-        names.iter().map(|n| replay::policy_named(n)).collect::<Result<Vec<NamedPolicy>, _>>()?;
+    let mut policies = crate::spec::named_policies(&args.policies, default_policies)?;
     let kernel = crate::spec::kernel_period(args.kernel);
     for p in &mut policies {
         p.policy.kernel = kernel;

@@ -7,7 +7,7 @@ use crate::spec::{run_spec, DEFAULT_OPS};
 
 /// Run the workload and return the report's text.
 pub fn run(args: &ShowArgs) -> Result<String, String> {
-    let spec = run_spec(&args.run, args.run.workload.as_deref(), DEFAULT_OPS)?;
+    let (spec, _) = run_spec(&args.run, args.run.workload.as_deref(), DEFAULT_OPS)?;
     let mode = match args.pagetypeinfo_mode {
         PagetypeinfoMode::Counts => show::PagetypeinfoMode::Counts,
         PagetypeinfoMode::CountsCapped => show::PagetypeinfoMode::CountsCapped,

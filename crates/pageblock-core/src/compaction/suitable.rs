@@ -83,7 +83,7 @@ pub fn compaction_suitable(zone: &ZoneShared, order: u32, mark: u64, idx: ZoneTy
     if !compaction_suitable_free(zone, order, mark, idx, zone.nr_free_pages()) {
         return false;
     }
-    if policy.compaction_suitable_targets
+    if policy.compaction_suitable_targets()
         && migration_target_pages(zone, order).is_some_and(|t| t < compact_gap(order))
     {
         return false;

@@ -143,7 +143,7 @@ fn counts_whole_blocks(policy: &Policy, order: u32) -> bool {
 /// against their high marks together). A node without such zones is balanced.
 pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
     let blocks = counts_whole_blocks(node.policy(), order);
-    if blocks && node.policy().kswapd_balance_node_blocks {
+    if blocks && node.policy().kswapd_balance_node_blocks() {
         return node_blocks_balanced(node, idx);
     }
     some_zone_above_high(node, order, idx, |z| {
@@ -288,7 +288,7 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
             // Boosted reclaim stays light: no swap, no priority rise past 10. pageblock's
             // policy does not swap for whole blocks once free pages are balanced.
             sc.may_swap =
-                nr_boost == 0 && !(node.policy().blocks_without_swap && free_pages_balanced(node, idx));
+                nr_boost == 0 && !(node.policy().blocks_without_swap() && free_pages_balanced(node, idx));
             let mut raise_priority = !(nr_boost > 0 && sc.priority <= DEF_PRIORITY - 2);
             let before = sc.nr_reclaimed;
             if kswapd_shrink_node(l, cpu, &mut sc, &in_scope) {

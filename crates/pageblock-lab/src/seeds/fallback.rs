@@ -43,8 +43,8 @@ fn work(z: &Zone) -> u64 {
 }
 
 /// Per refill: (work units, nanoseconds, blocks obtained).
-fn refills(memory: bool, n: usize) -> Vec<(u64, f64, usize)> {
-    let node = starved_zone(Policy { rmqueue_mode_memory: memory, ..Policy::default() });
+fn refills(cfg: &SeedsConfig, memory: bool, n: usize) -> Vec<(u64, f64, usize)> {
+    let node = starved_zone(Policy { rmqueue_mode_memory: memory, ..cfg.policy.policy.clone() });
     // The experiment is one zone-lock hold: `rmqueue_bulk` itself.
     let mut z = node.lock_zone(0);
     let flags = AllocFlags::WMARK_LOW | AllocFlags::KSWAPD;
@@ -69,8 +69,8 @@ fn refills(memory: bool, n: usize) -> Vec<(u64, f64, usize)> {
 /// Run the experiment.
 pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
     let n = if cfg.quick { 100 } else { 2000 };
-    let without = refills(false, n);
-    let with = refills(true, n);
+    let without = refills(cfg, false, n);
+    let with = refills(cfg, true, n);
     let stat = |v: &[(u64, f64, usize)]| {
         let work: Vec<f64> = v.iter().map(|r| r.0 as f64).collect();
         let ns: Vec<f64> = v.iter().map(|r| r.1).collect();

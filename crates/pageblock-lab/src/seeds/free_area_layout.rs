@@ -29,8 +29,8 @@ fn combo(i: usize) -> (u32, Gfp) {
 }
 
 /// Allocations per second of both threads together, `rounds` batches per thread.
-fn throughput(layout: FreeAreaLayout, rounds: usize) -> f64 {
-    let policy = Policy { free_area_layout: layout, ..Policy::default() };
+fn throughput(base: &Policy, layout: FreeAreaLayout, rounds: usize) -> f64 {
+    let policy = Policy { free_area_layout: layout, ..base.clone() };
     let a = Allocator::single_zone(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(4 << 30) }, policy)
         .expect("4 GiB zone");
     let t = Instant::now();
@@ -75,7 +75,7 @@ pub fn run(cfg: &SeedsConfig, report: &mut SeedsReport) {
     let mut samples = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..reps {
         for (i, layout) in layouts.iter().enumerate() {
-            samples[i].push(throughput(*layout, rounds));
+            samples[i].push(throughput(&cfg.policy.policy, *layout, rounds));
         }
     }
     let m: Vec<f64> = samples.iter().map(|s| median(s)).collect();

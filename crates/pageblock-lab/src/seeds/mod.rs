@@ -1,5 +1,6 @@
 //! `pageblock lab seeds`: each seed patch's experiment, "before" next to "after", switching
-//! only the [`pageblock_core::Policy`] knob (or report mode) the seed changes.
+//! only the [`pageblock_core::Policy`] knob (or report mode) the seed changes, on a named
+//! policy (`vanilla` unless `--policy` names another).
 //!
 //! | experiment | seed | before → after |
 //! |---|---|---|
@@ -20,14 +21,15 @@ pub mod pagetypeinfo_cost;
 pub mod prefetch;
 
 use pageblock::{Allocator, Policy, ZoneConfig};
+use pageblock_core::named_policy::NamedPolicy;
 use serde::Serialize;
 
 use crate::compare::Table;
 use crate::report::RunReport;
 use crate::workload::WorkloadKind;
 
-/// How big to run.
-#[derive(Clone, Copy, Debug)]
+/// How big to run, and on which policy.
+#[derive(Clone, Debug)]
 pub struct SeedsConfig {
     /// Small sizes (CI): minutes become seconds, deterministic checks keep their meaning.
     pub quick: bool,
@@ -35,6 +37,8 @@ pub struct SeedsConfig {
     pub seed: u64,
     /// Run only the experiments of this seed patch (0 to 3); `None` runs them all.
     pub only: Option<u32>,
+    /// The policy each experiment switches its seed's knob on.
+    pub policy: NamedPolicy,
 }
 
 impl SeedsConfig {
@@ -189,7 +193,7 @@ pub fn run(cfg: &SeedsConfig, progress: &mut dyn FnMut(&str)) -> SeedsReport {
     let mut report = SeedsReport::default();
     if cfg.runs(0) {
         progress("building the fragmented zone");
-        let (fragmented, _) = fragmented_allocator(cfg, Policy::default());
+        let (fragmented, _) = fragmented_allocator(cfg, cfg.policy.policy.clone());
         progress("pagetypeinfo read cost (seed 000)");
         pagetypeinfo_cost::run(cfg, &fragmented, &mut report);
         progress("pagealloc-micro with a monitor (seed 000)");

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use pageblock::{Allocator, Policy, ZoneConfig};
+use pageblock::{Allocator, ZoneConfig};
 
 use super::{mean, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
@@ -40,8 +40,8 @@ fn time_reads(reads: usize, read: impl Fn() -> String) -> Vec<f64> {
 /// Run the experiment on a fresh zone and on `fragmented`.
 pub fn run(cfg: &SeedsConfig, fragmented: &Allocator, report: &mut SeedsReport) {
     let reads = if cfg.quick { 20 } else { 10_000 };
-    let fresh =
-        Allocator::single_zone(ZoneConfig::normal(cfg.zone_bytes()), Policy::default()).expect("16 GiB zone");
+    let fresh = Allocator::single_zone(ZoneConfig::normal(cfg.zone_bytes()), cfg.policy.policy.clone())
+        .expect("16 GiB zone");
     let mut rows = Vec::new();
     let sides = ("walk", "counts");
     for (label, name, a) in [

@@ -78,7 +78,7 @@ fn bulk_free_ns(
         memmap_layout: MemmapLayout::Records(bytes),
         ..ZoneConfig::normal(cfg.zone_bytes())
     };
-    let policy = Policy { buddy_prefetch: prefetch, bulk_free: k.bulk_free, ..Policy::default() };
+    let policy = Policy { buddy_prefetch: prefetch, bulk_free: k.bulk_free, ..cfg.policy.policy.clone() };
     let a = Allocator::single_zone(zone, policy).expect("16 GiB zone");
     let barrier = Barrier::new(2);
     let times: Vec<(Instant, Instant)> = std::thread::scope(|scope| {
