@@ -49,7 +49,7 @@ pub use compact_zone::{compact_node, try_to_compact_pages};
 pub use defer::ZoneCompaction;
 pub use kcompactd::{
     fragmentation_score_node, kcompactd_pass, kcompactd_work_requested, wakeup_kcompactd, KcompactdPass,
-    KcompactdWork, COMPACT_MAX_DEFER_SHIFT, KCOMPACTD_PASS_MIN_US, KCOMPACTD_SCAN_US_PER_PAGE,
+    KcompactdWork, COMPACT_MAX_DEFER_SHIFT, KCOMPACTD_PASS_MIN_US, KCOMPACTD_SCAN_NS_PER_PFN,
     PROACTIVE_INTERVAL_US,
 };
 pub use suitable::{compaction_zonelist_suitable, fragmentation_index};

@@ -130,11 +130,11 @@ impl ScanControl {
         }
     }
 
-    /// The reclaimer's time in this invocation so far: [`kswapd::KSWAPD_SCAN_US_PER_PAGE`]
+    /// The reclaimer's time in this invocation so far: [`kswapd::KSWAPD_SCAN_NS_PER_PAGE`]
     /// per page scanned, plus its throttled sleeps. I/O it submits is queued at the
     /// invocation's start plus this.
     pub fn elapsed_us(&self) -> u64 {
-        self.nr_scanned * kswapd::KSWAPD_SCAN_US_PER_PAGE + self.throttled_us
+        kswapd::scan_time_us(self.nr_scanned) + self.throttled_us
     }
 }
 
