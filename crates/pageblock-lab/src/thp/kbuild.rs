@@ -524,24 +524,29 @@ mod tests {
         assert!(always > 10, "the build faulted {always} huge pages of its own");
     }
 
+    /// One quick vanilla kbuild-thp run with these THP settings, in this kernel period.
+    fn quick_vanilla_run(thp: ThpEnabled, defrag: ThpDefrag, kernel: KernelPeriod) -> crate::thp::PolicyRuns {
+        let policy = crate::replay::policy_named("vanilla").expect("a named policy");
+        let cfg = ThpLabConfig {
+            workload: ThpWorkloadKind::KbuildThp,
+            policies: vec![policy.clone()],
+            runs: 1,
+            quick: true,
+            seed: 1,
+            thp,
+            defrag,
+            kernel,
+        };
+        run_policy(&cfg, &policy, &mut |_| {}).unwrap()
+    }
+
     /// `defrag=defer+madvise`: the build's own huge page faults that fall back wake kswapd
     /// and kcompactd (`__GFP_KSWAPD_RECLAIM`), so kcompactd is asked for work more often than
     /// under `madvise`, where they wake nothing.
     #[test]
     fn under_defer_madvise_the_builds_fallbacks_wake_the_daemons() {
-        let policy = crate::replay::policy_named("vanilla").expect("a named policy");
         let wakes = |defrag| {
-            let cfg = ThpLabConfig {
-                workload: ThpWorkloadKind::KbuildThp,
-                policies: vec![policy.clone()],
-                runs: 1,
-                quick: true,
-                seed: 1,
-                thp: ThpEnabled::Always,
-                defrag,
-                kernel: KernelPeriod::Linux6_18,
-            };
-            let runs = run_policy(&cfg, &policy, &mut |_| {}).unwrap();
+            let runs = quick_vanilla_run(ThpEnabled::Always, defrag, KernelPeriod::Linux6_18);
             (runs.runs[0].get(VmEvent::CompactDaemonWake), runs.runs[0].get(VmEvent::Pageoutrun))
         };
         let (madvise, defer) = (wakes(ThpDefrag::Madvise), wakes(ThpDefrag::DeferMadvise));
@@ -563,18 +568,7 @@ mod tests {
     /// wake-ups.
     #[test]
     fn a_build_lasts_the_seeds_real_time() {
-        let policy = crate::replay::policy_named("vanilla").expect("a named policy");
-        let cfg = ThpLabConfig {
-            workload: ThpWorkloadKind::KbuildThp,
-            policies: vec![policy.clone()],
-            runs: 1,
-            quick: true,
-            seed: 1,
-            thp: ThpEnabled::Madvise,
-            defrag: ThpDefrag::Madvise,
-            kernel: KernelPeriod::Seed004,
-        };
-        let runs = run_policy(&cfg, &policy, &mut |_| {}).unwrap();
+        let runs = quick_vanilla_run(ThpEnabled::Madvise, ThpDefrag::Madvise, KernelPeriod::Seed004);
         let real = KBUILD_REAL_TIME_US as f64 / 1e6;
         let sim = runs.runs[0].sim_seconds;
         assert!((sim - real).abs() < real * 0.05, "{sim} simulated seconds for a {real} s build");
