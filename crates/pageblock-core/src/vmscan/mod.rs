@@ -6,8 +6,8 @@
 //! out), page cache (dropped) and reclaimable slab (shrunk). [`shrink`] picks the victims.
 //! The user of a reclaimed page learns of it through [`Unmap`] (the kernel's
 //! `try_to_unmap` and the page cache's removal), and the page is freed through the one
-//! allocation path. A driver without LRU lists reclaims nothing (the library's memory
-//! belongs to its caller).
+//! allocation path. The simulator keeps the LRU lists; the library keeps none (its memory
+//! belongs to its caller) and its `shrink_node` asks the caller's registered shrinkers.
 
 pub mod direct;
 pub mod kswapd;
