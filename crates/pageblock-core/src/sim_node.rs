@@ -381,6 +381,26 @@ impl Node {
     }
 }
 
+#[cfg(test)]
+impl Node {
+    /// Order-0 requests of `gfp` on CPU 0 until refused, taking back what the CPUs cache,
+    /// until a round gets nothing (the unit tests' fill; the integration tests have theirs in
+    /// `tests/common`). Returns the pages.
+    pub(crate) fn fill(&self, gfp: Gfp) -> Vec<Pfn> {
+        let mut pages = Vec::new();
+        loop {
+            let start = pages.len();
+            while let Ok(pfn) = self.alloc_pages(0, 0, gfp) {
+                pages.push(pfn);
+            }
+            self.drain_all_pages();
+            if pages.len() == start {
+                return pages;
+            }
+        }
+    }
+}
+
 impl NodeLocks for Node {
     type ZoneGuard<'a> = RefMut<'a, Zone>;
     type PcpGuard<'a> = RefMut<'a, PerCpuPages>;

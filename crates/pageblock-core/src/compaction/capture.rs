@@ -167,17 +167,7 @@ mod tests {
         node.set_mover(Box::new(Anywhere));
         // Movable pages everywhere.
         let nowait_movable = Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0);
-        let mut pages = Vec::new();
-        loop {
-            let start = pages.len();
-            while let Ok(pfn) = node.alloc_pages(0, 0, nowait_movable) {
-                pages.push(pfn);
-            }
-            node.drain_all_pages();
-            if pages.len() == start {
-                break;
-            }
-        }
+        let mut pages = node.fill(nowait_movable);
         // The lowest pageblock, where compaction's migrate scanner starts, becomes the
         // HighAtomic reserve, still full of movable pages.
         let first = node.zone(0).start_pfn();

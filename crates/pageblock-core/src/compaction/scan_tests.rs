@@ -30,16 +30,7 @@ fn full_zone(blocks: u64) -> (Node, u64) {
     let mut node = Node::single_zone(zone, Policy { min_free_kbytes: Some(0), ..Policy::default() }).unwrap();
     node.set_mover(Box::new(Anywhere));
     let nowait = Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0);
-    loop {
-        let mut got = false;
-        while node.alloc_pages(0, 0, nowait).is_ok() {
-            got = true;
-        }
-        node.drain_all_pages();
-        if !got {
-            break;
-        }
-    }
+    node.fill(nowait);
     assert_eq!(node.zone(0).nr_free_pages(), 0, "the fill takes every page");
     let start = node.zone(0).start_pfn();
     (node, start)

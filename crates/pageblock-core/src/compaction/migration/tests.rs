@@ -59,19 +59,9 @@ fn zone_with(special: FolioState, policy: Policy) -> (Node, Owner) {
     let owner = Owner::default();
     node.set_mover(Box::new(owner.clone()));
     let start = node.shared().zone(0).config().start_pfn;
-    let mut all = Vec::new();
-    loop {
-        let before = all.len();
-        while let Ok(p) = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE) {
-            all.push(p.0);
-        }
-        node.drain_all_pages();
-        if all.len() == before {
-            break;
-        }
-    }
+    let all = node.fill(Gfp::HIGHUSER_MOVABLE);
     let mut t = owner.0.borrow_mut();
-    for p in all {
+    for Pfn(p) in all {
         if (p - start) % 16 != 0 {
             node.free_pages(0, Pfn(p), 0).unwrap();
             continue;
