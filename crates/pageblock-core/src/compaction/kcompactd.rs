@@ -45,7 +45,12 @@ pub const KCOMPACTD_SCAN_NS_PER_PFN: u64 = 93;
 
 /// The least simulated time a kcompactd pass that compacted takes (one `COMPACT_CLUSTER_MAX`
 /// batch), so that passes which scan nothing still take time.
-pub const KCOMPACTD_PASS_MIN_US: u64 = (32 * KCOMPACTD_SCAN_NS_PER_PFN).div_ceil(1000);
+pub const KCOMPACTD_PASS_MIN_US: u64 = scan_time_us(32);
+
+/// The simulated time, in whole microseconds (rounded up), kcompactd takes to scan `pfns`.
+const fn scan_time_us(pfns: u64) -> u64 {
+    pfns.saturating_mul(KCOMPACTD_SCAN_NS_PER_PFN).div_ceil(1000)
+}
 
 /// What a turn of kcompactd's loop did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,11 +80,7 @@ impl KcompactdPass {
     pub fn run_time_us(&self) -> u64 {
         match self.work {
             KcompactdWork::Idle => 0,
-            _ => self
-                .scanned
-                .saturating_mul(KCOMPACTD_SCAN_NS_PER_PFN)
-                .div_ceil(1000)
-                .max(KCOMPACTD_PASS_MIN_US),
+            _ => scan_time_us(self.scanned).max(KCOMPACTD_PASS_MIN_US),
         }
     }
 }
