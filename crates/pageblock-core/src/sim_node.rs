@@ -31,8 +31,8 @@ use crate::types::Pfn;
 use crate::verify::{PageCensus, VerifyError};
 use crate::vmscan::kswapd::{kswapd_nap_over, kswapd_run, kswapd_run_time_us, KswapdNext, KSWAPD_NAP_US};
 use crate::vmscan::{
-    shrink, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, SwapDevice, SwapLatency, Unmap,
-    KSWAPD_WAKE_DELAY_US,
+    shrink, swap_io, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, SwapDevice, SwapLatency,
+    Unmap, KSWAPD_WAKE_DELAY_US, SWAP_CLUSTER_MAX,
 };
 use crate::zone::Zone;
 
@@ -119,9 +119,11 @@ struct Reclaim {
 }
 
 impl Reclaim {
-    /// `folio_end_writeback()` for every swap write completed by `now_us`.
+    /// `folio_end_writeback()` for every write completed by `now_us`: to swap, and page
+    /// cache the owner's flusher wrote.
     fn end_writeback(&self, now_us: u64) {
-        let done = self.swap.borrow_mut().complete(now_us);
+        let mut done = self.swap.borrow_mut().complete(now_us);
+        done.extend(self.unmap.writeback_completed(now_us));
         let mut lru = self.lru.borrow_mut();
         for pfn in done {
             lru.end_writeback(pfn);
@@ -460,8 +462,9 @@ impl NodeLocks for Node {
         };
         let now_us = self.now_us + sc.elapsed_us();
         r.end_writeback(now_us);
-        let wait_us = r.swap.borrow().throttle_us(now_us);
-        wait_us
+        let mut ends = r.swap.borrow().writes_end_us(SWAP_CLUSTER_MAX);
+        ends.extend(r.unmap.writeback_ends_us(SWAP_CLUSTER_MAX));
+        swap_io::throttle_us(now_us, ends)
     }
 
     fn snapshot_refaults(&self) {

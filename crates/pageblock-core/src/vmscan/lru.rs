@@ -88,6 +88,10 @@ pub struct LruPage {
     /// Being written to swap (`PG_writeback`, with `PG_reclaim`): it cannot be freed or
     /// migrated until the write completes, which rotates it to the inactive tail.
     pub writeback: bool,
+    /// `PG_reclaim` on a page cache page: reclaim met it dirty or under writeback and
+    /// activated it; when its write completes it goes to the inactive tail. (A page written
+    /// to swap carries the flag with [`LruPage::writeback`].)
+    pub reclaim: bool,
     /// Its owner let go of it for swap (it is only in the swap cache): once written, reclaim
     /// frees it without asking anyone.
     pub swapcache: bool,
@@ -144,6 +148,7 @@ impl Lruvec {
             referenced: false,
             workingset: false,
             writeback: false,
+            reclaim: false,
             swapcache: false,
             generation,
         };
@@ -196,23 +201,21 @@ impl Lruvec {
         self.account(list, zone, page.order, 1);
     }
 
-    /// `folio_end_writeback()` for a page written with `PG_reclaim`
-    /// (`folio_rotate_reclaimable`): the write of the page at `pfn` completed; on the inactive
-    /// list it moves to the tail, so the next scan frees it.
+    /// `folio_end_writeback()`: the write of the page at `pfn` (to swap, or page cache the
+    /// owner's flusher wrote) completed. A page reclaim marked — written to swap by reclaim,
+    /// or page cache reclaim met dirty or under writeback — is rotated
+    /// (`folio_rotate_reclaimable`): off whichever list it is on, active included, to the
+    /// tail of its kind's inactive list, so the next scan frees it. An unmarked page stays.
     pub fn end_writeback(&mut self, pfn: u64) {
-        let Some(page) = self.get(pfn).filter(|p| p.writeback) else {
+        let Some(page) = self.get(pfn).filter(|p| p.writeback || p.reclaim) else {
             return;
         };
-        let page = LruPage { writeback: false, ..page };
-        if page.list != LruList::inactive(page.list.kind()) {
-            self.index.insert(pfn, page);
-            return;
-        }
         self.del(pfn);
+        let list = LruList::inactive(page.list.kind());
         let generation = self.bump();
-        self.index.insert(pfn, LruPage { generation, ..page });
-        self.lists[page.list as usize].push_back((pfn, generation));
-        self.account(page.list, page.zone as usize, page.order, 1);
+        self.index.insert(pfn, LruPage { list, writeback: false, reclaim: false, generation, ..page });
+        self.lists[list as usize].push_back((pfn, generation));
+        self.account(list, page.zone as usize, page.order, 1);
     }
 
     /// Take the oldest live page off `list`.

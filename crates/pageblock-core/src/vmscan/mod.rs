@@ -10,6 +10,8 @@
 //! belongs to its caller) and its `shrink_node` asks the caller's registered shrinkers.
 
 pub mod direct;
+#[cfg(test)]
+mod dirty_tests;
 pub mod kswapd;
 pub mod lru;
 mod reclaim_compaction;
@@ -37,6 +39,40 @@ pub trait Unmap {
     /// slab page's objects); `workingset` (`PG_workingset`: it was active once) goes into
     /// the shadow entry. Return false if it cannot go now (pinned, locked): it stays.
     fn try_to_unmap(&self, pfn: u64, order: u32, kind: LruKind, workingset: bool) -> bool;
+
+    /// `folio_check_dirty_writeback()`: whether the page cache page at `pfn` is dirty or
+    /// under writeback. Reclaim cannot write page cache itself (6.18's file systems have no
+    /// `->writepage`), so a dirty page waits for the owner's flusher. By default every page
+    /// is clean.
+    fn folio_check_dirty_writeback(&self, _pfn: u64) -> DirtyWriteback {
+        DirtyWriteback::default()
+    }
+
+    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)` at `now_us`: a reclaim batch met only
+    /// dirty page cache not yet queued for writeback; the flusher starts writing every dirty
+    /// page.
+    fn wakeup_flusher_threads(&self, _now_us: u64) {}
+
+    /// The owner's writeback up to `now_us`: the pfns of page cache pages whose write
+    /// completed (`folio_end_writeback`; the node rotates those reclaim marked).
+    fn writeback_completed(&self, _now_us: u64) -> Vec<u64> {
+        Vec::new()
+    }
+
+    /// When the next `pages` pages of the owner's page cache writeback in flight complete,
+    /// in order (fewer if fewer are in flight).
+    fn writeback_ends_us(&self, _pages: u64) -> Vec<u64> {
+        Vec::new()
+    }
+}
+
+/// What `folio_check_dirty_writeback()` finds of a page cache page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirtyWriteback {
+    /// `PG_dirty`: written, not yet queued for writeback.
+    pub dirty: bool,
+    /// `PG_writeback`: being written back.
+    pub writeback: bool,
 }
 
 /// What a reclaim pass did, by kind (the vmstat events it feeds).

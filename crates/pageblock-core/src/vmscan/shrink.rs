@@ -13,7 +13,7 @@
 
 use super::lru::{LruKind, LruList, Lruvec};
 use super::swap_io::SwapDevice;
-use super::{PassCounts, ScanControl, Unmap, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::{DirtyWriteback, PassCounts, ScanControl, Unmap, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 /// `vm.swappiness` default.
 pub const DEFAULT_SWAPPINESS: u64 = 60;
@@ -313,11 +313,13 @@ fn shrink_active_list(lru: &mut Lruvec, sc: &mut ScanControl, kind: LruKind, nr:
 }
 
 /// `shrink_inactive_list()` (`shrink_folio_list`): from the inactive tail, activate what
-/// was used since the last look, and what is still under writeback (kswapd meeting it again
-/// while the node is flagged counts it `nr_immediate`); free what was written; evict the rest
-/// — file pages are dropped, anonymous pages swapped out: freed at once on a synchronous
-/// device, else written in one request and kept (`pswpout` counts the write). The pages
-/// scanned but not freed count as rotated in the kind's cost.
+/// was used since the last look, what is still under writeback (kswapd meeting a marked page
+/// again while the node is flagged counts it `nr_immediate`) and dirty page cache, which only
+/// the owner's flusher can write (both marked `PG_reclaim`; a batch of nothing but dirty
+/// pages not yet queued wakes the flusher); free what was written; evict the rest — file
+/// pages are dropped, anonymous pages swapped out: freed at once on a synchronous device,
+/// else written in one request and kept (`pswpout` counts the write). The pages scanned but
+/// not freed count as rotated in the kind's cost.
 fn shrink_inactive_list(
     lru: &mut Lruvec,
     cost: &mut ReclaimCost,
@@ -330,6 +332,7 @@ fn shrink_inactive_list(
     let (mut scanned, mut reclaimed, mut io) = (0, 0, 0);
     let mut writes = Vec::new();
     let mut taken = 0;
+    let mut unqueued_dirty = 0;
     while taken < nr {
         let Some((pfn, page)) = lru.pop_tail(list) else {
             break;
@@ -342,15 +345,27 @@ fn shrink_inactive_list(
             continue;
         }
         scanned += pages;
-        if page.writeback {
-            if sc.kswapd && out.pgdat_writeback {
+        let state = if kind == LruKind::File {
+            out.unmap.folio_check_dirty_writeback(pfn)
+        } else {
+            DirtyWriteback { dirty: false, writeback: page.writeback }
+        };
+        if state.writeback {
+            if sc.kswapd && out.pgdat_writeback && (page.reclaim || page.writeback) {
                 sc.nr.immediate += pages;
             } else {
                 sc.nr.writeback += pages;
             }
+        } else if state.dirty {
+            unqueued_dirty += pages;
         }
-        if page.referenced || page.writeback {
-            let page = super::lru::LruPage { referenced: false, ..page };
+        // Under writeback, or page cache reclaim cannot write (`NR_VMSCAN_IMMEDIATE`):
+        // activated with `PG_reclaim`, so the write's end brings it back to the inactive
+        // tail. A used page is activated as it is.
+        let mark = state.writeback || state.dirty;
+        if page.referenced || mark {
+            let reclaim = page.reclaim || (mark && kind == LruKind::File);
+            let page = super::lru::LruPage { referenced: false, reclaim, ..page };
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
             sc.stat.pgactivate += pages;
             continue;
@@ -370,6 +385,10 @@ fn shrink_inactive_list(
         }
         (out.free)(pfn, page.order);
         reclaimed += pages;
+    }
+    if scanned > 0 && unqueued_dirty == scanned {
+        // Flushers are behind: nudge them (`WB_REASON_VMSCAN`).
+        out.unmap.wakeup_flusher_threads(out.now_us + sc.elapsed_us());
     }
     sc.nr.taken += scanned;
     sc.nr_scanned += scanned;

@@ -78,19 +78,30 @@ impl SwapDevice {
         self.in_flight.drain(..n).map(|(_, pfn, _)| pfn).collect()
     }
 
-    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` at `now_us` (completed writes already
-    /// taken): how long the reclaimer sleeps — until [`SWAP_CLUSTER_MAX`] more pages have
-    /// been written, or [`WRITEBACK_THROTTLE_TIMEOUT_US`] if that takes longer.
-    pub fn throttle_us(&self, now_us: u64) -> u64 {
-        let mut written = 0;
-        for &(done, _, pages) in &self.in_flight {
-            written += pages;
-            if written >= SWAP_CLUSTER_MAX {
-                return done.saturating_sub(now_us).min(WRITEBACK_THROTTLE_TIMEOUT_US);
+    /// When the next `pages` pages in flight are written, one entry a page, in order
+    /// (fewer if fewer are in flight).
+    pub fn writes_end_us(&self, pages: u64) -> Vec<u64> {
+        let mut ends = Vec::new();
+        for &(done, _, n) in &self.in_flight {
+            let left = pages.saturating_sub(ends.len() as u64);
+            if left == 0 {
+                break;
             }
+            ends.extend(std::iter::repeat_n(done, n.min(left) as usize));
         }
-        WRITEBACK_THROTTLE_TIMEOUT_US
+        ends
     }
+}
+
+/// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` at `now_us`: how long the reclaimer
+/// sleeps — until [`SWAP_CLUSTER_MAX`] more pages have been written (`ends`: when pages in
+/// flight, to swap or page cache, complete, in any order), or
+/// [`WRITEBACK_THROTTLE_TIMEOUT_US`] if that takes longer.
+pub fn throttle_us(now_us: u64, mut ends: Vec<u64>) -> u64 {
+    ends.sort_unstable();
+    ends.get(SWAP_CLUSTER_MAX as usize - 1).map_or(WRITEBACK_THROTTLE_TIMEOUT_US, |&done| {
+        done.saturating_sub(now_us).min(WRITEBACK_THROTTLE_TIMEOUT_US)
+    })
 }
 
 #[cfg(test)]
@@ -104,10 +115,22 @@ mod tests {
         dev.submit(1000, &batch);
         dev.submit(1000, &[(100, 0)]);
         // 32 * 5 + 100 µs, then the second request behind it: 5 + 100 µs more.
-        assert_eq!(dev.throttle_us(1000), 260);
+        assert_eq!(throttle_us(1000, dev.writes_end_us(SWAP_CLUSTER_MAX)), 260);
         assert!(dev.complete(1259).is_empty());
         assert_eq!(dev.complete(1260).len(), 32);
-        assert_eq!(dev.throttle_us(1260), WRITEBACK_THROTTLE_TIMEOUT_US, "fewer than a batch in flight");
+        assert_eq!(
+            throttle_us(1260, dev.writes_end_us(SWAP_CLUSTER_MAX)),
+            WRITEBACK_THROTTLE_TIMEOUT_US,
+            "fewer than a batch in flight"
+        );
+        // Page cache written meanwhile counts toward the batch.
+        let mut ends = dev.writes_end_us(SWAP_CLUSTER_MAX);
+        ends.extend([1300; 31]);
+        assert_eq!(
+            throttle_us(1260, ends),
+            105,
+            "31 pages of page cache at 1,300 µs, the 32nd to swap at 1,365 µs"
+        );
         assert_eq!(dev.complete(1365), vec![100]);
         let mut zram = SwapDevice::synchronous();
         zram.submit(0, &batch);

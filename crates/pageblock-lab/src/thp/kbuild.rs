@@ -379,7 +379,6 @@ impl ThpWorkload for KbuildThp {
     fn step(&mut self, mm: &Mm, node: &Node, stats: &mut RunStats) -> bool {
         self.op += 1;
         let cpu = (self.op % node.shared().nr_cpus() as u64) as usize;
-        mm.flush_dirty(node);
         self.expire(node, cpu);
         self.burst(mm, node, cpu, stats);
         self.packet_storm(node, cpu, stats);

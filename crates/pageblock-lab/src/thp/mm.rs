@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use pageblock_core::compaction::{FolioState, MigrateFail, MigrateMode, Mover};
 use pageblock_core::thp::ThpDefrag;
-use pageblock_core::vmscan::{LruKind, Unmap};
+use pageblock_core::vmscan::{DirtyWriteback, LruKind, Unmap};
 use pageblock_core::{AllocError, Gfp, Node, Pfn};
 use rustc_hash::FxHashMap;
 
@@ -133,6 +133,34 @@ impl Unmap for Owner {
             None => false,
         }
     }
+
+    fn folio_check_dirty_writeback(&self, pfn: u64) -> DirtyWriteback {
+        let r = self.0.borrow();
+        match r.holders.get(&pfn) {
+            Some(&Holder::File(id)) => r.states.dirty_writeback(id),
+            _ => DirtyWriteback::default(),
+        }
+    }
+
+    fn wakeup_flusher_threads(&self, now_us: u64) {
+        self.0.borrow_mut().states.wakeup_flusher_threads(now_us);
+    }
+
+    fn writeback_completed(&self, now_us: u64) -> Vec<u64> {
+        let mut r = self.0.borrow_mut();
+        let ended = r.states.flush(now_us);
+        ended
+            .into_iter()
+            .filter_map(|id| match r.files[id as usize] {
+                FilePage::Cached { pfn } => Some(pfn),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn writeback_ends_us(&self, pages: u64) -> Vec<u64> {
+        self.0.borrow().states.writeback_ends_us(pages)
+    }
 }
 
 impl Mover for Owner {
@@ -205,11 +233,6 @@ impl Mm {
     /// pages, which sets the dirty background threshold).
     pub fn set_page_states(&self, shares: PageStateShares, managed: u64) {
         self.records().states = PageStates::new(shares, managed);
-    }
-
-    /// The flusher at the node's current time (see [`super::page_states`]).
-    pub fn flush_dirty(&self, node: &Node) {
-        self.records().states.flush(node.now_us());
     }
 
     /// A new anonymous page: fault it in on `cpu`. Returns its id, or `None` if the fault

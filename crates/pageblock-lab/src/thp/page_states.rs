@@ -8,12 +8,18 @@
 //! threshold, oldest first; the write completes `writeback` later and the page is clean.
 //! Time is the node's simulated time.
 //!
-//! Not modelled: a page dirtied again, and reclaim's handling of dirty and writeback pages
-//! (a dropped dirty page simply loses its state).
+//! Reclaim cannot write page cache (6.18's file systems have no `->writepage`): it asks
+//! [`PageStates::dirty_writeback`], activates what is dirty or under writeback, and wakes
+//! the flusher ([`PageStates::wakeup_flusher_threads`]) when a whole batch was dirty; the
+//! node rotates a page reclaim marked once its write ends ([`PageStates::flush`]).
+//!
+//! Not modelled: a page dirtied again, and the device's bandwidth (every write takes
+//! `writeback_us`, however many are in flight).
 
 use std::collections::VecDeque;
 
 use pageblock_core::compaction::{FolioState, MigrateFail, MigrateMode};
+use pageblock_core::vmscan::DirtyWriteback;
 
 use super::mm::Holder;
 use crate::prng::Prng;
@@ -172,6 +178,40 @@ impl PageStates {
         }
     }
 
+    /// What reclaim's `folio_check_dirty_writeback()` finds of page cache page `id`.
+    pub(super) fn dirty_writeback(&self, id: u32) -> DirtyWriteback {
+        let flags = self.flags(Holder::File(id));
+        DirtyWriteback { dirty: flags & DIRTY != 0, writeback: flags & WRITEBACK != 0 }
+    }
+
+    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)` at `now_us`: every dirty page starts
+    /// writeback, oldest first.
+    pub(super) fn wakeup_flusher_threads(&mut self, now_us: u64) {
+        self.now_us = self.now_us.max(now_us);
+        while let Some((id, at)) = self.dirty.pop_front() {
+            let f = self.files[id as usize];
+            if f.flags & DIRTY != 0 && f.stamp == at {
+                self.start_writeback(id);
+            }
+        }
+    }
+
+    /// When the next `pages` pages under writeback complete, in order.
+    pub(super) fn writeback_ends_us(&self, pages: u64) -> Vec<u64> {
+        self.writeback
+            .iter()
+            .filter(|&&(id, end)| self.is_writing(id, end))
+            .map(|&(_, end)| end)
+            .take(pages as usize)
+            .collect()
+    }
+
+    /// Whether the writeback queue's entry (`id`, `end`) is live.
+    fn is_writing(&self, id: u32, end: u64) -> bool {
+        let f = self.files[id as usize];
+        f.flags & WRITEBACK != 0 && f.stamp == end
+    }
+
     /// Whether reclaim may take the page `h`: not while pinned or mlocked.
     pub(super) fn may_reclaim(&self, h: Holder) -> bool {
         self.flags(h) & (PINNED | UNEVICTABLE) == 0
@@ -223,18 +263,21 @@ impl PageStates {
         self.writeback.push_back((id, end));
     }
 
-    /// The flusher at `now_us`: writes that completed end, expired dirty pages (at each
-    /// flusher wake) and dirty pages over the background threshold start writeback.
-    pub(super) fn flush(&mut self, now_us: u64) {
+    /// The flusher at `now_us` (never earlier than it was): writes that completed end —
+    /// their ids are returned — then expired dirty pages (at each flusher wake) and dirty
+    /// pages over the background threshold start writeback.
+    pub(super) fn flush(&mut self, now_us: u64) -> Vec<u32> {
+        let now_us = self.now_us.max(now_us);
         self.now_us = now_us;
+        let mut ended = Vec::new();
         while let Some(&(id, end)) = self.writeback.front() {
             if end > now_us {
                 break;
             }
             self.writeback.pop_front();
-            let f = &mut self.files[id as usize];
-            if f.flags & WRITEBACK != 0 && f.stamp == end {
-                f.flags &= !WRITEBACK;
+            if self.is_writing(id, end) {
+                self.files[id as usize].flags &= !WRITEBACK;
+                ended.push(id);
             }
         }
         let wake = now_us >= self.next_flush_us;
@@ -254,6 +297,7 @@ impl PageStates {
             self.dirty.pop_front();
             self.start_writeback(id);
         }
+        ended
     }
 
     /// Pages dirty and under writeback now.
@@ -305,6 +349,23 @@ mod tests {
         assert_eq!(s.counts(), (1, 0), "expired, but the flusher is asleep until its next wake");
         s.flush(expire + PageStateShares::NONE.dirty_writeback_interval_us);
         assert_eq!(s.counts(), (0, 1));
+    }
+
+    #[test]
+    fn the_flusher_reclaim_wakes_writes_every_dirty_page_and_reports_each_end() {
+        let mut s = written(1000);
+        for id in 0..3 {
+            s.file_cached(id);
+        }
+        assert!(s.dirty_writeback(0).dirty && s.writeback_ends_us(8).is_empty());
+        s.wakeup_flusher_threads(10);
+        assert_eq!(s.counts(), (0, 3));
+        assert_eq!(s.dirty_writeback(2), DirtyWriteback { dirty: false, writeback: true });
+        let end = 10 + PageStateShares::NONE.writeback_us;
+        assert_eq!(s.writeback_ends_us(2), vec![end, end]);
+        assert!(s.flush(end - 1).is_empty());
+        assert_eq!(s.flush(end), vec![0, 1, 2], "the node rotates these");
+        assert!(s.flush(end - 5).is_empty(), "the flusher's clock never goes back");
     }
 
     /// Regression (audit C12): the lab's pages never refused to move, so a huge page fault
