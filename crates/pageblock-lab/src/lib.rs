@@ -3,8 +3,8 @@
 //! Simulation runs and trace replays are deterministic: one RNG seed drives a run, and the
 //! same seed gives the same zone state and the same reports byte for byte. Also here: the
 //! seed patches' experiments ([`seeds`], each figure marked deterministic or wall-clock, with
-//! the helpers of [`wallclock`]), reading real traces ([`trace`]) and inspecting the running
-//! kernel ([`inspect`]). The wall-clock benchmark against peer allocators is the crate
+//! the helpers of [`wallclock`]), replaying real traces
+//! ([`replay`], read by `pageblock-trace`) and inspecting the running kernel ([`inspect`]). The wall-clock benchmark against peer allocators is the crate
 //! `pageblock-bench`, which depends on this one (never the other way).
 
 pub mod compare;
@@ -18,7 +18,5 @@ pub mod report;
 pub mod seeds;
 pub mod sim;
 pub mod thp;
-pub mod trace;
-pub mod trace_writer;
 pub mod wallclock;
 pub mod workload;

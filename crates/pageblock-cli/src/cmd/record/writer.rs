@@ -211,7 +211,7 @@ mod tests {
             w.end_frame_if_due(Instant::now() + FRAME_INTERVAL).unwrap();
             let on_disk = file.0.borrow().clone();
             assert_eq!(zstd::decode_all(&on_disk[..]).unwrap(), text, "after frame {second}");
-            let reader = pageblock_lab::trace::TraceInput::from_reader(io::Cursor::new(on_disk), None);
+            let reader = pageblock_trace::TraceInput::from_reader(io::Cursor::new(on_disk), None);
             assert_eq!(io::read_to_string(reader.unwrap()).unwrap().as_bytes(), text, "as replay reads it");
         }
         // A burst of text ends its frame without waiting for the clock.

@@ -11,7 +11,7 @@ use super::{
     AllocStats, DrainStats, FallbackPair, FallbackStats, GfpCount, GfpMix, LostStats, OrderMigratetype,
     RefillStats, TimeSpan, TraceStats, GFP_TOP,
 };
-use crate::trace::{GfpTable, RecordKind, TraceReader, TraceRecord};
+use crate::{GfpTable, RecordKind, TraceReader, TraceRecord};
 
 /// Pages in a block of `order` (saturating for orders no machine has).
 fn pages(order: u8) -> u64 {

@@ -2,13 +2,13 @@
 //! the read + decompress + decode half of the replay pipeline, single-threaded.
 //!
 //! ```sh
-//! cargo run --release -p pageblock-lab --example trace_read -- TRACE [REPEATS]
+//! cargo run --release -p pageblock-trace --example trace_read -- TRACE [REPEATS]
 //! ```
 
 use std::path::Path;
 use std::time::Instant;
 
-use pageblock_lab::trace::TraceReader;
+use pageblock_trace::TraceReader;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

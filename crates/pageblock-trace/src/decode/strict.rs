@@ -8,7 +8,7 @@ use pageblock_formats::ftrace::{Dialect, LineRef, TraceLineRef};
 use pageblock_formats::kmem::KmemEvent;
 
 use super::{Decoded, MAX_PAGE_ORDER};
-use crate::trace::{GfpTable, LostEvents, RecordKind, TraceRecord};
+use crate::{GfpTable, LostEvents, RecordKind, TraceRecord};
 
 /// Decodes one line with the strict parsers.
 pub(super) fn decode(line: &[u8], dialect: Dialect, gfp: &mut GfpTable) -> Result<Decoded, String> {

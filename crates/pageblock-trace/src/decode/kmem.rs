@@ -10,7 +10,7 @@
 //! `None` and the caller asks the strict path, which decides and explains.
 
 use super::prefix::digits_at;
-use crate::trace::{GfpTable, RecordKind};
+use crate::{GfpTable, RecordKind};
 
 /// A cursor over one payload.
 struct Fields<'a> {

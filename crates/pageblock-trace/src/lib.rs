@@ -1,6 +1,9 @@
+//! # pageblock-trace: kernel page-allocator traces, read and written
+//!
 //! Reading real kernel page-allocator traces: ftrace text (`/sys/kernel/tracing/trace`,
 //! `trace_pipe`) or `perf script` text, plain, gzip or zstd, decoded line by line into
-//! compact [`TraceRecord`]s for replay and statistics.
+//! compact [`TraceRecord`]s for replay and statistics; and writing a simulated run's kmem
+//! events as ftrace text ([`writer`]), so that a simulated run reads like a recorded one.
 //!
 //! ```text
 //! TraceInput    file → text (compression told by content; a truncated file is an error
@@ -8,6 +11,7 @@
 //! TraceReader   text → (line_no, TraceRecord): kmem page events, compaction events,
 //!               CPU:n [LOST …] markers; other tracepoints counted and skipped
 //! TraceStats    one streaming pass of statistics (events, orders, gfp mix, lifetimes…)
+//! FtraceWriter  a simulated run's kmem events → ftrace text (`writer`)
 //! ```
 //!
 //! Decoding is the hot path (a real trace has millions of lines): a byte-level fast path
@@ -22,6 +26,7 @@ mod lines;
 mod reader;
 mod record;
 mod stats;
+pub mod writer;
 
 pub use error::TraceError;
 pub use gfp_table::GfpTable;

@@ -79,7 +79,7 @@ pub(super) fn padded_pid(head: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::decode::prefix::{task_scan, KMEM_NAMES};
+    use crate::decode::prefix::{task_scan, KMEM_NAMES};
     use pageblock_formats::ftrace::Dialect;
 
     #[test]

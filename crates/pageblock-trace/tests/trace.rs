@@ -5,7 +5,7 @@ use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 
 use pageblock_formats::ftrace::{Line, TraceLine};
-use pageblock_lab::trace::{Dialect, RecordKind, TraceError, TraceReader, TraceStats};
+use pageblock_trace::{Dialect, RecordKind, TraceError, TraceReader, TraceStats};
 
 /// 82 real lines of the 6.18 trace: a kcompactd sleep, a fallback, then 80 consecutive lines.
 fn fixture_path() -> PathBuf {
@@ -53,11 +53,6 @@ fn the_real_thp_trace_reads_whole() {
     assert_eq!((s.dialect, s.cpus.as_slice()), (Some("ftrace"), &[0, 1][..]));
     assert_eq!(s.gfp.distinct, 30, "distinct gfp_flags= strings of `grep -o`");
     assert_eq!((s.alloc.total, s.alloc.failed), (729_121, 0));
-    // The simulator's time per operation is this trace's mean gap between page events.
-    let page_events: u64 =
-        ["mm_page_alloc", "mm_page_free", "mm_page_free_batched"].iter().map(|e| s.events[e]).sum();
-    let gap_us = (s.time.seconds * 1e6 / page_events as f64).round() as u64;
-    assert_eq!(gap_us, pageblock_lab::sim::OP_INTERVAL_US, "{} s, {page_events} events", s.time.seconds);
     let l = &s.lifetimes;
     assert_eq!(l.batched_of_freed_pfn, 371_607, "each batched free follows an mm_page_free");
     assert_eq!(l.paired + l.frees_without_alloc, 470_270, "every free is paired or not");

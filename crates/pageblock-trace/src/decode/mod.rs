@@ -93,7 +93,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::trace::RecordKind;
+    use crate::RecordKind;
 
     /// The 94,532-event real trace of `pageblock-formats`' tests.
     fn trace_full() -> String {
@@ -110,7 +110,7 @@ mod tests {
             Decoded::Record(mut r) => match &mut r.kind {
                 RecordKind::Alloc { gfp: id, .. } => {
                     let mask = gfp.get(*id);
-                    *id = crate::trace::GfpId(0);
+                    *id = crate::GfpId(0);
                     (Decoded::Record(r), mask)
                 }
                 _ => (d, None),
