@@ -7,8 +7,8 @@
 //! ([`replay`], read by `pageblock-trace`) and inspecting the running kernel ([`inspect`]). The wall-clock benchmark against peer allocators is the crate
 //! `pageblock-bench`, which depends on this one (never the other way).
 
+pub mod block_map;
 pub mod compare;
-pub mod html;
 pub mod inspect;
 pub mod machine;
 pub mod meta;

@@ -40,10 +40,10 @@ fn once(args: &InspectArgs) -> Result<String, String> {
         for z in &report.zones {
             if let Some(c) = &z.content {
                 let label = format!("\nNode {}, zone {}", z.node, z.zone);
-                text.push_str(&pageblock_lab::html::terminal_map(&label, &c.kinds, colour));
+                text.push_str(&pageblock_view::terminal::terminal_map(&label, &c.kinds, colour));
             }
         }
-        text.push_str(pageblock_lab::html::TERMINAL_LEGEND);
+        text.push_str(pageblock_view::terminal::TERMINAL_LEGEND);
     }
     Ok(text)
 }

@@ -4,7 +4,9 @@
 
 use std::collections::VecDeque;
 
-use super::{BlockKind, Inspection};
+use pageblock_view::BlockKind;
+
+use super::Inspection;
 
 /// Maps kept by default: the small multiples of the last 12 samples.
 pub const DEFAULT_KEPT_MAPS: usize = 12;

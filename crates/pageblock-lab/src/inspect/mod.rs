@@ -14,7 +14,6 @@ pub mod blocks;
 pub mod history;
 pub mod kpageflags;
 pub mod metrics;
-pub mod simulated;
 
 use std::fs::File;
 use std::io::Read as _;
@@ -28,8 +27,9 @@ use pageblock_formats::vmstat::VmStat;
 use pageblock_formats::zoneinfo::{ZoneInfo, ZoneInfoZone};
 use serde::Serialize;
 
-pub use blocks::{BlockKind, PageTally, ZoneBlocks};
+pub use blocks::ZoneBlocks;
 pub use history::History;
+use pageblock_view::BlockKind;
 
 /// `pageblock_order` when `pagetypeinfo` cannot be read (x86-64's `HPAGE_PMD_ORDER`).
 pub const DEFAULT_PAGEBLOCK_ORDER: u32 = 9;
@@ -429,7 +429,7 @@ impl Inspection {
     /// The HTML report: each zone's pageblock map, the summary; with a watch run's history,
     /// the counts over time and the kept maps as small multiples.
     pub fn html(&self, history: Option<&History>) -> String {
-        let mut page = crate::html::Page::new("pageblock inspect: this machine's pageblocks");
+        let mut page = pageblock_view::html::Page::new("pageblock inspect: this machine's pageblocks");
         let maps: Vec<(String, &[BlockKind])> = self
             .zones
             .iter()
@@ -461,7 +461,7 @@ impl Inspection {
                 page.chart(title, "sample", "pageblocks", &series);
             }
             page.heading(&format!("Maps over time (small multiples, the last {} samples)", h.kept()));
-            let rows: Vec<crate::html::MapRow<'_>> = self
+            let rows: Vec<pageblock_view::html::MapRow<'_>> = self
                 .zones
                 .iter()
                 .enumerate()

@@ -4,7 +4,7 @@
 use pageblock_core::memmap::PageState;
 use pageblock_core::{Node, ZoneShared};
 
-use super::blocks::{BlockKind, PageTally};
+use pageblock_view::{BlockKind, PageTally};
 
 /// Each populated zone's name and block states, lowest pfn first.
 pub fn node_block_kinds(node: &Node) -> Vec<(String, Vec<BlockKind>)> {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::inspect::BlockKind;
+use crate::BlockKind;
 
 /// Cells per row of a pageblock map.
 pub const MAP_COLUMNS: usize = 128;
@@ -258,43 +258,6 @@ fn chart_svg(title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<f
     s
 }
 
-/// A pageblock map for a terminal: one character per pageblock, [`MAP_COLUMNS`] per line.
-/// With `colour`, a full block in each state's colour (24-bit ANSI); without, a letter per
-/// state (`.` free, `T` THP, `m` movable, `U` unmovable, `X` mixed, `H` hugetlb, `-` not
-/// managed, ` ` hole).
-pub fn terminal_map(label: &str, kinds: &[BlockKind], colour: bool) -> String {
-    let mut out = format!("{label}\n");
-    for row in kinds.chunks(MAP_COLUMNS) {
-        for &k in row {
-            let (letter, hex) = match k {
-                BlockKind::Free => ('.', "dcedc8"),
-                BlockKind::Thp => ('T', "2e7d32"),
-                BlockKind::Movable => ('m', "64b5f6"),
-                BlockKind::Unmovable => ('U', "e57373"),
-                BlockKind::Mixed => ('X', "ffb300"),
-                BlockKind::Hugetlb => ('H', "7e57c2"),
-                BlockKind::NotManaged => ('-', "90a4ae"),
-                BlockKind::Hole => (' ', "eeeeee"),
-            };
-            if colour {
-                let v = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0);
-                let _ = write!(out, "\x1b[38;2;{};{};{}m\u{2588}", v(0), v(2), v(4));
-            } else {
-                out.push(letter);
-            }
-        }
-        if colour {
-            out.push_str("\x1b[0m");
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// The legend of [`terminal_map`]'s letters.
-pub const TERMINAL_LEGEND: &str =
-    ". whole free   T THP   m movable only   U unmovable only   X mixed   H hugetlb   - not managed   (blank) no memory\n";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,14 +273,5 @@ mod tests {
         assert!(html.contains("<title>t &lt;&amp;&gt;</title>"));
         assert_eq!(html.matches("<polyline").count(), 2);
         assert!(!html.contains("<script"), "no script, no network");
-    }
-
-    #[test]
-    fn the_terminal_map_has_a_character_per_pageblock() {
-        let kinds = [BlockKind::Free, BlockKind::Mixed, BlockKind::Thp];
-        assert_eq!(terminal_map("z", &kinds, false), "z\n.XT\n");
-        let coloured = terminal_map("z", &kinds, true);
-        assert_eq!(coloured.matches('\u{2588}').count(), 3);
-        assert!(coloured.contains("\x1b[38;2;255;179;0m"), "mixed in amber");
     }
 }
