@@ -11,7 +11,6 @@ mod progress;
 mod signals;
 mod size;
 mod spec;
-mod tracefs;
 
 use std::io::Write as _;
 use std::process::ExitCode;

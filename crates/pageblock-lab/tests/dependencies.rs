@@ -1,7 +1,8 @@
 //! Dependencies point one way between the products: `cargo tree -p PACKAGE -e normal,dev`
 //! (this machine's target) shows what each crate links, however deep a dependency would
 //! bring it in. The trace reader and the simulator link neither the benchmark's peers,
-//! criterion nor an HTTP server.
+//! criterion nor an HTTP server; the simulator (`pageblock-lab`) and the live machine
+//! (`pageblock-live`) do not link each other.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -49,4 +50,16 @@ fn the_trace_reader_links_no_peer_allocator_criterion_http_server_or_simulator()
     assert_links_none_forbidden("pageblock-trace");
     let trace = tree("pageblock-trace");
     assert!(!trace.contains("pageblock-lab"), "pageblock-trace links the lab: {trace:?}");
+}
+
+#[test]
+fn the_simulator_and_the_live_machine_do_not_depend_on_each_other() {
+    let lab = tree("pageblock-lab");
+    assert!(lab.contains("pageblock-view"), "the listing is read: {lab:?}");
+    assert!(!lab.contains("pageblock-live"), "pageblock-lab links the live crate: {lab:?}");
+    let live = tree("pageblock-live");
+    assert!(live.contains("pageblock-view") && live.contains("hyper"), "the listing is read: {live:?}");
+    for sim in ["pageblock-lab", "pageblock"] {
+        assert!(!live.contains(sim), "pageblock-live links {sim}: {live:?}");
+    }
 }

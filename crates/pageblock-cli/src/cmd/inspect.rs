@@ -7,7 +7,7 @@ mod watch;
 
 use std::process::ExitCode;
 
-use pageblock_lab::inspect;
+use pageblock_live::inspect;
 
 use crate::cli::InspectArgs;
 

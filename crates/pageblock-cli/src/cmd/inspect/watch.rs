@@ -7,7 +7,7 @@
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use pageblock_lab::inspect::{self, History, Inspection};
+use pageblock_live::inspect::{self, History, Inspection};
 
 use super::samples::SampleFile;
 use super::ticks::next_tick;

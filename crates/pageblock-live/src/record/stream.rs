@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
 use std::time::Duration;
 
-use indicatif::ProgressBar;
-
 use super::signals::Signals;
 use super::writer::{TraceSummary, TraceWriter};
+use super::Progress;
 use crate::tracefs::{Session, TracePipe, Tracefs};
 
 /// Pause when the pipe is empty: at 100 reads a second the 64 MiB per-CPU buffer has
@@ -31,16 +30,16 @@ pub struct Stream {
     path: PathBuf,
     buf: Vec<u8>,
     failure: Option<String>,
-    progress: ProgressBar,
+    progress: Box<dyn Progress>,
 }
 
 impl Stream {
-    /// Opens `trace_pipe` and creates the trace file at `path`.
-    pub fn open(fs: &Tracefs, path: &Path) -> Result<Self, String> {
+    /// Opens `trace_pipe` and creates the trace file at `path`, the stream's progress shown
+    /// on `progress`.
+    pub fn open(fs: &Tracefs, path: &Path, progress: Box<dyn Progress>) -> Result<Self, String> {
         let pipe = TracePipe::open(fs)?;
         let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let writer = TraceWriter::new(file).map_err(|e| format!("{}: {e}", path.display()))?;
-        let progress = crate::progress::bytes("recording");
         Ok(Stream { pipe, writer, path: path.to_owned(), buf: vec![0; 64 << 10], failure: None, progress })
     }
 
@@ -69,8 +68,7 @@ impl Stream {
         if let (None, Err(e)) = (&self.failure, self.writer.end_frame_if_due(std::time::Instant::now())) {
             self.failure = Some(format!("writing {}: {e}", self.path.display()));
         }
-        self.progress.set_position(self.writer.text_bytes());
-        self.progress.set_message(format!("{} KiB compressed", self.writer.compressed_bytes() >> 10));
+        self.progress.update(self.writer.text_bytes(), self.writer.compressed_bytes());
         moved
     }
 
@@ -91,8 +89,7 @@ impl Stream {
             let failed_before = self.failure.is_some();
             let moved = self.pump();
             if let (false, Some(e)) = (failed_before, &self.failure) {
-                self.progress
-                    .suspend(|| eprintln!("pageblock: recording stopped: {e}; waiting for COMMAND to end"));
+                self.progress.note(&format!("pageblock: recording stopped: {e}; waiting for COMMAND to end"));
                 if let Err(e) = session.tracing_off() {
                     eprintln!("pageblock: {e}");
                 }
@@ -113,7 +110,7 @@ impl Stream {
 
     /// Ends the zstd frame and syncs the file; any failure on the way is the error.
     pub fn finish(self) -> Result<TraceSummary, String> {
-        self.progress.finish_and_clear();
+        self.progress.finish();
         drop(self.pipe);
         if let Some(e) = self.failure {
             return Err(e);

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use pageblock_lab::inspect::{self, Inspection};
+use crate::inspect::{self, Inspection};
 
 /// A scrape's body: the exposition text of one inspection, or why it failed.
 pub type Scrape = Result<Arc<String>, String>;
