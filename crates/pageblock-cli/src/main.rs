@@ -6,6 +6,7 @@
 
 mod cli;
 mod cmd;
+mod meta;
 mod output;
 mod progress;
 mod signals;

@@ -12,12 +12,12 @@
 pub mod block_map;
 pub mod compare;
 pub mod machine;
-pub mod meta;
 pub mod prng;
 pub mod replay;
 pub mod report;
 pub mod seeds;
 pub mod sim;
+pub mod summary;
 pub mod thp;
 pub mod wallclock;
 pub mod workload;

@@ -39,6 +39,14 @@ pub fn terminal_map(label: &str, kinds: &[BlockKind], colour: bool) -> String {
     out
 }
 
+/// Each labelled map by [`terminal_map`], then the [`TERMINAL_LEGEND`].
+pub fn terminal_maps<'a>(maps: impl IntoIterator<Item = (String, &'a [BlockKind])>, colour: bool) -> String {
+    let mut out: String =
+        maps.into_iter().map(|(label, kinds)| terminal_map(&label, kinds, colour)).collect();
+    out.push_str(TERMINAL_LEGEND);
+    out
+}
+
 /// The legend of [`terminal_map`]'s letters.
 pub const TERMINAL_LEGEND: &str =
     ". whole free   T THP   m movable only   U unmovable only   X mixed   H hugetlb   - not managed   (blank) no memory\n";

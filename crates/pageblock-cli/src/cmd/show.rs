@@ -42,14 +42,8 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
         Report::Counters => show::all_counters(shared).iter().map(|(n, v)| format!("{n} {v}\n")).collect(),
         Report::Map => {
             let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
-            let mut out: String = maps
-                .iter()
-                .map(|(zone, kinds)| {
-                    pageblock_view::terminal::terminal_map(&format!("zone {zone}"), kinds, colour)
-                })
-                .collect();
-            out.push_str(pageblock_view::terminal::TERMINAL_LEGEND);
-            out
+            let labelled = maps.iter().map(|(zone, kinds)| (format!("zone {zone}"), kinds.as_slice()));
+            pageblock_view::terminal::terminal_maps(labelled, colour)
         }
     };
     if let Some(out) = html {

@@ -1,6 +1,6 @@
 //! `pageblock trace stats FILE`: statistics of a real kernel trace, as text and JSON.
 
-use pageblock_lab::meta::RunMeta;
+use crate::meta::RunMeta;
 use pageblock_trace::{trace_file, Dialect, TraceReader, TraceStats};
 
 use crate::cli::TraceStatsArgs;

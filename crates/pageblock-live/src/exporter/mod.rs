@@ -1,6 +1,6 @@
-//! The exporter (`pageblock exporter`): Prometheus metrics of the live machine. Scrapes share inspections
-//! ([`scrapes`]) and hyper serves them with bounded connections and threads ([`http`]): `/metrics`, a landing
-//! page at `/`, 405 for anything but GET.
+//! The exporter (`pageblock exporter`): Prometheus metrics of the live machine. Scrapes share
+//! inspections (`scrapes.rs`) and hyper serves them with bounded connections and threads
+//! (`http.rs`): `/metrics`, a landing page at `/`, 405 for anything but GET.
 
 mod http;
 mod scrapes;

@@ -91,7 +91,8 @@ impl From<String> for Failure {
 }
 
 /// Records `args.command`, showing the stream's progress on `progress`: the exit code the
-/// recorder ends with, the recorded command's (see [`report::exit_code`]), or why it failed.
+/// recorder ends with (128 + the first signal it caught, else the command's, or 128 + the
+/// signal that killed the command), or why it failed.
 pub fn run(args: &RecordConfig, progress: Box<dyn Progress>) -> Result<u8, Failure> {
     if args.command.is_empty() {
         return Err(Failure::from(

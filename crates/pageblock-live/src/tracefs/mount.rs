@@ -21,7 +21,7 @@ pub struct Mounted {
 }
 
 impl Mounted {
-    /// Finds tracefs, mounting it on [`TRACING`] if it is not mounted.
+    /// Finds tracefs, mounting it on `/sys/kernel/tracing` if it is not mounted.
     pub fn find_or_mount() -> Result<Self, String> {
         let mounts =
             std::fs::read_to_string("/proc/self/mounts").map_err(|e| format!("/proc/self/mounts: {e}"))?;

@@ -92,7 +92,7 @@ impl Session {
         self.change("tracing_on", "0")
     }
 
-    /// Writes every saved value back (see [`write_back`]) and removes the journal; a
+    /// Writes every saved value back (see `write_back`) and removes the journal; a
     /// failed restore keeps the journal for `pageblock record --restore`. Restoring twice
     /// does nothing the second time.
     pub fn restore(&mut self) -> Result<(), String> {

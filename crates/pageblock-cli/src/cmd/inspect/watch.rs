@@ -12,9 +12,9 @@ use pageblock_live::inspect::{self, History, Inspection};
 use super::samples::SampleFile;
 use super::ticks::next_tick;
 use crate::cli::InspectArgs;
+use crate::meta::RunMeta;
 use crate::output::OutputFile;
 use crate::signals;
-use pageblock_lab::meta::RunMeta;
 
 /// Watch until done; the signal that stopped it, if one did.
 pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {
