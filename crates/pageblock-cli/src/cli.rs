@@ -90,7 +90,7 @@ pub struct InspectArgs {
     pub count: Option<u64>,
     /// With --watch --html: draw the maps of the last N samples (every sample's counts are
     /// charted); the memory held stays bounded however long the watch.
-    #[arg(long, value_name = "N", default_value_t = pageblock_lab::inspect::history::DEFAULT_KEPT_MAPS, requires = "watch")]
+    #[arg(long, value_name = "N", default_value_t = pageblock_live::inspect::history::DEFAULT_KEPT_MAPS, requires = "watch")]
     pub keep_maps: usize,
     /// Also write a self-contained HTML page (pageblock maps; with --watch, their history).
     #[arg(long, value_name = "FILE")]

@@ -6,12 +6,12 @@
 
 mod cli;
 mod cmd;
+mod meta;
 mod output;
 mod progress;
 mod signals;
 mod size;
 mod spec;
-mod tracefs;
 
 use std::io::Write as _;
 use std::process::ExitCode;

@@ -13,17 +13,37 @@ pub fn bar(total: u64, label: &str) -> ProgressBar {
     bar
 }
 
-/// A counter of bytes for a stream of unknown length, drawn on stderr only if it is a
-/// terminal; the message says what else is worth seeing.
-pub fn bytes(label: &str) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} {prefix}: {bytes} of text ({binary_bytes_per_sec}), {msg}")
-    {
-        bar.set_style(style);
+/// A recording's progress: a counter of the trace text streamed (a stream of unknown length)
+/// and the compressed size, drawn on stderr only if it is a terminal.
+pub struct Recording(ProgressBar);
+
+impl Recording {
+    /// The counter, at zero.
+    pub fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} {prefix}: {bytes} of text ({binary_bytes_per_sec}), {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_prefix("recording");
+        Recording(bar)
     }
-    bar.set_prefix(label.to_owned());
-    bar
+}
+
+impl pageblock_live::record::Progress for Recording {
+    fn update(&self, text_bytes: u64, compressed_bytes: u64) {
+        self.0.set_position(text_bytes);
+        self.0.set_message(format!("{} KiB compressed", compressed_bytes >> 10));
+    }
+
+    fn note(&self, line: &str) {
+        self.0.suspend(|| eprintln!("{line}"));
+    }
+
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
 }
 
 /// A progress bar over the `total` bytes of a file (a spinner when the size is unknown),

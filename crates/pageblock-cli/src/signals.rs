@@ -10,7 +10,7 @@
 //! The two signals are blocked in every thread (the mask is set before any other thread
 //! starts and threads inherit it) and taken by one thread waiting in `sigwait`: it runs
 //! ordinary code, so it may take a lock and remove files, which a signal handler may not.
-//! `record` handles its signals itself ([`crate::cmd::record`]).
+//! `record` handles its signals itself (`pageblock_live::record`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};

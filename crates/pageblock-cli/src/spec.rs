@@ -156,7 +156,7 @@ fn check_host_memory(node: &NodeConfig) -> Result<(), String> {
     let per_page = HOST_BYTES_PER_PAGE_BESIDE_MEMMAP
         + node.zones.first().map_or(0, |z| u64::from(z.memmap_layout.bytes_per_page()));
     let needed = node.managed_pages().saturating_mul(per_page);
-    let Some(available) = mem_available_bytes() else {
+    let Some(available) = pageblock_live::meminfo::mem_available_bytes() else {
         return Ok(());
     };
     if needed > available {
@@ -170,12 +170,4 @@ fn check_host_memory(node: &NodeConfig) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// `MemAvailable` from `/proc/meminfo`, in bytes.
-pub(crate) fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
 }

@@ -11,7 +11,7 @@ fn pageblock(args: &[&str]) -> Output {
 
 /// 82 real lines of the 6.18 THP trace (the lab's fixture).
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../pageblock-lab/tests/data/trace_small.txt")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../pageblock-trace/tests/data/trace_small.txt")
 }
 
 fn temp(name: &str) -> PathBuf {

@@ -193,3 +193,18 @@ fn blocks_at_the_top_of_the_pfn_space_neither_wrap_nor_panic() {
     let report = run(&path, &["vanilla"]);
     assert_eq!(report.policies[0].divergence.requests, 3);
 }
+
+/// The simulator's time per operation (`sim::OP_INTERVAL_US`) is the shared trace's mean gap
+/// between page events.
+#[test]
+fn the_simulated_op_interval_is_the_real_traces_mean_gap() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/linux-6.18-clone-tar-python-thp/trace.txt.zst");
+    let mut reader = pageblock_trace::TraceReader::open(&path)
+        .unwrap_or_else(|e| panic!("{e} (the shared traces are beside the workspace)"));
+    let s = pageblock_trace::TraceStats::collect(&mut reader, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let page_events: u64 =
+        ["mm_page_alloc", "mm_page_free", "mm_page_free_batched"].iter().map(|e| s.events[e]).sum();
+    let gap_us = (s.time.seconds * 1e6 / page_events as f64).round() as u64;
+    assert_eq!(gap_us, pageblock_lab::sim::OP_INTERVAL_US, "{} s, {page_events} events", s.time.seconds);
+}

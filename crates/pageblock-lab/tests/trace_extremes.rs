@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pageblock_lab::replay::{self, policy_named};
-use pageblock_lab::trace::{TraceReader, TraceStats};
+use pageblock_trace::{TraceReader, TraceStats};
 use proptest::prelude::*;
 
 /// Per line and per command: generous for a loaded CI machine, far below a walk of 2^40

@@ -18,6 +18,7 @@
 
 mod cases;
 pub mod peers;
+pub mod table;
 
 use std::sync::Mutex;
 

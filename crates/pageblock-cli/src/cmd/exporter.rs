@@ -1,69 +1,18 @@
-//! `pageblock exporter`: Prometheus metrics of the live machine. Scrapes share inspections
-//! ([`scrapes`]) and hyper serves them with bounded connections and threads ([`http`]): `/metrics`, a landing
-//! page at `/`, 405 for anything but GET.
+//! `pageblock exporter`: this machine's fragmentation as Prometheus metrics, served by
+//! `pageblock_live::exporter`.
 
-mod http;
-mod scrapes;
-
-use std::time::Duration;
-
-use pageblock_lab::inspect::metrics::Family;
+use pageblock_live::exporter::{self, ExporterConfig};
 
 use crate::cli::ExporterArgs;
-use http::{Request, Response};
-use scrapes::Scrapes;
 
-/// The exposition format's content type.
-const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
-
-/// The page at `/`.
-const LANDING: &str =
-    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pageblock exporter</title></head>\n\
-<body><h1>pageblock exporter</h1><p>This machine's free blocks, pageblocks by type and content, \
-fragmentation indices and compaction counters: <a href=\"/metrics\">/metrics</a>.</p></body></html>\n";
-
-/// Serve until killed; with `--once`, return one scrape's text.
+/// Serve until killed; with `--once`, one scrape's text.
 pub fn run(args: &ExporterArgs) -> Result<String, String> {
-    let max_age = Duration::try_from_secs_f64(args.cache_seconds)
-        .map_err(|_| format!("--cache-seconds {}: not a number of seconds", args.cache_seconds))?;
-    let scrapes = Scrapes::new(args.proc.clone(), args.no_kpageflags, max_age);
-    if args.once {
-        return scrapes.get().0.map(|text| text.to_string());
-    }
-    let listener =
-        std::net::TcpListener::bind(&args.listen).map_err(|e| format!("listen on {}: {e}", args.listen))?;
-    match listener.local_addr() {
-        Ok(addr) => eprintln!("listening on http://{addr}/metrics"),
-        Err(_) => eprintln!("listening on {}", args.listen),
-    }
-    let scrapes = std::sync::Arc::new(scrapes);
-    http::serve(
-        listener,
-        usize::from(args.workers),
-        std::sync::Arc::new(move |request| respond(request, &scrapes)),
-    )?;
-    Ok(String::new())
-}
-
-fn respond(request: &Request, scrapes: &Scrapes) -> Response {
-    if request.method != "GET" {
-        let mut r = Response::text(405, "pageblock exporter: only GET\n");
-        r.headers.push(("Allow", "GET"));
-        return r;
-    }
-    match request.path.as_str() {
-        "/" => Response { content_type: "text/html; charset=utf-8", ..Response::text(200, LANDING) },
-        "/metrics" => match scrapes.get() {
-            (Ok(text), inspections) => {
-                let mut body = String::with_capacity(text.len() + 256);
-                body.push_str(&text);
-                let help = "Inspections of /proc since the exporter started (concurrent scrapes share one; --cache-seconds reuses it).";
-                Family::new(&mut body, "pageblock_exporter_inspections_total", "counter", help)
-                    .sample(&[], inspections as f64);
-                Response { content_type: CONTENT_TYPE, ..Response::text(200, body) }
-            }
-            (Err(e), _) => Response::text(500, format!("inspect failed: {e}\n")),
-        },
-        _ => Response::text(404, "pageblock exporter: metrics are at /metrics\n"),
-    }
+    exporter::run(&ExporterConfig {
+        listen: args.listen.clone(),
+        proc: args.proc.clone(),
+        once: args.once,
+        cache_seconds: args.cache_seconds,
+        no_kpageflags: args.no_kpageflags,
+        workers: args.workers,
+    })
 }

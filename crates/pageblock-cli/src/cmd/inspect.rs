@@ -7,7 +7,7 @@ mod watch;
 
 use std::process::ExitCode;
 
-use pageblock_lab::inspect;
+use pageblock_live::inspect;
 
 use crate::cli::InspectArgs;
 
@@ -29,7 +29,7 @@ fn once(args: &InspectArgs) -> Result<String, String> {
     let html = crate::output::create_output(args.html.as_deref())?;
     let report = inspect::inspect(&args.proc).map_err(|e| e.to_string())?;
     if let Some(out) = json {
-        out.write_json(&pageblock_lab::meta::RunMeta::of_this_process().with(&report))?;
+        out.write_json(&crate::meta::RunMeta::of_this_process().with(&report))?;
     }
     if let Some(out) = html {
         out.write_text(&report.html(None))?;
@@ -37,13 +37,10 @@ fn once(args: &InspectArgs) -> Result<String, String> {
     let mut text = report.render();
     if args.map {
         let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
-        for z in &report.zones {
-            if let Some(c) = &z.content {
-                let label = format!("\nNode {}, zone {}", z.node, z.zone);
-                text.push_str(&pageblock_lab::html::terminal_map(&label, &c.kinds, colour));
-            }
-        }
-        text.push_str(pageblock_lab::html::TERMINAL_LEGEND);
+        let labelled = report.zones.iter().filter_map(|z| {
+            z.content.as_ref().map(|c| (format!("\nNode {}, zone {}", z.node, z.zone), c.kinds.as_slice()))
+        });
+        text.push_str(&pageblock_view::terminal::terminal_maps(labelled, colour));
     }
     Ok(text)
 }

@@ -1,7 +1,7 @@
 //! `pageblock lab seeds`, `pageblock lab thp`.
 
+use crate::meta::RunMeta;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pageblock_lab::meta::RunMeta;
 use pageblock_lab::seeds::{self, SeedsConfig};
 
 use crate::cli::{SeedsArgs, ThpArgs};

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use pageblock_core::TraceSink;
 use pageblock_lab::sim::{self, Run, RunSpec};
-use pageblock_lab::trace_writer::FtraceWriter;
+use pageblock_trace::writer::FtraceWriter;
 
 use crate::output::{create_output, TextStream};
 

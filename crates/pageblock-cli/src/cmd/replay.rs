@@ -1,9 +1,9 @@
 //! `pageblock replay TRACE`: a real kernel trace's requests through the simulator under
 //! each `--policy`, side by side, with the fidelity table for `vanilla`.
 
+use crate::meta::RunMeta;
 use indicatif::ProgressBar;
 use pageblock_core::named_policy::{policy_named, NamedPolicy};
-use pageblock_lab::meta::RunMeta;
 use pageblock_lab::replay::{self, Stage};
 
 use crate::cli::ReplayArgs;

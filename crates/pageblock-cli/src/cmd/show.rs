@@ -25,7 +25,7 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
     let run = super::run_with_progress(&spec, "running", args.run.trace.as_deref())?;
     let node = &run.node;
     let shared = node.shared();
-    let maps = pageblock_lab::inspect::simulated::node_block_kinds(node);
+    let maps = pageblock_lab::block_map::node_block_kinds(node);
     let text = match args.report {
         Report::Pagetypeinfo => {
             let mut report = show::pagetypeinfo(node, mode);
@@ -42,20 +42,14 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
         Report::Counters => show::all_counters(shared).iter().map(|(n, v)| format!("{n} {v}\n")).collect(),
         Report::Map => {
             let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
-            let mut out: String = maps
-                .iter()
-                .map(|(zone, kinds)| {
-                    pageblock_lab::html::terminal_map(&format!("zone {zone}"), kinds, colour)
-                })
-                .collect();
-            out.push_str(pageblock_lab::html::TERMINAL_LEGEND);
-            out
+            let labelled = maps.iter().map(|(zone, kinds)| (format!("zone {zone}"), kinds.as_slice()));
+            pageblock_view::terminal::terminal_maps(labelled, colour)
         }
     };
     if let Some(out) = html {
-        let mut page = pageblock_lab::html::Page::new("pageblock show: the simulated node's pageblocks");
+        let mut page = pageblock_view::html::Page::new("pageblock show: the simulated node's pageblocks");
         page.heading("Pageblock map (one cell per pageblock, lowest pfn top left)");
-        let views: Vec<(String, &[pageblock_lab::inspect::BlockKind])> =
+        let views: Vec<(String, &[pageblock_view::BlockKind])> =
             maps.iter().map(|(z, k)| (format!("zone {z}"), k.as_slice())).collect();
         page.maps(&views);
         page.heading("The report");

@@ -1,7 +1,7 @@
 //! `pageblock trace stats FILE`: statistics of a real kernel trace, as text and JSON.
 
-use pageblock_lab::meta::RunMeta;
-use pageblock_lab::trace::{trace_file, Dialect, TraceReader, TraceStats};
+use crate::meta::RunMeta;
+use pageblock_trace::{trace_file, Dialect, TraceReader, TraceStats};
 
 use crate::cli::TraceStatsArgs;
 

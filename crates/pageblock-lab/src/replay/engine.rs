@@ -26,7 +26,7 @@ use super::load::LoadedTrace;
 use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
 use super::start::BusyPages;
-use crate::trace::RecordKind;
+use pageblock_trace::RecordKind;
 
 /// What the simulation did differently from the trace (in JSON without `failed_requests`,
 /// which the policy's result reports itself).

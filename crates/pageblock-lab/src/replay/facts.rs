@@ -15,7 +15,7 @@ use pageblock_core::migratetype::MigrateType;
 use pageblock_core::{show, ZoneType};
 
 use super::pfntable::PfnTable;
-use crate::trace::{RecordKind, TraceRecord};
+use pageblock_trace::{RecordKind, TraceRecord};
 
 /// Per pfn: the largest order allocated at it, plus one (0: never allocated)...
 const ALLOCATED_ORDER: u8 = 0x1f;

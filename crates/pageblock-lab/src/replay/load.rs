@@ -19,7 +19,7 @@ use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
 use super::facts::TraceFacts;
 use super::kmem_counts::KmemCounts;
-use crate::trace::{trace_file, GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
+use pageblock_trace::{trace_file, GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
 
 /// What the recording machine's `/proc` said.
 #[derive(Clone, Debug, Default)]
@@ -111,7 +111,8 @@ pub fn load(
     // than decoding them. A compressed line is rarely under 8 bytes, a plain one under 128,
     // and about half the lines are requests; reserved but unwritten pages cost no memory.
     let size = reader.get_ref().size();
-    let per_record = if reader.get_ref().compression() == crate::trace::Compression::Plain { 128 } else { 8 };
+    let per_record =
+        if reader.get_ref().compression() == pageblock_trace::Compression::Plain { 128 } else { 8 };
     let mut records = Vec::with_capacity((size.unwrap_or(0) / per_record).min(1 << 28) as usize);
     let mut counts = TraceCounts::default();
     let mut kmem = [0u64; 6];

@@ -105,7 +105,7 @@ pub struct PolicyResult {
     pub series: Columns,
     /// Each zone's pageblock map at the end.
     #[serde(skip)]
-    pub final_map: Vec<(String, Vec<crate::inspect::BlockKind>)>,
+    pub final_map: Vec<(String, Vec<pageblock_view::BlockKind>)>,
 }
 
 impl PolicyResult {
@@ -142,7 +142,7 @@ impl PolicyResult {
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
             series: r.series.columns(),
-            final_map: crate::inspect::simulated::node_block_kinds(&r.node),
+            final_map: crate::block_map::node_block_kinds(&r.node),
         }
     }
 }
@@ -202,7 +202,7 @@ impl ReplayReport {
     /// The HTML report: the policies side by side — free pageblocks and huge share over the
     /// replay, each policy's final pageblock map, the text report.
     pub fn html(&self) -> String {
-        let mut page = crate::html::Page::new(&format!("pageblock replay: {}", self.trace.file));
+        let mut page = pageblock_view::html::Page::new(&format!("pageblock replay: {}", self.trace.file));
         let series = |f: fn(&Columns) -> Vec<f64>| -> Vec<(String, Vec<f64>)> {
             self.policies.iter().map(|p| (p.name.to_owned(), f(&p.series))).collect()
         };

@@ -133,7 +133,7 @@ pub struct RunResult {
     pub unusable_index_end_fraction: f64,
     /// The largest zone's pageblock map at the end of the run.
     #[serde(skip)]
-    pub map: Vec<crate::inspect::BlockKind>,
+    pub map: Vec<pageblock_view::BlockKind>,
 }
 
 impl RunResult {
@@ -170,7 +170,7 @@ pub struct PolicyRuns {
     pub runs: Vec<RunResult>,
     /// Each zone's pageblock map after the last run.
     #[serde(skip)]
-    pub final_map: Vec<(String, Vec<crate::inspect::BlockKind>)>,
+    pub final_map: Vec<(String, Vec<pageblock_view::BlockKind>)>,
 }
 
 /// The whole experiment.
@@ -279,7 +279,7 @@ pub fn run_policy(
             atomic_requests: stats.atomic_requests,
             atomic_failures: stats.atomic_failures,
             free_pageblocks_end: crate::replay::series::free_pageblocks(node.shared()),
-            map: crate::inspect::simulated::node_block_kinds(&node)
+            map: crate::block_map::node_block_kinds(&node)
                 .into_iter()
                 .map(|(_, k)| k)
                 .max_by_key(Vec::len)
@@ -291,7 +291,7 @@ pub fn run_policy(
     if let Err(e) = node.verify() {
         panic!("policy {} left a broken node after {} runs: {e}", policy.name, cfg.runs);
     }
-    Ok(PolicyRuns { name: policy.name, runs, final_map: crate::inspect::simulated::node_block_kinds(&node) })
+    Ok(PolicyRuns { name: policy.name, runs, final_map: crate::block_map::node_block_kinds(&node) })
 }
 
 /// Run every policy.

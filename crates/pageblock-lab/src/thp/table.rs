@@ -225,7 +225,7 @@ impl ThpReport {
     /// The HTML report: the policies side by side — THP success, whole free pageblocks and
     /// the unusable index run after run, each policy's final pageblock map, the table.
     pub fn html(&self) -> String {
-        let mut page = crate::html::Page::new(&format!(
+        let mut page = pageblock_view::html::Page::new(&format!(
             "pageblock lab thp: {} ({} MiB node)",
             self.workload, self.node_mib
         ));
@@ -263,7 +263,7 @@ impl ThpReport {
         page.heading("Pageblock maps after the last run, side by side");
         page.policy_maps(self.policies.iter().map(|p| (p.name, p.final_map.as_slice())));
         page.heading("The largest zone's pageblock map after each run (small multiples)");
-        let rows: Vec<crate::html::MapRow<'_>> = self
+        let rows: Vec<pageblock_view::html::MapRow<'_>> = self
             .policies
             .iter()
             .map(|p| {

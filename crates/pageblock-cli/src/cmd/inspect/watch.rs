@@ -7,14 +7,14 @@
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-use pageblock_lab::inspect::{self, History, Inspection};
+use pageblock_live::inspect::{self, History, Inspection};
 
 use super::samples::SampleFile;
 use super::ticks::next_tick;
 use crate::cli::InspectArgs;
+use crate::meta::RunMeta;
 use crate::output::OutputFile;
 use crate::signals;
-use pageblock_lab::meta::RunMeta;
 
 /// Watch until done; the signal that stopped it, if one did.
 pub fn run(args: &InspectArgs, every: f64) -> Result<Option<i32>, String> {

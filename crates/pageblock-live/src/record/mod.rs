@@ -1,0 +1,232 @@
+//! Recording (`pageblock record -- COMMAND`): records the live kernel's page-allocator tracepoints while
+//! COMMAND runs, into a directory `pageblock trace stats` and `pageblock replay` read:
+//! `trace.txt.zst` (ftrace text from `trace_pipe`, a zstd frame per second) and byte-exact copies of
+//! `/proc/{zoneinfo,pagetypeinfo,buddyinfo,vmstat}` as `before.*` and `after.*`.
+//!
+//! Order of a recording: refuse early (no command, not root, a non-empty directory), create
+//! the directory, catch signals, find or mount tracefs, claim the journal (refused while
+//! another recording's is there), save and change tracefs's state (tracing off, buffer size,
+//! events), read the `before` snapshot, tracing on, run the command while streaming the pipe,
+//! tracing off, read the `after` snapshot, drain the pipe, restore tracefs and remove the
+//! journal, unmount tracefs if we mounted it, finish the files, report. The snapshots are
+//! taken next to the switches of `tracing_on`, after the ring buffer is allocated and before
+//! it is freed, so its pages are in neither the trace nor the difference of the snapshots.
+//!
+//! A recording killed by SIGKILL restores nothing; its journal (`record.state` in the
+//! directory and in `/run/pageblock`) lets `pageblock record --restore` do it.
+
+mod count;
+mod outdir;
+mod report;
+pub mod restore;
+mod signals;
+mod snapshot;
+mod stream;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use outdir::OutDir;
+use signals::Signals;
+use snapshot::Snapshot;
+use stream::Stream;
+
+use crate::tracefs::{self, Mounted, Session, SessionConfig, Tracefs};
+
+/// The kmem page events and every compaction event.
+pub const DEFAULT_EVENTS: &str = "kmem:mm_page_alloc,kmem:mm_page_free,kmem:mm_page_free_batched,\
+kmem:mm_page_alloc_zone_locked,kmem:mm_page_pcpu_drain,kmem:mm_page_alloc_extfrag,compaction:*";
+
+/// Ring buffer per CPU, KiB: 64 MiB holds about half a million events per CPU, time for the
+/// recorder to catch up after a burst.
+pub const DEFAULT_BUFFER_KB: u64 = 64 * 1024;
+
+/// Where the snapshots come from.
+const PROC: &str = "/proc";
+/// The trace file in the directory.
+const TRACE_FILE: &str = "trace.txt.zst";
+
+/// What to record: `pageblock record`'s options.
+#[derive(Clone, Debug)]
+pub struct RecordConfig {
+    /// The directory to write (created; if it exists it must be empty); `None`: a new
+    /// `pageblock-record-YYYYmmdd-HHMMSS` in the current directory.
+    pub output: Option<PathBuf>,
+    /// Ring buffer size per CPU in KiB while recording (restored afterwards).
+    pub buffer_size_kb: u64,
+    /// The events, comma-separated (`SYSTEM:EVENT`, `SYSTEM:*`, `SYSTEM`, or `EVENT`).
+    pub events: String,
+    /// Take tracefs over even if someone else is tracing.
+    pub force: bool,
+    /// The command to run while recording, and its arguments.
+    pub command: Vec<String>,
+}
+
+/// How a recording shows its progress while the trace streams (the CLI draws it on a
+/// terminal).
+pub trait Progress {
+    /// Trace text read from the pipe so far, and the compressed bytes written for it.
+    fn update(&self, text_bytes: u64, compressed_bytes: u64);
+    /// Prints `line` on stderr without tearing what is drawn.
+    fn note(&self, line: &str);
+    /// The stream has ended: clear what is drawn.
+    fn finish(&self);
+}
+
+/// Why a recording failed, and its exit code: 1, or as shells say a command cannot be run,
+/// 127 (not found) and 126 (found but not executable).
+#[derive(Debug)]
+pub struct Failure {
+    /// What went wrong.
+    pub message: String,
+    /// The exit code it ends the recorder with.
+    pub code: u8,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure { message, code: 1 }
+    }
+}
+
+/// Records `args.command`, showing the stream's progress on `progress`: the exit code the
+/// recorder ends with (128 + the first signal it caught, else the command's, or 128 + the
+/// signal that killed the command), or why it failed.
+pub fn run(args: &RecordConfig, progress: Box<dyn Progress>) -> Result<u8, Failure> {
+    if args.command.is_empty() {
+        return Err(Failure::from(
+            "record: no COMMAND given; usage: pageblock record [-o DIR] -- COMMAND [ARGS...]".to_owned(),
+        ));
+    }
+    need_root()?;
+    let out = OutDir::prepare(args.output.as_deref())?;
+    let signals = Signals::install()?;
+    let result = Mounted::find_or_mount().map_err(Failure::from).and_then(|mut mounted| {
+        if mounted.mounted_here() {
+            eprintln!(
+                "pageblock record: mounted tracefs on {} (unmounted at the end)",
+                mounted.fs.root().display()
+            );
+        }
+        let recorded = record(&mounted, args, &out, &signals, progress);
+        let unmounted = mounted.unmount();
+        if let (Err(e), Err(_)) = (&unmounted, &recorded) {
+            eprintln!("pageblock: {e}");
+        }
+        recorded.and_then(|code| unmounted.map(|()| code).map_err(Failure::from))
+    });
+    if result.is_err() {
+        out.remove_if_created();
+    }
+    result
+}
+
+/// Refuses unless root.
+fn need_root() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("record needs root (it changes tracefs and reads /proc/pagetypeinfo); try sudo".into());
+    }
+    Ok(())
+}
+
+/// Everything between finding tracefs and unmounting it. The [`Session`] restores tracefs
+/// when it goes out of scope, on every path out of here.
+fn record(
+    mounted: &Mounted,
+    args: &RecordConfig,
+    out: &OutDir,
+    signals: &Signals,
+    progress: Box<dyn Progress>,
+) -> Result<u8, Failure> {
+    let fs = &mounted.fs;
+    let events = events_to_enable(fs, &args.events)?;
+    check_memory(fs, args.buffer_size_kb)?;
+    let journal = [PathBuf::from(tracefs::JOURNAL_RUN_PATH), out.file(tracefs::JOURNAL_FILE)];
+    let cfg = SessionConfig {
+        events: &events,
+        buffer_size_kb: args.buffer_size_kb,
+        force: args.force,
+        journal: &journal,
+        mounted_here: mounted.mounted_here(),
+    };
+    let mut session = Session::start(fs, &cfg)?;
+    let mut stream = Stream::open(fs, &out.file(TRACE_FILE), progress)?;
+    let before = Snapshot::read(Path::new(PROC))?;
+    if let Some(signal) = signals.received() {
+        session.restore()?;
+        stream.finish()?;
+        eprintln!("pageblock record: {} before COMMAND started; nothing recorded", signals::name(signal));
+        return Ok(report::exit_code(std::process::ExitStatus::default(), Some(signal)));
+    }
+    session.tracing_on()?;
+    before.write(&out.path, "before")?;
+    let mut child = spawn(&args.command).inspect_err(|_| {
+        // A mistyped command leaves no half recording behind to block the next try.
+        let _ = std::fs::remove_file(out.file(TRACE_FILE));
+        for name in snapshot::PROC_FILES {
+            let _ = std::fs::remove_file(out.file(&format!("before.{name}")));
+        }
+    })?;
+    eprintln!(
+        "pageblock record: recording {} into {} until COMMAND pid {} ends",
+        report::count(events.len() as u64, "event"),
+        out.path.display(),
+        child.id()
+    );
+    let status = stream.until_exit(&mut child, &mut session, signals)?;
+    session.tracing_off()?;
+    let after = Snapshot::read(Path::new(PROC))?;
+    stream.drain();
+    // Before the restore: resizing the ring buffer resets its counters.
+    let cpus = tracefs::cpu_stats(fs)?;
+    let restored = session.restore();
+    let summary = stream.finish()?;
+    after.write(&out.path, "after")?;
+    let command = args.command.join(" ");
+    eprint!("{}", report::render(&out.file(TRACE_FILE), &command, status, &summary, &cpus));
+    restored?;
+    Ok(report::exit_code(status, signals.received()))
+}
+
+fn spawn(command: &[String]) -> Result<Child, Failure> {
+    let (program, rest) = command.split_first().ok_or_else(|| Failure::from("no COMMAND".to_owned()))?;
+    Command::new(program).args(rest).spawn().map_err(|e| Failure {
+        message: format!("cannot run `{program}`: {e}"),
+        code: if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 },
+    })
+}
+
+/// The event list resolved. Items of the default list that this kernel lacks are
+/// skipped with a warning; those the user named are an error.
+fn events_to_enable(fs: &Tracefs, list: &str) -> Result<Vec<String>, String> {
+    let set = tracefs::resolve_events(fs, list)?;
+    if !set.missing.is_empty() {
+        let missing = set.missing.join(", ");
+        if list != DEFAULT_EVENTS {
+            return Err(format!("no such events in {}/events: {missing}", fs.root().display()));
+        }
+        eprintln!("pageblock record: this kernel has no {missing}; recording the rest");
+    }
+    if set.events.is_empty() {
+        return Err(format!("--events `{list}` names no event"));
+    }
+    Ok(set.events)
+}
+
+/// Refuses a ring buffer that would take more than half of the available memory.
+fn check_memory(fs: &Tracefs, kb_per_cpu: u64) -> Result<(), String> {
+    let cpus = fs.list("per_cpu")?.len().max(1) as u64;
+    let available_kb =
+        crate::meminfo::mem_available_bytes().ok_or("/proc/meminfo has no MemAvailable")? >> 10;
+    let need_kb = kb_per_cpu.saturating_mul(cpus);
+    if need_kb > available_kb / 2 {
+        return Err(format!(
+            "--buffer-size-kb {kb_per_cpu} on {cpus} CPUs needs {} MiB, more than half of the {} MiB available",
+            need_kb >> 10,
+            available_kb >> 10
+        ));
+    }
+    Ok(())
+}
