@@ -171,10 +171,10 @@ pub fn pagetypeinfo<L: NodeLocks + ?Sized>(l: &L, mode: PagetypeinfoMode) -> Pag
 }
 
 /// `/proc/pagetypeinfo` as the node's policy reads it: the capped counts with
-/// `Policy::pagetypeinfo_from_counts` (seed 000), else the capped list walk — both as 6.18
+/// `SeedPatches::pagetypeinfo_from_counts` (seed 000), else the capped list walk — both as 6.18
 /// prints them.
 pub fn pagetypeinfo_by_policy<L: NodeLocks + ?Sized>(l: &L) -> PageTypeInfo {
-    let mode = if l.node().policy().pagetypeinfo_from_counts {
+    let mode = if l.node().policy().seed_patches.pagetypeinfo_from_counts {
         PagetypeinfoMode::CountsCapped
     } else {
         PagetypeinfoMode::Walk
