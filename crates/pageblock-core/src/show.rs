@@ -130,7 +130,7 @@ fn pagetypeinfo_from(
 
 /// `/proc/pagetypeinfo` from the per-migratetype counts, without any lock (seed 000).
 /// `None` if the free-area layout keeps no per-type counts
-/// ([`crate::free_area::FreeAreaLayout::Plain`], the kernel before the patch): walk instead.
+/// ([`crate::policy::FreeAreaLayout::Plain`], the kernel before the patch): walk instead.
 pub fn pagetypeinfo_counts(node: &NodeShared, mode: PagetypeinfoMode) -> Option<PageTypeInfo> {
     node.zone(0).free_areas().mt_nr_free(0, MigrateType::Unmovable)?;
     let cap = mode != PagetypeinfoMode::Counts;
