@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use pageblock::Policy;
+use pageblock::{Policy, SpeedOnly};
 use pageblock_bench::fastpath::peers::{
     BsaPeer, BuddyAllocPeer, BuddyAllocRegion, FrameAlloc, LockedBsaPeer, LockedBuddyAllocPeer,
     PageblockPeer, SharedFrameAlloc,
@@ -65,7 +65,10 @@ fn b_random_free(c: &mut Criterion, region: &BuddyAllocRegion) {
     let mut g = c.benchmark_group("b_random_free_4096");
     let mut rng = Prng::new(1);
     for (name, layout, bulk_free) in BULK_FREE_SETTINGS {
-        let mut pb = PageblockPeer::with_layout(Policy { bulk_free, ..Policy::default() }, layout);
+        let mut pb = PageblockPeer::with_layout(
+            Policy { speed_only: SpeedOnly { bulk_free, ..SpeedOnly::default() }, ..Policy::default() },
+            layout,
+        );
         g.bench_function(name, |b| b.iter_custom(|iters| timed_random_frees(&mut pb, N, iters, &mut rng)));
     }
     let mut bsa = BsaPeer::new();

@@ -1,8 +1,9 @@
 //! From typed arguments to a validated run specification.
 
-use pageblock_core::free_area::FreeAreaLayout;
 use pageblock_core::named_policy::{policy_named, NamedPolicy};
-use pageblock_core::{BulkFree, KernelPeriod, MemmapLayout, NodeConfig, ZoneConfig};
+use pageblock_core::{
+    BulkFree, FreeAreaLayout, KernelPeriod, MemmapLayout, NodeConfig, PcpBatch, Policy, Sysctl, ZoneConfig,
+};
 use pageblock_formats::zoneinfo::ZoneInfo;
 use pageblock_lab::sim::RunSpec;
 use pageblock_lab::workload::WorkloadKind;
@@ -38,34 +39,47 @@ pub fn run_spec(
         };
     let node = node_config(args)?;
     let named = one_policy(&args.policies)?;
-    let mut policy = named.policy.clone();
-    policy.defrag_mode |= args.defrag_mode;
-    policy.rmqueue_mode_memory &= !args.no_rmqueue_mode_memory;
-    policy.buddy_prefetch |= args.buddy_prefetch;
-    policy.min_free_kbytes = args.min_free_kbytes.or(policy.min_free_kbytes);
-    policy.pcp_batch = args.pcp_batch.or(policy.pcp_batch);
-    policy.watermark_scale_factor = args.watermark_scale_factor.unwrap_or(policy.watermark_scale_factor);
-    policy.watermark_boost_factor = args.watermark_boost_factor.unwrap_or(policy.watermark_boost_factor);
-    policy.percpu_pagelist_high_fraction =
-        args.percpu_pagelist_high_fraction.unwrap_or(policy.percpu_pagelist_high_fraction);
+    let policy = changed_by_flags(named.policy.clone(), args)?;
+    let spec = RunSpec { node, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed };
+    Ok((spec, named))
+}
+
+/// `policy` with the policy flags applied: each sysctl flag written as `sysctl -w` would be
+/// (a value its handler refuses is an error naming it), each switch flag set.
+fn changed_by_flags(mut policy: Policy, args: &RunArgs) -> Result<Policy, String> {
+    let writes = [
+        (Sysctl::DefragMode, args.defrag_mode.then_some(1)),
+        (Sysctl::MinFreeKbytes, args.min_free_kbytes),
+        (Sysctl::WatermarkScaleFactor, args.watermark_scale_factor.map(u64::from)),
+        (Sysctl::WatermarkBoostFactor, args.watermark_boost_factor.map(u64::from)),
+        (Sysctl::PercpuPagelistHighFraction, args.percpu_pagelist_high_fraction.map(u64::from)),
+    ];
+    for (sysctl, value) in writes {
+        if let Some(value) = value {
+            policy.sysctls.write(sysctl, value).map_err(|e| e.to_string())?;
+        }
+    }
+    if let Some(batch) = args.pcp_batch {
+        policy.boot.pcp_batch = Some(PcpBatch::new(batch).map_err(|e| e.to_string())?);
+    }
+    policy.seed_patches.rmqueue_mode_memory &= !args.no_rmqueue_mode_memory;
+    policy.speed_only.buddy_prefetch |= args.buddy_prefetch;
     if let Some(arg) = args.bulk_free {
-        policy.bulk_free = match arg {
+        policy.speed_only.bulk_free = match arg {
             BulkFreeArg::TwoPass => BulkFree::TwoPass,
             BulkFreeArg::SinglePass => BulkFree::SinglePass,
             BulkFreeArg::Pipelined => BulkFree::Pipelined,
         };
     }
     if let Some(arg) = args.free_area_layout {
-        policy.free_area_layout = match arg {
+        policy.seed_patches.free_area_layout = match arg {
             FreeAreaLayoutArg::Plain => FreeAreaLayout::Plain,
             FreeAreaLayoutArg::Counts => FreeAreaLayout::Counts,
             FreeAreaLayoutArg::PerList => FreeAreaLayout::PerList,
         };
     }
     policy.kernel = args.kernel.map_or(policy.kernel, kernel_period);
-    policy.validate().map_err(|e| e.to_string())?;
-    let spec = RunSpec { node, policy, workload, ops: args.ops.unwrap_or(default_ops), seed: args.seed };
-    Ok((spec, named))
+    Ok(policy)
 }
 
 /// The policies `--policy` names (repeated or comma-separated), in order, or `default()`

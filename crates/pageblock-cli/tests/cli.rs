@@ -137,7 +137,7 @@ fn bad_arguments_get_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("a machine needs at least one 4 KiB page"));
     let out = pageblock(&["show", "buddyinfo", "--watermark-scale-factor", "0"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("watermark_scale_factor 0"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("vm.watermark_scale_factor 0 is outside 1..=3000"));
 }
 
 /// Prometheus' procfs (node_exporter's parser) reads the simulator's files as we do.

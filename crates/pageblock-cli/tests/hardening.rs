@@ -76,16 +76,24 @@ fn machines_this_host_cannot_hold_are_refused_up_front() {
     fails_with(&["show", "buddyinfo", "--mem", "1048576T"], "machine:");
 }
 
-/// Values the kernel's sysctl handlers and boot code reject are typed errors here too.
+/// Values the kernel's sysctl handlers and boot code reject are typed errors here too; a
+/// sysctl's error names it as `sysctl` does and says what its handler accepts.
 #[test]
 fn tunables_are_validated_as_the_kernel_validates_them() {
     fails_with(&["show", "buddyinfo", "--pcp-batch", "0"], "per-CPU batch of 0");
     fails_with(&["show", "buddyinfo", "--pcp-batch", "4294967295"], "per-CPU batch of 4294967295");
     fails_with(
         &["show", "buddyinfo", "--percpu-pagelist-high-fraction", "4"],
-        "percpu_pagelist_high_fraction 4",
+        "vm.percpu_pagelist_high_fraction 4 is outside 0 (auto) or 8..=INT_MAX",
     );
-    fails_with(&["show", "buddyinfo", "--min-free-kbytes", "2147483648"], "min_free_kbytes 2147483648");
+    fails_with(
+        &["show", "buddyinfo", "--min-free-kbytes", "2147483648"],
+        "vm.min_free_kbytes 2147483648 is outside 0..=INT_MAX",
+    );
+    fails_with(
+        &["demo", "--watermark-boost-factor", "4294967295"],
+        "vm.watermark_boost_factor 4294967295 is outside 0..=INT_MAX",
+    );
     fails_with(&["show", "buddyinfo", "--cpus", "0"], "0 CPUs");
     fails_with(&["show", "buddyinfo", "--max-order", "64"], "max order 64");
 }

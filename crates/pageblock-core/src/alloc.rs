@@ -118,7 +118,7 @@ impl Zone {
 
     /// `rmqueue_bulk()`: up to `count` blocks of `order` for a per-CPU list, under one zone
     /// lock hold, appended to `out` in the order found. The blocks are marked as per-CPU
-    /// pages. With `Policy::rmqueue_mode_memory` (seed 003) the fallback stage that last
+    /// pages. With `SeedPatches::rmqueue_mode_memory` (seed 003) the fallback stage that last
     /// succeeded is where the next block's search starts. Returns the number obtained; it
     /// stops at the first failure.
     pub fn rmqueue_bulk(
@@ -132,7 +132,7 @@ impl Zone {
         let mut mode = RmqueueMode::Normal;
         let mut got = 0;
         while got < count {
-            if !self.policy.rmqueue_mode_memory {
+            if !self.policy.seed_patches.rmqueue_mode_memory {
                 mode = RmqueueMode::Normal;
             }
             let Some(pfn) = self.__rmqueue(order, mt, flags, &mut mode) else {

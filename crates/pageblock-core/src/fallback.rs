@@ -14,7 +14,7 @@
 //!    ALLOC_NOFRAGMENT.
 //!
 //! A bulk refill calls `Zone::__rmqueue` many times under one lock hold. With
-//! `Policy::rmqueue_mode_memory` (seed 003, 6.16+) it keeps the [`RmqueueMode`] of the last
+//! `SeedPatches::rmqueue_mode_memory` (seed 003, 6.16+) it keeps the [`RmqueueMode`] of the last
 //! success, so once claiming has failed it is not retried for every page of the batch.
 
 use crate::gfp::AllocFlags;

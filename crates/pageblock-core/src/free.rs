@@ -10,9 +10,9 @@ use std::fmt;
 
 use crate::buddy::FreeTo;
 use crate::compaction::Capture;
-use crate::config::BulkFree;
 use crate::memmap::{self, AllocTag, Memmap, PageInfo, PageState, NIL};
 use crate::pagemap::{with_pages, PageMap};
+use crate::policy::BulkFree;
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
@@ -296,7 +296,7 @@ impl Zone {
 
     /// `free_pcppages_bulk()` after the blocks were taken off their per-CPU lists: one zone
     /// lock hold for the whole batch, one memmap view and one copy of the capture wish. The
-    /// prefetches differ by `Policy::bulk_free`; the blocks, their order and every decision
+    /// prefetches differ by `SpeedOnly::bulk_free`; the blocks, their order and every decision
     /// do not.
     pub fn free_pcppages_bulk(&mut self, blocks: &[(Pfn, u32)]) {
         self.with_capture(
@@ -306,14 +306,17 @@ impl Zone {
 
     #[inline(always)]
     fn free_pcppages_bulk_in<M: PageMap>(&self, mm: M, capture: &mut Option<Capture>, blocks: &[(Pfn, u32)]) {
-        match self.policy().bulk_free {
+        match self.policy().speed_only.bulk_free {
             BulkFree::Pipelined => self.free_pcppages_pipelined(mm, capture, blocks),
             BulkFree::SinglePass => {
                 // The kernel takes each page off its list under the lock (a step of the walk
                 // through struct page), prefetches its buddy if seed 001 is on, and merges it.
                 // `prefetch_nr = pcp->batch`: the batch the zone's pagesets were given.
-                let prefetch_nr =
-                    if self.policy().buddy_prefetch { self.shared.pageset().batch as usize } else { 0 };
+                let prefetch_nr = if self.policy().speed_only.buddy_prefetch {
+                    self.shared.pageset().batch as usize
+                } else {
+                    0
+                };
                 let mut dep = 0;
                 for (i, &(pfn, order)) in blocks.iter().enumerate() {
                     dep = self.shared.pcp_walk_step(mm, pfn.0, order, i < prefetch_nr, dep);

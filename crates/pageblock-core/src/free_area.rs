@@ -1,5 +1,5 @@
 //! The free areas (`zone->free_area[order]`: one free list per migratetype, `nr_free`, and
-//! seed 000's per-migratetype counts), their memory layout (seed 002), and the list
+//! seed 000's per-migratetype counts), their memory layout (seed 002's [`FreeAreaLayout`]), and the list
 //! primitives with free-page accounting (6.10+ "freelist hygiene": `account_freepages`,
 //! `__add_to_free_list`, `__del_page_from_free_list`, `move_to_free_list`).
 //!
@@ -22,23 +22,10 @@ use crate::list::ListHead;
 use crate::memmap::PageState;
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
 use crate::pagemap::PageMap;
+use crate::policy::FreeAreaLayout;
 use crate::stats::{Counter, ZoneStat};
 use crate::types::NR_ORDER_SLOTS;
 use crate::zone::Zone;
-
-/// How one order's free area is laid out in memory (seed 002 compares them under
-/// concurrent allocation: which cache lines an allocation touches, and which CPUs share them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FreeAreaLayout {
-    /// `{ free_list[MT]; nr_free }`: the kernel before seed 000; no per-type counts, so
-    /// `/proc/pagetypeinfo` must walk the lists.
-    Plain,
-    /// `{ free_list[MT]; nr_free; mt_nr_free[MT] }`: seed 000's patch (the default).
-    Counts,
-    /// `{ { free_list; nr_free }[MT]; nr_free }`: each list next to its own count (the layout
-    /// proposed in the seed 002 thread).
-    PerList,
-}
 
 /// `{ free_list[MT]; nr_free }`.
 #[derive(Default)]

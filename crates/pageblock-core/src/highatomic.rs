@@ -72,7 +72,7 @@ impl Zone {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Gfp, MigrateType, Node, NodeLocks, Policy, ZoneConfig};
+    use crate::{Gfp, MigrateType, Node, NodeLocks, Policy, Sysctl, ZoneConfig};
 
     /// Regression (found by the property test): releasing a reserved whole free pageblock
     /// retypes it without re-merging, exactly as the kernel does, so it stays split from its
@@ -80,7 +80,7 @@ mod tests {
     #[test]
     fn releasing_a_whole_free_reserved_block_leaves_it_unmerged() {
         let cfg = ZoneConfig { max_order: 4, pageblock_order: 2, ..ZoneConfig::normal(512 * 4096) };
-        let policy = Policy { min_free_kbytes: Some(64), ..Policy::default() };
+        let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 64).unwrap();
         let n = Node::single_zone(cfg, policy).unwrap();
         let p = n.alloc_pages(0, 2, Gfp::HIGHUSER_MOVABLE).unwrap();
         n.drain_all_pages();

@@ -38,6 +38,7 @@
 //! | `struct lruvec`, `shrink_node`, kswapd, `try_to_free_pages` | [`vmscan`] |
 //! | `vma_thp_gfp_mask`, `do_huge_pmd_anonymous_page` | [`thp`] |
 //! | `/proc/pagetypeinfo`, buddyinfo, zoneinfo, vmstat, extfrag | [`show`] |
+//! | `/proc/sys/vm` sysctls, Kconfig options, boot-time decisions | [`policy`] |
 
 // Two audited exceptions: the prefetch hint in `memmap::Memmap::prefetch`, and the memmap's
 // huge-page backing store in `vmemmap`.
@@ -63,6 +64,7 @@ pub mod page_alloc;
 pub mod pageblock;
 pub mod pagemap;
 pub mod pcp;
+pub mod policy;
 pub mod show;
 pub mod sim_node;
 pub mod slowpath;
@@ -79,14 +81,17 @@ pub mod zone;
 pub mod zone_state;
 
 pub use alloc::AllocError;
-pub use config::{BulkFree, ConfigError, KernelPeriod, NodeConfig, Policy, ZoneConfig, ZoneSpan, ZoneType};
+pub use config::{ConfigError, MemmapLayout, NodeConfig, ZoneConfig, ZoneSpan, ZoneType};
 pub use free::{FreeBatchError, FreeError, Owner};
 pub use gfp::{AllocFlags, Gfp};
 pub use locks::NodeLocks;
-pub use memmap::MemmapLayout;
 pub use migratetype::MigrateType;
 pub use node::NodeShared;
 pub use page_alloc::AllocContext;
+pub use policy::{
+    Boot, BulkFree, DefragModeFix, FreeAreaLayout, KernelPeriod, PageblockSwitch, PcpBatch, Policy,
+    SeedPatches, SpeedOnly, Switches, Sysctl, SysctlError, Sysctls,
+};
 pub use sim_node::Node;
 pub use stats::{VmEvent, ZoneStat};
 pub use trace::{TraceContext, TraceEvent, TraceHub, TraceSink};

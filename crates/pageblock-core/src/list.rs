@@ -183,7 +183,8 @@ impl<M: PageMap> Iterator for ListIter<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memmap::{Memmap, MemmapLayout};
+    use crate::config::MemmapLayout;
+    use crate::memmap::Memmap;
     use crate::pagemap::Pages;
 
     fn collect(l: &ListHead, mm: Pages<'_>) -> Vec<u32> {

@@ -2,7 +2,7 @@
 //! list of what is shipped, and where each of pageblock's own policy switches is compared by
 //! turning it off.
 
-use crate::config::Policy;
+use crate::policy::{DefragModeFix, PageblockSwitch, Policy, SeedPatches, Switches, Sysctl};
 
 /// A policy with a name (`vanilla`, `defrag_mode`, `pageblock`, ...).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,53 +23,50 @@ pub fn policies() -> Vec<NamedPolicy> {
             name: "defrag_mode",
             about:
                 "vm.defrag_mode=1 (6.15+): no fallback into foreign pageblocks before reclaim and compaction",
-            policy: Policy { defrag_mode: true, ..Policy::default() },
+            policy: defrag_mode(),
         },
         NamedPolicy {
             name: "defrag_mode_2026",
             about: "defrag_mode with the 2026 fixes: requests that cannot reclaim but may wake kswapd may fall back, non-movable requests reclaim and compact for a whole pageblock",
-            policy: Policy {
-                defrag_mode: true,
-                defrag_mode_atomic_fallback: true,
-                defrag_mode_pageblock_compaction: true,
-                ..Policy::default()
-            },
+            policy: Policy { defrag_mode_fixes: Switches::all(), ..defrag_mode() },
         },
-        pageblock_policy("pageblock", "pageblock's policy: defrag_mode_2026, kswapd works for whole free pageblocks without swapping, compaction runs only where it has targets", |_| {}),
-        pageblock_policy("pageblock_swap", "pageblock without blocks_without_swap: kswapd swaps for whole pageblocks as defrag_mode does", |p| {
-            p.blocks_without_swap = false;
-        }),
-        pageblock_policy("pageblock_no_wake", "pageblock without kswapd_wake_for_blocks: kswapd is woken only below the low watermark in free pages", |p| {
-            p.kswapd_wake_for_blocks = false;
-        }),
-        pageblock_policy("pageblock_any_zone", "pageblock without kswapd_balance_node_blocks: one zone above its high mark balances the node", |p| {
-            p.kswapd_balance_node_blocks = false;
-        }),
-        pageblock_policy("pageblock_no_targets", "pageblock without compaction_suitable_targets: free pages anywhere make compaction suitable", |p| {
-            p.compaction_suitable_targets = false;
-        }),
+        pageblock_policy("pageblock", "pageblock's policy: defrag_mode_2026, kswapd works for whole free pageblocks without swapping, compaction runs only where it has targets", None),
+        pageblock_policy("pageblock_swap", "pageblock without blocks_without_swap: kswapd swaps for whole pageblocks as defrag_mode does", Some(PageblockSwitch::BlocksWithoutSwap)),
+        pageblock_policy("pageblock_no_wake", "pageblock without kswapd_wake_for_blocks: kswapd is woken only below the low watermark in free pages", Some(PageblockSwitch::KswapdWakeForBlocks)),
+        pageblock_policy("pageblock_any_zone", "pageblock without kswapd_balance_node_blocks: one zone above its high mark balances the node", Some(PageblockSwitch::KswapdBalanceNodeBlocks)),
+        pageblock_policy("pageblock_no_targets", "pageblock without compaction_suitable_targets: free pages anywhere make compaction suitable", Some(PageblockSwitch::CompactionSuitableTargets)),
         NamedPolicy {
             name: "no_rmqueue_mode_memory",
             about: "seed 003 off: every block of a bulk refill restarts the fallback search (6.15)",
-            policy: Policy { rmqueue_mode_memory: false, ..Policy::default() },
+            policy: Policy {
+                seed_patches: SeedPatches { rmqueue_mode_memory: false, ..SeedPatches::default() },
+                ..Policy::default()
+            },
         },
     ]
 }
 
-/// `defrag_mode_2026` with every pageblock switch on, then `tweak` (a variant turns one
-/// off).
-fn pageblock_policy(name: &'static str, about: &'static str, tweak: impl FnOnce(&mut Policy)) -> NamedPolicy {
-    let mut policy = Policy {
-        defrag_mode: true,
-        defrag_mode_atomic_fallback: true,
-        defrag_mode_pageblock_compaction: true,
-        blocks_without_swap: true,
-        kswapd_wake_for_blocks: true,
-        kswapd_balance_node_blocks: true,
-        compaction_suitable_targets: true,
-        ..Policy::default()
+/// The kernel's defaults with `vm.defrag_mode=1`.
+fn defrag_mode() -> Policy {
+    Policy::default().with_sysctl(Sysctl::DefragMode, 1).expect("vm.defrag_mode accepts 1")
+}
+
+/// `defrag_mode_2026` with every pageblock switch on but `without` (a variant compares one by
+/// turning it off).
+fn pageblock_policy(
+    name: &'static str,
+    about: &'static str,
+    without: Option<PageblockSwitch>,
+) -> NamedPolicy {
+    let mut switches = Switches::all();
+    if let Some(switch) = without {
+        switches.set(switch, false);
+    }
+    let policy = Policy {
+        defrag_mode_fixes: Switches::<DefragModeFix>::all(),
+        pageblock_switches: switches,
+        ..defrag_mode()
     };
-    tweak(&mut policy);
     NamedPolicy { name, about, policy }
 }
 
@@ -86,18 +83,13 @@ pub fn policy_named(name: &str) -> Result<NamedPolicy, String> {
 mod tests {
     use super::*;
 
-    /// The switches act only under `defrag_mode` ([`Policy`]'s gating methods): a named
-    /// policy that set one without it would claim a switch that does nothing.
+    /// The switches act only under `defrag_mode` ([`Policy`]'s gate): a named policy that
+    /// set one without it would claim a switch that does nothing.
     #[test]
     fn every_policy_with_a_switch_is_under_defrag_mode() {
         for NamedPolicy { name, policy: p, .. } in policies() {
-            let any = p.defrag_mode_atomic_fallback
-                || p.defrag_mode_pageblock_compaction
-                || p.blocks_without_swap
-                || p.kswapd_wake_for_blocks
-                || p.kswapd_balance_node_blocks
-                || p.compaction_suitable_targets;
-            assert!(!any || p.defrag_mode, "{name} sets a switch without defrag_mode");
+            let any = !p.defrag_mode_fixes.is_empty() || !p.pageblock_switches.is_empty();
+            assert!(!any || p.sysctls.defrag_mode(), "{name} sets a switch without defrag_mode");
         }
     }
 }

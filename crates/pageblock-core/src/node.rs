@@ -17,9 +17,10 @@
 
 use std::sync::Arc;
 
-use crate::config::{ConfigError, NodeConfig, Policy, ZoneType, MAX_NR_ZONES};
+use crate::config::{ConfigError, NodeConfig, ZoneType, MAX_NR_ZONES};
 use crate::gfp::{self, AllocFlags, Gfp, NoFragmentRule};
 use crate::page_alloc::AllocContext;
+use crate::policy::Policy;
 use crate::stats::{Counter, EventCounters, VmEvent};
 use crate::trace::TraceHub;
 use crate::watermark::{lowmem_reserve, NodeWatermarks};
@@ -101,10 +102,9 @@ impl NodeShared {
     /// Returns the lock-free half and the zones, lowest first, for a driver to own.
     pub fn boot(config: NodeConfig, policy: Policy) -> Result<(NodeShared, Vec<Zone>), ConfigError> {
         config.validate()?;
-        policy.validate()?;
         let wm = NodeWatermarks::compute(&config, &policy);
         let reserves = lowmem_reserve(&config);
-        let group_by_mobility = policy.group_by_mobility && Self::roomy_enough(&config);
+        let group_by_mobility = policy.boot.group_by_mobility && Self::roomy_enough(&config);
         let trace = Arc::new(TraceHub::default());
         let zones: Vec<Zone> = config
             .zones
@@ -129,10 +129,10 @@ impl NodeShared {
         let nofragment = std::array::from_fn(|h| {
             let start = zonelist.start[h];
             NoFragmentRule {
-                configured: policy.nofragment,
+                configured: policy.boot.config_zone_dma32,
                 zone_is_normal: start < zonelist.len
                     && types[zonelist.zones[start as usize] as usize] == ZoneType::Normal,
-                defrag_mode: policy.defrag_mode,
+                defrag_mode: policy.sysctls.defrag_mode(),
             }
         });
         let shared = NodeShared {

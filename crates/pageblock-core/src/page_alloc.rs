@@ -18,6 +18,7 @@ use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
+use crate::policy::PageblockSwitch;
 use crate::stats::{VmEvent, ZoneStat};
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
@@ -117,7 +118,7 @@ pub(crate) fn get_page_from_freelist<L: NodeLocks + ?Sized>(
                 return Some(pfn);
             }
         }
-        if flags.contains(AllocFlags::NOFRAGMENT) && !node.policy().defrag_mode {
+        if flags.contains(AllocFlags::NOFRAGMENT) && !node.policy().sysctls.defrag_mode() {
             flags = flags & !AllocFlags::NOFRAGMENT;
             node.count(VmEvent::NoFragmentRelaxed, 1);
             continue;
@@ -154,13 +155,15 @@ fn rmqueue<L: NodeLocks + ?Sized>(
     if flags.contains(AllocFlags::KSWAPD) && zone.flags().boosted_watermark() {
         wakeup_kswapd_boosted(l, z);
     }
-    if flags.contains(AllocFlags::KSWAPD) && l.node().policy().kswapd_wake_for_blocks() {
+    if flags.contains(AllocFlags::KSWAPD)
+        && l.node().policy().pageblock_switch(PageblockSwitch::KswapdWakeForBlocks)
+    {
         wakeup_kswapd_for_blocks(l, z, ac);
     }
     page
 }
 
-/// `Policy::kswapd_wake_for_blocks`: under `defrag_mode`, a zone whose whole free pageblocks
+/// [`PageblockSwitch::KswapdWakeForBlocks`]: under `defrag_mode`, a zone whose whole free pageblocks
 /// fell below its low watermark wakes kswapd for a pageblock.
 fn wakeup_kswapd_for_blocks<L: NodeLocks + ?Sized>(l: &L, z: usize, ac: &AllocContext) {
     let zone = l.node().zone(z);

@@ -24,10 +24,11 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{BulkFree, ZoneType};
+use crate::config::ZoneType;
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::{MigrateType, MIGRATE_PCPTYPES};
 use crate::pagemap::with_pages;
+use crate::policy::{BulkFree, PcpBatch, MIN_PERCPU_PAGELIST_HIGH_FRACTION};
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::verify::{Invariant, VerifyError};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
@@ -86,9 +87,9 @@ impl PagesetLimits {
     /// `zone_set_pageset_high_and_batch()` for a zone of `managed` pages with low watermark
     /// `low_wmark` and `nr_cpus` CPUs, under `policy`.
     pub fn compute(managed: u64, low_wmark: u64, nr_cpus: u32, policy: &Policy) -> PagesetLimits {
-        let batch = policy.pcp_batch.unwrap_or_else(|| zone_batchsize(managed));
+        let batch = policy.boot.pcp_batch.map_or_else(|| zone_batchsize(managed), PcpBatch::get);
         let size = |fraction| zone_highsize(managed, low_wmark, batch, nr_cpus, fraction);
-        match policy.percpu_pagelist_high_fraction {
+        match policy.sysctls.percpu_pagelist_high_fraction() {
             0 => {
                 PagesetLimits { batch, high_min: size(0), high_max: size(MIN_PERCPU_PAGELIST_HIGH_FRACTION) }
             }
@@ -121,7 +122,7 @@ impl PerCpuPages {
             batch: batch as u64,
             // zone_pcp_update_cacheinfo(): a cache slice of more than three batches keeps a
             // batch of high-order frees cached.
-            flags: if policy.cpu_cache_bytes / crate::types::PAGE_SIZE > 3 * batch as u64 {
+            flags: if policy.boot.cpu_cache_bytes / crate::types::PAGE_SIZE > 3 * batch as u64 {
                 FREE_HIGH_BATCH
             } else {
                 0
@@ -129,8 +130,8 @@ impl PerCpuPages {
             alloc_factor: 0,
             free_count: 0,
             pageblock_order: cfg.pageblock_order,
-            buddy_prefetch: policy.buddy_prefetch,
-            bulk_free: policy.bulk_free,
+            buddy_prefetch: policy.speed_only.buddy_prefetch,
+            bulk_free: policy.speed_only.bulk_free,
             refill_buf: Vec::with_capacity(buf),
             drain_buf: Vec::with_capacity(buf),
         }
@@ -142,7 +143,7 @@ impl PerCpuPages {
         self.batch = u64::from(limits.batch);
         self.high_min = u64::from(limits.high_min);
         self.high_max = u64::from(limits.high_max);
-        let big_cache = policy.cpu_cache_bytes / crate::types::PAGE_SIZE > 3 * self.batch;
+        let big_cache = policy.boot.cpu_cache_bytes / crate::types::PAGE_SIZE > 3 * self.batch;
         self.flags = (self.flags & !FREE_HIGH_BATCH) | if big_cache { FREE_HIGH_BATCH } else { 0 };
         let buf = (limits.batch as usize) << PCP_BATCH_SCALE_MAX;
         self.refill_buf.reserve(buf.saturating_sub(self.refill_buf.len()));
@@ -414,7 +415,7 @@ impl PerCpuPages {
     /// `free_pcppages_bulk()`'s list walk: take `count` pages' worth of blocks from the list
     /// tails (oldest first), starting with list `pindex` and going round, then hand them to
     /// `drain` in one call (one zone lock hold). What is loaded into the cache before `drain`
-    /// takes the lock is `Policy::bulk_free`'s (see [`BulkFree`]).
+    /// takes the lock is `SpeedOnly::bulk_free`'s (see [`BulkFree`]).
     fn free_pcppages_bulk(
         &mut self,
         shared: &ZoneShared,
@@ -558,9 +559,6 @@ pub fn zone_highsize(managed_pages: u64, low_wmark: u64, batch: u32, nr_cpus: u3
     high.max(batch as u64 * 4).min(i32::MAX as u64) as u32
 }
 
-/// `MIN_PERCPU_PAGELIST_HIGH_FRACTION`: the fraction that sizes `high_max` when auto-tuning.
-pub const MIN_PERCPU_PAGELIST_HIGH_FRACTION: u32 = 8;
-
 /// `calculate_normal_threshold()`: how far a CPU's vmstat delta may drift before it is folded
 /// into the zone counter; grows with CPUs and memory, at most 125.
 pub fn stat_threshold(nr_cpus: u32, managed_pages: u64) -> u32 {
@@ -572,6 +570,7 @@ pub fn stat_threshold(nr_cpus: u32, managed_pages: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Sysctl;
 
     /// `shared/reference/samples/zoneinfo.txt`, zone Normal: managed 327680, low 6265, 2 CPUs.
     #[test]
@@ -606,7 +605,7 @@ mod tests {
             nr_cpus: 1,
             ..crate::ZoneConfig::normal(512 * crate::types::PAGE_SIZE)
         };
-        let policy = Policy { min_free_kbytes: Some(208), ..Policy::default() };
+        let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 208).unwrap();
         let node = crate::Node::single_zone(zone, policy).unwrap();
         let l = node.shared().zone(0).pageset();
         assert!(l.high_min > l.high_max, "{l:?}");

@@ -130,7 +130,7 @@ fn pagetypeinfo_from(
 
 /// `/proc/pagetypeinfo` from the per-migratetype counts, without any lock (seed 000).
 /// `None` if the free-area layout keeps no per-type counts
-/// ([`crate::free_area::FreeAreaLayout::Plain`], the kernel before the patch): walk instead.
+/// ([`crate::policy::FreeAreaLayout::Plain`], the kernel before the patch): walk instead.
 pub fn pagetypeinfo_counts(node: &NodeShared, mode: PagetypeinfoMode) -> Option<PageTypeInfo> {
     node.zone(0).free_areas().mt_nr_free(0, MigrateType::Unmovable)?;
     let cap = mode != PagetypeinfoMode::Counts;
@@ -171,10 +171,10 @@ pub fn pagetypeinfo<L: NodeLocks + ?Sized>(l: &L, mode: PagetypeinfoMode) -> Pag
 }
 
 /// `/proc/pagetypeinfo` as the node's policy reads it: the capped counts with
-/// `Policy::pagetypeinfo_from_counts` (seed 000), else the capped list walk — both as 6.18
+/// `SeedPatches::pagetypeinfo_from_counts` (seed 000), else the capped list walk — both as 6.18
 /// prints them.
 pub fn pagetypeinfo_by_policy<L: NodeLocks + ?Sized>(l: &L) -> PageTypeInfo {
-    let mode = if l.node().policy().pagetypeinfo_from_counts {
+    let mode = if l.node().policy().seed_patches.pagetypeinfo_from_counts {
         PagetypeinfoMode::CountsCapped
     } else {
         PagetypeinfoMode::Walk

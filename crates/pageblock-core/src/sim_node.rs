@@ -18,13 +18,14 @@ use crate::compaction::{
     self, kcompactd_pass, kcompactd_work_requested, CompactResult, FolioState, MigrateFail, MigrateMode,
     Mover,
 };
-use crate::config::{ConfigError, NodeConfig, Policy, ZoneConfig, ZoneType};
+use crate::config::{ConfigError, NodeConfig, ZoneConfig, ZoneType};
 use crate::free::FreeError;
 use crate::gfp::Gfp;
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
 use crate::page_alloc;
 use crate::pcp::PerCpuPages;
+use crate::policy::Policy;
 use crate::stats::VmEvent;
 use crate::thp::{self, ThpDefrag, ThpFault};
 use crate::types::Pfn;
@@ -85,7 +86,8 @@ struct KcompactdClock {
 impl KcompactdClock {
     /// At boot kcompactd waits with the default timeout (none without proactiveness).
     fn boot(policy: &Policy) -> KcompactdClock {
-        let timeout = (policy.compaction_proactiveness > 0).then_some(compaction::PROACTIVE_INTERVAL_US);
+        let timeout =
+            (policy.sysctls.compaction_proactiveness() > 0).then_some(compaction::PROACTIVE_INTERVAL_US);
         KcompactdClock { busy_until_us: 0, waiting: true, timeout_at_us: timeout }
     }
 

@@ -28,6 +28,7 @@ use crate::gfp::{self, AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::migratetype::MigrateType;
 use crate::page_alloc::{drain_all_pages, get_page_from_freelist, lock_zone, AllocContext};
+use crate::policy::DefragModeFix;
 use crate::stats::VmEvent;
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::watermark::WatermarkLevel;
@@ -165,7 +166,7 @@ fn retry_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &
     if st.did_some_progress > 0 && st.can_compact && should_compact_retry(l, ac, st) {
         return Step::Retry;
     }
-    if node.policy().defrag_mode && st.flags.contains(AllocFlags::NOFRAGMENT) {
+    if node.policy().sysctls.defrag_mode() && st.flags.contains(AllocFlags::NOFRAGMENT) {
         st.flags = st.flags & !AllocFlags::NOFRAGMENT;
         node.count(VmEvent::NoFragmentRelaxed, 1);
         return Step::Retry;
@@ -187,7 +188,7 @@ fn retry_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext, st: &
 /// more; one that may not even wake kswapd (`GFP_TRANSHUGE_LIGHT`) still fails.
 fn atomic_fallback(l: &(impl NodeLocks + ?Sized), ac: &AllocContext, st: &mut SlowPath) -> Step {
     let policy = l.node().policy();
-    if policy.defrag_mode_atomic_fallback()
+    if policy.defrag_mode_fix(DefragModeFix::AtomicFallback)
         && st.flags.contains(AllocFlags::NOFRAGMENT)
         && ac.gfp.contains(Gfp::KSWAPD_RECLAIM)
     {
@@ -204,7 +205,7 @@ fn atomic_fallback(l: &(impl NodeLocks + ?Sized), ac: &AllocContext, st: &mut Sl
 /// compaction work for that order (`reclaim_order`, `compact_order`); the request is still
 /// served, and captured, at its own order.
 fn promoted_order(node: &crate::node::NodeShared, ac: &AllocContext, flags: AllocFlags) -> u32 {
-    if node.policy().defrag_mode_pageblock_compaction()
+    if node.policy().defrag_mode_fix(DefragModeFix::PageblockCompaction)
         && flags.contains(AllocFlags::NOFRAGMENT)
         && ac.migratetype != MigrateType::Movable
     {
@@ -241,7 +242,8 @@ fn wake_all_kswapds<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext) {
     let Some(z) = node.preferred_zone(ac) else {
         return;
     };
-    let order = if node.policy().defrag_mode { ac.order.max(node.pageblock_order()) } else { ac.order };
+    let order =
+        if node.policy().sysctls.defrag_mode() { ac.order.max(node.pageblock_order()) } else { ac.order };
     l.wakeup_kswapd(z, ac.gfp, order, ac.highest_zoneidx);
 }
 

@@ -12,9 +12,10 @@
 //!
 //! The stored marks are the raw `_watermark[]`; every user adds the boost (`wmark_pages`).
 
-use crate::config::{NodeConfig, Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
+use crate::config::{NodeConfig, ZoneConfig, ZoneType, MAX_NR_ZONES};
 use crate::gfp::AllocFlags;
 use crate::migratetype::MigrateType;
+use crate::policy::Policy;
 use crate::stats::ZoneStat;
 use crate::zone::{Zone, ZoneShared};
 
@@ -118,7 +119,7 @@ impl NodeWatermarks {
         let lowmem_kbytes = zones.iter().filter(|z| lowmem(z.0)).map(|z| z.1).sum::<u64>() * kb_per_page;
         let mut min_free_kbytes = default_min_free_kbytes(lowmem_kbytes);
         if let Some(pb) = thp_pageblock {
-            let dflt = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, zones);
+            let dflt = setup_per_zone_wmarks(min_free_kbytes, policy.sysctls.watermark_scale_factor(), zones);
             let free_buffer: u64 = zones
                 .iter()
                 .zip(&dflt)
@@ -128,10 +129,10 @@ impl NodeWatermarks {
             let nr_zones = zones.iter().filter(|z| lowmem(z.0)).count() as u64;
             min_free_kbytes = min_free_kbytes.max(thp_recommended_min_free_kbytes(pb, nr_zones, free_buffer));
         }
-        if let Some(user) = policy.min_free_kbytes {
+        if let Some(user) = policy.sysctls.min_free_kbytes() {
             min_free_kbytes = user;
         }
-        let wm = setup_per_zone_wmarks(min_free_kbytes, policy.watermark_scale_factor, zones);
+        let wm = setup_per_zone_wmarks(min_free_kbytes, policy.sysctls.watermark_scale_factor(), zones);
         NodeWatermarks { min_free_kbytes, zones: wm }
     }
 }
@@ -166,7 +167,7 @@ impl Zone {
     /// `boost_watermark()`: after a fragmenting fallback, raise the marks by one pageblock,
     /// up to `watermark_boost_factor`/10000 of the high mark. Returns whether it boosted.
     pub(crate) fn boost_watermark(&mut self) -> bool {
-        let factor = self.policy.watermark_boost_factor as u64;
+        let factor = self.policy.sysctls.watermark_boost_factor() as u64;
         let pb_pages = self.pageblock_nr_pages();
         let c = &self.shared.counters;
         // Tiny zones would be boosted out of usefulness: skip them.
@@ -356,6 +357,7 @@ pub struct WatermarkRequest {
 mod tests {
     use super::*;
     use crate::config::ZoneSpan;
+    use crate::policy::Sysctl;
 
     fn node(zones: &[(ZoneType, u64, u64)]) -> NodeConfig {
         NodeConfig {
@@ -417,7 +419,8 @@ mod tests {
         let w = NodeWatermarks::compute(&n, &Policy::default());
         assert_eq!(w.min_free_kbytes, 12952);
         assert_eq!((w.zones[0].min, w.zones[0].low, w.zones[0].high), (3238, 4047, 4856));
-        let user = NodeWatermarks::compute(&n, &Policy { min_free_kbytes: Some(1024), ..Policy::default() });
+        let user =
+            NodeWatermarks::compute(&n, &Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap());
         assert_eq!(user.min_free_kbytes, 1024, "a sysctl write replaces the recommendation");
     }
 

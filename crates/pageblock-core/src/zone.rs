@@ -31,13 +31,14 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::compaction::{Capture, ZoneCompaction};
-use crate::config::{Policy, ZoneConfig, ZoneType, MAX_NR_ZONES};
+use crate::config::{ZoneConfig, ZoneType, MAX_NR_ZONES};
 use crate::free_area::FreeAreas;
 use crate::memmap::{Memmap, PageState};
 use crate::migratetype::MigrateType;
 use crate::pageblock::Pageblocks;
 use crate::pagemap::Pages;
 use crate::pcp::PagesetLimits;
+use crate::policy::Policy;
 use crate::stats::{Counter, EventCounters, VmEvent, ZoneStat, NR_ZONE_STATS};
 use crate::trace::{TraceEvent, TraceHub};
 use crate::types::Pfn;
@@ -380,7 +381,7 @@ impl Zone {
             memmap: Memmap::with_layout(config.nr_pages() as usize, config.memmap_layout, config.start_pfn),
             pageblocks: Pageblocks::new(nr_blocks, initial),
             counters: ZoneCounters::new(config.nr_cpus as usize),
-            free_areas: FreeAreas::new(policy.free_area_layout),
+            free_areas: FreeAreas::new(policy.seed_patches.free_area_layout),
             flags: ZoneFlags::default(),
             managed: Counter::new(managed),
             pageset: Default::default(),

@@ -221,11 +221,11 @@ impl Zone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Gfp, Node, NodeLocks, Pfn, Policy, ZoneConfig};
+    use crate::{Gfp, Node, NodeLocks, Pfn, Policy, Sysctl, ZoneConfig};
 
     fn node() -> Node {
         let cfg = ZoneConfig { max_order: 4, pageblock_order: 2, ..ZoneConfig::normal(64 * 4096) };
-        Node::single_zone(cfg, Policy { min_free_kbytes: Some(16), ..Policy::default() }).unwrap()
+        Node::single_zone(cfg, Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 16).unwrap()).unwrap()
     }
 
     #[test]

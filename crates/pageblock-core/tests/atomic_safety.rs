@@ -105,11 +105,11 @@
 use std::cell::RefCell;
 use std::fmt::Write as _;
 
-use pageblock_core::free_area::FreeAreaLayout;
 use pageblock_core::vmscan::LruKind;
 use pageblock_core::{
-    AllocError, Gfp, MigrateType, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneShared, ZoneStat,
-    ZoneType,
+    AllocError, Boot, DefragModeFix, FreeAreaLayout, Gfp, MigrateType, Node, NodeConfig, PageblockSwitch,
+    PcpBatch, Pfn, Policy, SeedPatches, SpeedOnly, Switches, Sysctl, VmEvent, ZoneConfig, ZoneShared,
+    ZoneStat, ZoneType,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
@@ -164,7 +164,7 @@ fn named(name: &str) -> Policy {
 
 /// Whether a policy claims atomic safety: `defrag_mode` only with its atomic fallback fix.
 fn shipped_as_safe(p: &Policy) -> bool {
-    !p.defrag_mode || p.defrag_mode_atomic_fallback
+    !p.sysctls.defrag_mode() || p.defrag_mode_fix(DefragModeFix::AtomicFallback)
 }
 
 /// The kernel tunables a case randomizes under any policy.
@@ -181,16 +181,30 @@ struct Tunables {
 
 impl Tunables {
     fn apply(&self, switches: &Policy) -> Policy {
-        Policy {
-            min_free_kbytes: self.min_free_kbytes,
-            watermark_scale_factor: self.watermark_scale_factor,
-            watermark_boost_factor: self.watermark_boost_factor,
-            pcp_batch: self.pcp_batch,
-            percpu_pagelist_high_fraction: self.percpu_pagelist_high_fraction,
-            free_area_layout: self.free_area_layout,
-            group_by_mobility: self.group_by_mobility,
+        let mut p = Policy {
+            boot: Boot {
+                pcp_batch: self.pcp_batch.map(|b| PcpBatch::new(b).unwrap()),
+                group_by_mobility: self.group_by_mobility,
+                ..switches.boot.clone()
+            },
+            seed_patches: SeedPatches {
+                free_area_layout: self.free_area_layout,
+                ..switches.seed_patches.clone()
+            },
             ..switches.clone()
+        };
+        let writes = [
+            (Sysctl::WatermarkScaleFactor, self.watermark_scale_factor),
+            (Sysctl::WatermarkBoostFactor, self.watermark_boost_factor),
+            (Sysctl::PercpuPagelistHighFraction, self.percpu_pagelist_high_fraction),
+        ];
+        for (sysctl, value) in writes {
+            p.sysctls.write(sysctl, value.into()).unwrap();
         }
+        if let Some(kb) = self.min_free_kbytes {
+            p.sysctls.write(Sysctl::MinFreeKbytes, kb).unwrap();
+        }
+        p
     }
 }
 
@@ -221,19 +235,28 @@ fn safe_switches() -> impl Strategy<Value = Policy> {
     let kernel = any::<[bool; 7]>();
     let pageblock = any::<[bool; 3]>();
     (kernel, pageblock).prop_map(
-        |([defrag, compaction, no_swap, memory, nofrag, prefetch, counts], [wake, node, targets])| Policy {
-            defrag_mode: defrag,
-            defrag_mode_atomic_fallback: defrag,
-            defrag_mode_pageblock_compaction: compaction,
-            blocks_without_swap: no_swap,
-            kswapd_wake_for_blocks: wake,
-            kswapd_balance_node_blocks: node,
-            compaction_suitable_targets: targets,
-            rmqueue_mode_memory: memory,
-            nofragment: nofrag,
-            buddy_prefetch: prefetch,
-            pagetypeinfo_from_counts: counts,
-            ..Policy::default()
+        |([defrag, compaction, no_swap, memory, nofrag, prefetch, counts], [wake, node, targets])| {
+            let fixes = Switches::none()
+                .with(DefragModeFix::AtomicFallback, defrag)
+                .with(DefragModeFix::PageblockCompaction, compaction);
+            let pageblock = Switches::none()
+                .with(PageblockSwitch::BlocksWithoutSwap, no_swap)
+                .with(PageblockSwitch::KswapdWakeForBlocks, wake)
+                .with(PageblockSwitch::KswapdBalanceNodeBlocks, node)
+                .with(PageblockSwitch::CompactionSuitableTargets, targets);
+            let policy = Policy {
+                defrag_mode_fixes: fixes,
+                pageblock_switches: pageblock,
+                seed_patches: SeedPatches {
+                    rmqueue_mode_memory: memory,
+                    pagetypeinfo_from_counts: counts,
+                    ..SeedPatches::default()
+                },
+                boot: Boot { config_zone_dma32: nofrag, ..Boot::default() },
+                speed_only: SpeedOnly { buddy_prefetch: prefetch, ..SpeedOnly::default() },
+                ..Policy::default()
+            };
+            policy.with_sysctl(Sysctl::DefragMode, u64::from(defrag)).unwrap()
         },
     )
 }
@@ -731,7 +754,7 @@ impl Machine {
             }
             Err(AllocError::NoMemory { .. }) => {
                 let keeps_nofragment =
-                    self.node.shared().policy().defrag_mode && !gfp.contains(Gfp::KSWAPD_RECLAIM);
+                    self.node.shared().policy().sysctls.defrag_mode() && !gfp.contains(Gfp::KSWAPD_RECLAIM);
                 if let Some(z) = v.must_succeed().filter(|_| !(keeps_nofragment && v.needs_fallback())) {
                     let (k, t) = z.block.expect("W and B");
                     return Err(TestCaseError::fail(format!(
@@ -941,7 +964,13 @@ fn defrag_mode_as_merged_refuses_non_reclaiming_requests_with_memory_free_elsewh
             // The 2026 fix alone (it changes nothing but the end of a refused non-reclaiming
             // request) makes the same workload pass.
             let fixed = Case {
-                policy: Policy { defrag_mode_atomic_fallback: true, ..minimal.policy.clone() },
+                policy: Policy {
+                    defrag_mode_fixes: minimal
+                        .policy
+                        .defrag_mode_fixes
+                        .with(DefragModeFix::AtomicFallback, true),
+                    ..minimal.policy.clone()
+                },
                 ..minimal
             };
             if let Err(e) = run(&fixed) {
@@ -978,7 +1007,7 @@ fn scattered_movable_memory_serves_atomic_requests_except_under_defrag_mode_as_m
     assert_eq!(NON_RECLAIMING[nowait_movable].0, "GFP_HIGHUSER_MOVABLE&~__GFP_RECLAIM|GFP_NOWAIT");
     let mut outcomes = Vec::new();
     for (name, policy) in named_policies() {
-        let policy = Policy { min_free_kbytes: Some(256), ..policy };
+        let policy = policy.with_sysctl(Sysctl::MinFreeKbytes, 256).unwrap();
         let mut m = Machine::new(&geometry, &policy);
         let fill = Op::Fill { mask: nowait_movable, order: 0, count: 4096 };
         m.step(&fill).unwrap();

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use pageblock_core::compaction::{fragmentation_index, MigrateFail, MigrateMode, Mover};
-use pageblock_core::{Gfp, Node, NodeConfig, NodeShared, Pfn, Policy, VmEvent, ZoneConfig};
+use pageblock_core::{Gfp, Node, NodeConfig, NodeShared, Pfn, Policy, Sysctl, VmEvent, ZoneConfig};
 use proptest::prelude::*;
 
 /// Who holds which block: pfn → (order, movable as allocated).
@@ -63,7 +63,7 @@ impl Mover for TableMover {
 /// whole pageblocks free below the min watermark of a zone this size).
 fn small_node(mb: u64, cpus: u32) -> Node {
     let zone = ZoneConfig { nr_cpus: cpus, ..ZoneConfig::normal(mb << 20) };
-    Node::new(NodeConfig::single(zone), Policy { min_free_kbytes: Some(256), ..Policy::default() })
+    Node::new(NodeConfig::single(zone), Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 256).unwrap())
         .expect("node boots")
 }
 

@@ -3,20 +3,16 @@
 //! and non-movable requests reclaiming everything before they may fall back.
 
 use pageblock_core::vmscan::LruKind;
-use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig};
+use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, Switches, Sysctl, VmEvent, ZoneConfig};
 
 mod common;
 use common::{Owner, ReclaimRecorder};
 
 /// The three policies of the lab.
 fn policies() -> [(&'static str, Policy); 3] {
-    let base = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
-    let merged = Policy { defrag_mode: true, ..base.clone() };
-    let fixed = Policy {
-        defrag_mode_atomic_fallback: true,
-        defrag_mode_pageblock_compaction: true,
-        ..merged.clone()
-    };
+    let base = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
+    let merged = base.clone().with_sysctl(Sysctl::DefragMode, 1).unwrap();
+    let fixed = Policy { defrag_mode_fixes: Switches::all(), ..merged.clone() };
     [("vanilla", base), ("defrag_mode", merged), ("defrag_mode_2026", fixed)]
 }
 

@@ -10,12 +10,12 @@ use common::Owner;
 use pageblock_core::compaction::{compact_gap, suitable::compaction_suitable};
 use pageblock_core::vmscan::{try_to_free_pages, LruKind, LruList};
 use pageblock_core::watermark::{WatermarkLevel, WatermarkRequest};
-use pageblock_core::{AllocFlags, Gfp, Node, NodeConfig, Pfn, Policy, ZoneConfig, ZoneType};
+use pageblock_core::{AllocFlags, Gfp, Node, NodeConfig, Pfn, Policy, Sysctl, ZoneConfig, ZoneType};
 
 /// A 32 MiB zone filled with page cache down to its low watermark; the cache, oldest first.
 fn node_at_low() -> (Node, Owner, Vec<u64>) {
     let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };
-    let policy = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
+    let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
     let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
     let owner = Owner::default();
     node.set_unmap(Box::new(owner.clone()));

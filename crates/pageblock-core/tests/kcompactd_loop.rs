@@ -12,7 +12,7 @@ use pageblock_core::compaction::{
     PROACTIVE_INTERVAL_US,
 };
 use pageblock_core::watermark::WatermarkLevel;
-use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneType};
+use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// A mover whose pages are all pinned: compaction cannot lower the score.
 struct Pinned;
@@ -28,7 +28,7 @@ impl Mover for Pinned {
 /// scattered, the fragmentation score above proactive compaction's threshold (90).
 fn fragmented(owner: &Owner, free_block: bool) -> Node {
     let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(64 << 20) };
-    let policy = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
+    let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
     let node = Node::new(NodeConfig::single(zone), policy).unwrap();
     let z = node.shared().zone(0);
     let mut pfns = Vec::new();

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use pageblock_core::vmscan::kswapd::{kswapd_run_time_us, KSWAPD_NAP_US};
 use pageblock_core::vmscan::{LruKind, Unmap, KSWAPD_WAKE_DELAY_US, MAX_RECLAIM_RETRIES};
 use pageblock_core::watermark::WatermarkLevel;
-use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Policy, VmEvent, ZoneConfig, ZoneType};
+use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// The page cache's owner: every page goes unless the cache is pinned.
 #[derive(Clone, Default)]
@@ -28,7 +28,7 @@ impl Unmap for Cache {
 /// A 32 MiB zone filled with page cache down to its low watermark (kswapd not yet woken).
 fn node_at_low(cache: &Cache) -> Node {
     let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };
-    let policy = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
+    let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
     let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
     node.set_unmap(Box::new(cache.clone()));
     let z = node.shared().zone(0);

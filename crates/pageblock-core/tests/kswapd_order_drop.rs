@@ -11,7 +11,7 @@ use pageblock_core::compaction::compact_gap;
 use pageblock_core::vmscan::{LruKind, Unmap, KSWAPD_WAKE_DELAY_US};
 use pageblock_core::watermark::WatermarkLevel;
 use pageblock_core::{
-    Gfp, KernelPeriod, Node, NodeConfig, NodeLocks, Pfn, Policy, VmEvent, ZoneConfig, ZoneType,
+    Gfp, KernelPeriod, Node, NodeConfig, NodeLocks, Pfn, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType,
 };
 
 /// The page cache's owner: every page goes but the pinned ones.
@@ -46,7 +46,8 @@ struct Outcome {
 fn order9_wake_without_free_blocks(policy: Policy, keep: u64) -> Outcome {
     let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };
     let mut node =
-        Node::new(NodeConfig::single(zone), Policy { min_free_kbytes: Some(1024), ..policy }).unwrap();
+        Node::new(NodeConfig::single(zone), policy.with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap())
+            .unwrap();
     let cache = Cache::default();
     node.set_unmap(Box::new(cache.clone()));
     let z = node.shared().zone(0);
@@ -87,7 +88,7 @@ fn order9_wake_without_free_blocks(policy: Policy, keep: u64) -> Outcome {
 }
 
 fn defrag_mode(kernel: KernelPeriod) -> Policy {
-    Policy { defrag_mode: true, kernel, ..Policy::default() }
+    Policy { kernel, ..Policy::default() }.with_sysctl(Sysctl::DefragMode, 1).unwrap()
 }
 
 /// R2 (audit 6.18-pressure): 6.18 counts whole free pageblocks only while kswapd works for a

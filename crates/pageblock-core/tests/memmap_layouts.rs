@@ -1,14 +1,17 @@
 //! Property test: the memmap layout and the bulk-free prefetching change speed, never a
 //! decision. One random operation sequence runs on nodes that differ only in
-//! `ZoneConfig::memmap_layout` and `Policy::bulk_free`/`buddy_prefetch`; after every
+//! `ZoneConfig::memmap_layout` and `SpeedOnly::bulk_free`/`buddy_prefetch`; after every
 //! operation every node must have answered the same and be in the same state (counters,
 //! free-list order, pageblock types, every page's state word), and `verify()` must pass.
 
 mod common;
 
 use common::fingerprint;
-use pageblock_core::memmap::KERNEL_STRUCT_PAGE_BYTES;
-use pageblock_core::{BulkFree, Gfp, MemmapLayout, Node, NodeConfig, Pfn, Policy, ZoneConfig, ZoneType};
+use pageblock_core::config::KERNEL_STRUCT_PAGE_BYTES;
+use pageblock_core::{
+    Boot, BulkFree, Gfp, MemmapLayout, Node, NodeConfig, PcpBatch, Pfn, Policy, SpeedOnly, Sysctl,
+    ZoneConfig, ZoneType,
+};
 use proptest::prelude::*;
 
 /// The settings compared: pageblock's default first, then the kernel's shapes.
@@ -45,12 +48,11 @@ fn node(pages: u64, batch: u32, (layout, bulk_free, buddy_prefetch): (MemmapLayo
         ..ZoneConfig::new(ZoneType::Normal, 0x10_0003, pages)
     };
     let policy = Policy {
-        bulk_free,
-        buddy_prefetch,
-        pcp_batch: Some(batch),
-        min_free_kbytes: Some(64),
+        speed_only: SpeedOnly { bulk_free, buddy_prefetch },
+        boot: Boot { pcp_batch: Some(PcpBatch::new(batch).unwrap()), ..Boot::default() },
         ..Policy::default()
     };
+    let policy = policy.with_sysctl(Sysctl::MinFreeKbytes, 64).unwrap();
     Node::new(NodeConfig::single(zone), policy).expect("valid geometry")
 }
 

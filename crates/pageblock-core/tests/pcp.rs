@@ -1,7 +1,7 @@
 //! Per-CPU page lists as 6.18 sizes them: the high mark's decay on simulated time and the
 //! cache-size rule for runs of high-order frees.
 
-use pageblock_core::{Gfp, Node, Pfn, Policy, ZoneConfig};
+use pageblock_core::{Boot, Gfp, Node, Pfn, Policy, ZoneConfig};
 
 /// The vmstat worker runs every simulated second and decays a CPU's auto-tuned high mark,
 /// freeing what it caches above it (`decay_pcp_high`).
@@ -39,8 +39,11 @@ fn simulated_seconds_decay_per_cpu_caches() {
 
 /// How many pages CPU 0 still caches after each free of a long run of order-3 frees.
 fn cached_during_a_run_of_high_order_frees(cpu_cache_bytes: u64) -> Vec<u64> {
-    let n = Node::single_zone(ZoneConfig::normal(1 << 30), Policy { cpu_cache_bytes, ..Policy::default() })
-        .unwrap();
+    let n = Node::single_zone(
+        ZoneConfig::normal(1 << 30),
+        Policy { boot: Boot { cpu_cache_bytes, ..Boot::default() }, ..Policy::default() },
+    )
+    .unwrap();
     let held: Vec<Pfn> = (0..1000).map(|_| n.alloc_pages(0, 3, Gfp::HIGHUSER_MOVABLE).unwrap()).collect();
     n.drain_all_pages();
     held.into_iter()

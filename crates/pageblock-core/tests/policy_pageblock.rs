@@ -11,7 +11,10 @@ use pageblock_core::thp::ThpDefrag;
 use pageblock_core::vmscan::kswapd::{pgdat_balanced, wakeup_kswapd};
 use pageblock_core::vmscan::LruKind;
 use pageblock_core::watermark::WatermarkLevel;
-use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig, ZoneStat, ZoneType};
+use pageblock_core::{
+    Gfp, Node, NodeConfig, PageblockSwitch, Pfn, Policy, Switches, Sysctl, VmEvent, ZoneConfig, ZoneStat,
+    ZoneType,
+};
 
 mod common;
 use common::fill;
@@ -31,16 +34,18 @@ impl Mover for Owner {
     }
 }
 
-/// `defrag_mode` with the 2026 fixes, then `switch` on top.
-fn defrag_mode(switch: impl FnOnce(&mut Policy)) -> Policy {
-    let mut p = Policy {
-        min_free_kbytes: Some(1024),
-        defrag_mode: true,
-        defrag_mode_atomic_fallback: true,
-        defrag_mode_pageblock_compaction: true,
-        ..Policy::default()
-    };
-    switch(&mut p);
+/// `defrag_mode` with the 2026 fixes (and `vm.min_free_kbytes` `min_free_kbytes`), then
+/// pageblock's `switch` on or off.
+fn defrag_mode(min_free_kbytes: u64, switch: Option<(PageblockSwitch, bool)>) -> Policy {
+    let p = Policy { defrag_mode_fixes: Switches::all(), ..Policy::default() };
+    let mut p = p
+        .with_sysctl(Sysctl::DefragMode, 1)
+        .unwrap()
+        .with_sysctl(Sysctl::MinFreeKbytes, min_free_kbytes)
+        .unwrap();
+    if let Some((switch, on)) = switch {
+        p.pageblock_switches.set(switch, on);
+    }
     p
 }
 
@@ -71,7 +76,7 @@ fn free_memory_in_unmovable_blocks(policy: Policy) -> (Node, Owner) {
 fn compaction_is_not_suitable_without_migration_targets() {
     let mut deferred = Vec::new();
     for on in [false, true] {
-        let policy = defrag_mode(|p| p.compaction_suitable_targets = on);
+        let policy = defrag_mode(1024, Some((PageblockSwitch::CompactionSuitableTargets, on)));
         let (node, owner) = free_memory_in_unmovable_blocks(policy.clone());
         let zone = node.shared().zone(0);
         let min = zone.wmark_pages(WatermarkLevel::Min);
@@ -117,10 +122,7 @@ fn dma32_without_free_blocks(policy: Policy) -> Node {
 fn kswapd_balance_weighs_the_nodes_blocks_not_any_one_zone() {
     let mut woken = Vec::new();
     for on in [false, true] {
-        let policy = defrag_mode(|p| {
-            p.min_free_kbytes = Some(16 << 10);
-            p.kswapd_balance_node_blocks = on;
-        });
+        let policy = defrag_mode(16 << 10, Some((PageblockSwitch::KswapdBalanceNodeBlocks, on)));
         let node = dma32_without_free_blocks(policy);
         let dma32_high = node.shared().zone(1).wmark_pages(WatermarkLevel::High);
         assert!(free_blocks(&node, 0) >= 7 * 512, "ZONE_DMA keeps its free pageblocks");
@@ -138,8 +140,11 @@ fn kswapd_is_woken_when_whole_free_blocks_run_low() {
     let mut woken = Vec::new();
     for on in [false, true] {
         let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(64 << 20) };
-        let mut node =
-            Node::new(NodeConfig::single(zone), defrag_mode(|p| p.kswapd_wake_for_blocks = on)).unwrap();
+        let mut node = Node::new(
+            NodeConfig::single(zone),
+            defrag_mode(1024, Some((PageblockSwitch::KswapdWakeForBlocks, on))),
+        )
+        .unwrap();
         // Every pageblock half used: free pages plenty, whole free pageblocks none.
         let nowait_movable = Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0);
         for pfn in fill(&node, nowait_movable).into_iter().filter(|p| p.0 % 2 == 1) {
@@ -166,13 +171,15 @@ fn kswapd_is_woken_when_whole_free_blocks_run_low() {
 /// answer as the kernel does.
 #[test]
 fn compaction_suitable_targets_acts_only_under_defrag_mode() {
-    let (node, _owner) = free_memory_in_unmovable_blocks(defrag_mode(|_| {}));
+    let (node, _owner) = free_memory_in_unmovable_blocks(defrag_mode(1024, None));
     let zone = node.shared().zone(0);
     let min = zone.wmark_pages(WatermarkLevel::Min);
     let suitable = |p: &Policy| compaction_suitable(zone, 9, min, ZoneType::Normal, p);
-    let vanilla = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
-    let switch_alone = Policy { compaction_suitable_targets: true, ..vanilla.clone() };
-    assert!(!suitable(&defrag_mode(|p| p.compaction_suitable_targets = true)), "the switch matters here");
+    let vanilla = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
+    let targets = Switches::none().with(PageblockSwitch::CompactionSuitableTargets, true);
+    let switch_alone = Policy { pageblock_switches: targets, ..vanilla.clone() };
+    let on = defrag_mode(1024, Some((PageblockSwitch::CompactionSuitableTargets, true)));
+    assert!(!suitable(&on), "the switch matters here");
     assert_eq!(suitable(&switch_alone), suitable(&vanilla), "without defrag_mode the switch is off");
 }
 
@@ -194,7 +201,7 @@ impl pageblock_core::vmscan::Unmap for Swappable {
 /// woken at order 9 and runs; returns (pages it reclaimed, pages swapped out).
 fn order9_wake_with_anon_only(policy: Policy) -> (u64, u64) {
     let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(32 << 20) };
-    let policy = Policy { min_free_kbytes: Some(1024), ..policy };
+    let policy = policy.with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
     let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
     let owner = Swappable::default();
     node.set_unmap(Box::new(owner.clone()));
@@ -230,6 +237,9 @@ fn order9_wake_with_anon_only(policy: Policy) -> (u64, u64) {
 fn blocks_without_swap_acts_only_under_defrag_mode() {
     let vanilla = order9_wake_with_anon_only(Policy::default());
     assert!(vanilla.1 > 0, "the kernel's kswapd swaps for the huge page here: {vanilla:?}");
-    let switch_alone = order9_wake_with_anon_only(Policy { blocks_without_swap: true, ..Policy::default() });
+    let switch_alone = order9_wake_with_anon_only(Policy {
+        pageblock_switches: Switches::none().with(PageblockSwitch::BlocksWithoutSwap, true),
+        ..Policy::default()
+    });
     assert_eq!(switch_alone, vanilla, "without defrag_mode the switch is off");
 }

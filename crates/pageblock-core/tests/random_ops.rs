@@ -8,10 +8,9 @@
 mod common;
 
 use common::fingerprint;
-use pageblock_core::free_area::FreeAreaLayout;
 use pageblock_core::{
-    AllocFlags, BulkFree, Gfp, MemmapLayout, MigrateType, Node, NodeConfig, NodeLocks, Pfn, Policy,
-    ZoneConfig, ZoneType,
+    AllocFlags, Boot, BulkFree, FreeAreaLayout, Gfp, MemmapLayout, MigrateType, Node, NodeConfig, NodeLocks,
+    PcpBatch, Pfn, Policy, SeedPatches, SpeedOnly, Sysctl, ZoneConfig, ZoneType,
 };
 use proptest::prelude::*;
 
@@ -94,18 +93,29 @@ fn geometry() -> impl Strategy<Value = Geometry> {
                     pageblock_order,
                     cma_blocks,
                     policy: Policy {
-                        defrag_mode: defrag,
-                        rmqueue_mode_memory: memory,
-                        nofragment: nofrag,
-                        group_by_mobility: grouping,
-                        buddy_prefetch: prefetch,
-                        bulk_free: [BulkFree::Pipelined, BulkFree::SinglePass, BulkFree::TwoPass][bulk],
-                        percpu_pagelist_high_fraction: if fixed_high { 8 } else { 0 },
-                        pcp_batch: Some(batch),
-                        free_area_layout: layouts[layout],
-                        min_free_kbytes: Some(64),
+                        boot: Boot {
+                            config_zone_dma32: nofrag,
+                            group_by_mobility: grouping,
+                            pcp_batch: Some(PcpBatch::new(batch).unwrap()),
+                            ..Boot::default()
+                        },
+                        seed_patches: SeedPatches {
+                            rmqueue_mode_memory: memory,
+                            free_area_layout: layouts[layout],
+                            ..SeedPatches::default()
+                        },
+                        speed_only: SpeedOnly {
+                            buddy_prefetch: prefetch,
+                            bulk_free: [BulkFree::Pipelined, BulkFree::SinglePass, BulkFree::TwoPass][bulk],
+                        },
                         ..Policy::default()
-                    },
+                    }
+                    .with_sysctl(Sysctl::DefragMode, u64::from(defrag))
+                    .and_then(|p| {
+                        p.with_sysctl(Sysctl::PercpuPagelistHighFraction, if fixed_high { 8 } else { 0 })
+                    })
+                    .and_then(|p| p.with_sysctl(Sysctl::MinFreeKbytes, 64))
+                    .unwrap(),
                 }
             },
         )

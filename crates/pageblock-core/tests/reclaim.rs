@@ -8,7 +8,7 @@ use std::rc::Rc;
 use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::vmscan::{LruKind, Unmap};
 use pageblock_core::watermark::WatermarkLevel;
-use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, VmEvent, ZoneConfig};
+use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, Switches, Sysctl, VmEvent, ZoneConfig};
 
 /// The owner's table: pfn → (order, kind); what reclaim took.
 #[derive(Default)]
@@ -50,9 +50,11 @@ impl Mover for Owner {
 
 fn node(mb: u64) -> (Node, Owner) {
     let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(mb << 20) };
-    let mut node =
-        Node::new(NodeConfig::single(zone), Policy { min_free_kbytes: Some(1024), ..Policy::default() })
-            .unwrap();
+    let mut node = Node::new(
+        NodeConfig::single(zone),
+        Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap(),
+    )
+    .unwrap();
     let owner = Owner(Rc::default());
     node.set_unmap(Box::new(owner.clone()));
     node.set_mover(Box::new(owner.clone()));
@@ -164,7 +166,7 @@ fn referenced_pages_get_a_second_chance() {
 #[test]
 fn a_watermark_boost_is_paid_back_by_kswapd() {
     let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(256 << 20) };
-    let policy = Policy { min_free_kbytes: Some(1024), ..Policy::default() };
+    let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
     let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
     let owner = Owner(Rc::default());
     node.set_unmap(Box::new(owner.clone()));
@@ -240,23 +242,12 @@ mod random {
     }
 
     fn policy(which: u8) -> Policy {
-        let base = Policy { min_free_kbytes: Some(512), ..Policy::default() };
+        let base = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 512).unwrap();
         match which {
             0 => base,
-            1 => Policy { defrag_mode: true, ..base },
-            2 => Policy {
-                defrag_mode: true,
-                defrag_mode_atomic_fallback: true,
-                defrag_mode_pageblock_compaction: true,
-                ..base
-            },
-            _ => Policy {
-                blocks_without_swap: true,
-                kswapd_wake_for_blocks: true,
-                kswapd_balance_node_blocks: true,
-                compaction_suitable_targets: true,
-                ..policy(2)
-            },
+            1 => base.with_sysctl(Sysctl::DefragMode, 1).unwrap(),
+            2 => Policy { defrag_mode_fixes: Switches::all(), ..policy(1) },
+            _ => Policy { pageblock_switches: Switches::all(), ..policy(2) },
         }
     }
 

@@ -2,7 +2,7 @@
 //! audit.
 
 use pageblock_core::show::{self, PagetypeinfoMode};
-use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Pfn, Policy, ZoneConfig};
+use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Pfn, Policy, Sysctl, ZoneConfig};
 use pageblock_formats::zoneinfo::ZoneInfo;
 
 /// D4: by default pagetypeinfo prints `>100000` at the cap, as 6.18 and the seed-000 patch
@@ -77,7 +77,7 @@ fn mixed_blocks_are_counted_as_page_owner_counts_them() {
     // blocks, so its type matches the first block and the scan skips the second.
     let m = Node::single_zone(
         ZoneConfig::normal(64 << 20),
-        Policy { min_free_kbytes: Some(128), ..Policy::default() },
+        Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 128).unwrap(),
     )
     .unwrap();
     let big = m.alloc_pages(0, 10, Gfp::HIGHUSER_MOVABLE).unwrap();

@@ -1,7 +1,7 @@
 //! The slow path's order (6.18 `__alloc_pages_slowpath`), one regression test per rule that
 //! the model used to get wrong (divergences D1, D7 and D9 of the 6.18 audit).
 
-use pageblock_core::{Gfp, Node, Pfn, Policy, VmEvent, ZoneConfig};
+use pageblock_core::{Gfp, Node, Pfn, Policy, Sysctl, VmEvent, ZoneConfig};
 
 mod common;
 use common::ReclaimRecorder;
@@ -56,7 +56,10 @@ fn a_failing_ordinary_request_releases_every_reserved_block_first() {
 /// non-costly one that may retry gets it after reclaim and the reserve are exhausted.
 #[test]
 fn defrag_mode_drops_nofragment_only_for_requests_that_reach_the_end() {
-    let policy = Policy { defrag_mode: true, min_free_kbytes: Some(1024), ..Policy::default() };
+    let policy = Policy::default()
+        .with_sysctl(Sysctl::DefragMode, 1)
+        .and_then(|p| p.with_sysctl(Sysctl::MinFreeKbytes, 1024));
+    let policy = policy.unwrap();
     let n = Node::single_zone(ZoneConfig::normal(64 << 20), policy).unwrap();
     // One movable page stays in every pageblock, so no whole free pageblock is left: an
     // Unmovable request can only fall back by fragmenting one.
@@ -115,7 +118,7 @@ fn a_no_watermarks_attempt_marks_the_zone_below_high() {
     // A min mark above the zone's 16384 pages: it boots below every mark, flag clear.
     let n = Node::single_zone(
         ZoneConfig::normal(64 << 20),
-        Policy { min_free_kbytes: Some(70_000), ..Policy::default() },
+        Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 70_000).unwrap(),
     )
     .unwrap();
     let z = n.shared().zone(0);

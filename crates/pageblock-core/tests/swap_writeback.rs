@@ -10,7 +10,7 @@ use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::vmscan::kswapd::kswapd_run;
 use pageblock_core::vmscan::{LruKind, SwapDevice, SwapLatency, Unmap};
 use pageblock_core::watermark::WatermarkLevel;
-use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Policy, VmEvent, ZoneConfig, ZoneType};
+use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// Every anonymous page the process still maps.
 #[derive(Clone, Default)]
@@ -43,9 +43,11 @@ impl Mover for Process {
 /// kswapd woken.
 fn anon_at_low(disk: SwapLatency) -> (Process, Node) {
     let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };
-    let mut node =
-        Node::new(NodeConfig::single(zone), Policy { min_free_kbytes: Some(1024), ..Policy::default() })
-            .unwrap();
+    let mut node = Node::new(
+        NodeConfig::single(zone),
+        Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap(),
+    )
+    .unwrap();
     let process = Process::default();
     node.set_unmap(Box::new(process.clone()));
     node.set_mover(Box::new(process.clone()));

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use pageblock_core::named_policy::policy_named;
 use pageblock_formats::ftrace::{Timestamp, TraceLine};
 use pageblock_formats::gfp::Gfp;
 use pageblock_formats::kmem::{KmemEvent, MmPageAlloc, MmPageFree, MmPageFreeBatched};
-use pageblock_lab::replay::{self, policy_named};
+use pageblock_lab::replay;
 
 /// A trace builder: kmem lines on the given CPUs, one microsecond apart.
 #[derive(Default)]

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pageblock_lab::replay::{self, policy_named};
+use pageblock_core::named_policy::policy_named;
+use pageblock_lab::replay;
 use pageblock_trace::{TraceReader, TraceStats};
 use proptest::prelude::*;
 

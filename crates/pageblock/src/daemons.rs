@@ -134,7 +134,7 @@ fn kswapd(pgdat: &Pgdat) {
 /// pass, which sets the next timeout.
 fn kcompactd(pgdat: &Pgdat) {
     let cpu = daemon_cpu(pgdat);
-    let mut timeout = (pgdat.shared.policy().compaction_proactiveness > 0)
+    let mut timeout = (pgdat.shared.policy().sysctls.compaction_proactiveness() > 0)
         .then_some(Duration::from_micros(PROACTIVE_INTERVAL_US));
     loop {
         pgdat

@@ -90,8 +90,9 @@ use pageblock_core::compaction::{compact_node, CompactResult};
 use pageblock_core::page_alloc;
 use pageblock_core::types::PAGE_SIZE;
 pub use pageblock_core::{
-    AllocError, BulkFree, ConfigError, FreeBatchError, FreeError, Gfp, MemmapLayout, NodeConfig, Pfn, Policy,
-    TraceSink, VmEvent, ZoneConfig,
+    AllocError, Boot, BulkFree, ConfigError, DefragModeFix, FreeAreaLayout, FreeBatchError, FreeError, Gfp,
+    KernelPeriod, MemmapLayout, NodeConfig, PageblockSwitch, PcpBatch, Pfn, Policy, SeedPatches, SpeedOnly,
+    Switches, Sysctl, SysctlError, Sysctls, TraceSink, VmEvent, ZoneConfig,
 };
 use pageblock_core::{PageCensus, VerifyError};
 

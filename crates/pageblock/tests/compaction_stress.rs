@@ -14,7 +14,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pageblock::{Allocator, Gfp, Movable, Pfn, Policy, ShrinkControl, Shrinker};
+use pageblock::{
+    Allocator, DefragModeFix, Gfp, Movable, Pfn, Policy, ShrinkControl, Shrinker, Switches, Sysctl,
+};
 use pageblock_core::VmEvent;
 
 mod common;
@@ -186,5 +188,9 @@ fn handles_survive_compaction_and_reclaim_under_threads_vanilla() {
 
 #[test]
 fn handles_survive_compaction_and_reclaim_under_threads_defrag_mode() {
-    run(Policy { defrag_mode: true, defrag_mode_atomic_fallback: true, ..Policy::default() });
+    let defrag_mode = Policy::default().with_sysctl(Sysctl::DefragMode, 1).unwrap();
+    run(Policy {
+        defrag_mode_fixes: Switches::none().with(DefragModeFix::AtomicFallback, true),
+        ..defrag_mode
+    });
 }

@@ -1,6 +1,6 @@
 //! Per-CPU page lists, driven deterministically through explicit CPU slots.
 
-use pageblock::{Allocator, FreeError, Gfp, Pfn, Policy, ZoneConfig};
+use pageblock::{Allocator, FreeError, Gfp, Pfn, Policy, Sysctl, ZoneConfig};
 use pageblock_core::VmEvent;
 
 fn allocator(mib: u64, policy: Policy) -> Allocator {
@@ -36,7 +36,7 @@ fn first_allocation_refills_a_batch_and_frees_are_cached() {
 
 #[test]
 fn freeing_past_high_returns_a_batch_under_one_lock_hold() {
-    let a = allocator(256, Policy { percpu_pagelist_high_fraction: 8, ..Policy::default() });
+    let a = allocator(256, Policy::default().with_sysctl(Sysctl::PercpuPagelistHighFraction, 8).unwrap());
     let limits = a.shared().zone(0).pageset();
     assert_eq!(limits.high_min, limits.high_max, "a fixed high mark");
     let cpu0 = a.on_cpu(0).unwrap();

@@ -22,7 +22,7 @@ pub mod table;
 
 use std::sync::Mutex;
 
-use pageblock::{BulkFree, MemmapLayout, Policy};
+use pageblock::{BulkFree, MemmapLayout, Policy, SpeedOnly};
 use pageblock_lab::wallclock::median;
 use serde::Serialize;
 
@@ -173,7 +173,13 @@ fn one_rep(
         out.push((peer, "e_c", e_c));
     }
     for (i, &(_, layout, setting)) in BULK_FREE_SETTINGS.iter().enumerate() {
-        let mut a = PageblockPeer::with_layout(Policy { bulk_free: setting, ..Policy::default() }, layout);
+        let mut a = PageblockPeer::with_layout(
+            Policy {
+                speed_only: SpeedOnly { bulk_free: setting, ..SpeedOnly::default() },
+                ..Policy::default()
+            },
+            layout,
+        );
         bulk_free[i].push(cases::bulk_then_random_free(&mut a, cfg.f_allocs, seed).1);
     }
     let a = PageblockPeer::with_layout(Policy::default(), cfg.memmap_layout);

@@ -15,7 +15,7 @@ pub fn run(args: &ShowArgs) -> Result<String, String> {
     };
     if args.report == Report::Pagetypeinfo
         && mode != show::PagetypeinfoMode::Walk
-        && spec.policy.free_area_layout == pageblock_core::free_area::FreeAreaLayout::Plain
+        && spec.policy.seed_patches.free_area_layout == pageblock_core::FreeAreaLayout::Plain
     {
         return Err(
             "--free-area-layout plain keeps no per-migratetype counts: use --pagetypeinfo-mode walk".into()

@@ -116,7 +116,7 @@ impl Zone {
 mod tests {
     use super::*;
     use crate::compaction::{MigrateFail, MigrateMode, Mover};
-    use crate::{Gfp, Node, NodeLocks, Pfn, Policy, ZoneConfig, ZoneType};
+    use crate::{Gfp, Node, NodeLocks, Pfn, Policy, Sysctl, ZoneConfig, ZoneType};
 
     /// Regression: with one wish slot per zone, a second direct compaction in the same zone
     /// (another thread) overwrote the first's wish, and the first then took the second's
@@ -156,13 +156,8 @@ mod tests {
     fn a_block_captured_from_the_highatomic_reserve_stays_reserved() {
         let zone =
             ZoneConfig { max_order: 6, pageblock_order: 4, nr_cpus: 1, ..ZoneConfig::normal(2048 * 4096) };
-        let policy = Policy {
-            min_free_kbytes: Some(64),
-            defrag_mode: true,
-            defrag_mode_atomic_fallback: true,
-            defrag_mode_pageblock_compaction: true,
-            ..Policy::default()
-        };
+        let defrag_mode_2026 = crate::named_policy::policy_named("defrag_mode_2026").unwrap().policy;
+        let policy = defrag_mode_2026.with_sysctl(Sysctl::MinFreeKbytes, 64).unwrap();
         let mut node = Node::single_zone(zone, policy).unwrap();
         node.set_mover(Box::new(Anywhere));
         // Movable pages everywhere.

@@ -284,7 +284,7 @@ fn compact_finished<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) -> Co
         return CompactResult::Continue;
     }
     // kcompactd under defrag_mode works until whole free pageblocks reach the high mark.
-    if node.policy().defrag_mode && !cc.direct {
+    if node.policy().sysctls.defrag_mode() && !cc.direct {
         let shared = z.shared();
         let req = WatermarkRequest { order, flags: cc.alloc_flags, highest_zoneidx: cc.highest_zoneidx };
         let blocks = shared.counters().zone_stat(ZoneStat::NrFreePagesBlocks);
@@ -307,7 +307,7 @@ fn compact_finished<L: NodeLocks + ?Sized>(l: &L, cc: &mut CompactControl) -> Co
 
 /// The proactive run's goal: `max(100 - proactiveness, 5)`.
 pub(crate) fn score_wmark_low(node: &crate::node::NodeShared) -> u64 {
-    100u64.saturating_sub(u64::from(node.policy().compaction_proactiveness)).max(5)
+    100u64.saturating_sub(u64::from(node.policy().sysctls.compaction_proactiveness())).max(5)
 }
 
 /// The block a capture took, if any.

@@ -87,7 +87,7 @@ impl KcompactdPass {
 
 /// kcompactd's watermark: high under `defrag_mode`, min otherwise.
 fn kcompactd_flags(node: &NodeShared) -> AllocFlags {
-    if node.policy().defrag_mode {
+    if node.policy().sysctls.defrag_mode() {
         AllocFlags::WMARK_HIGH
     } else {
         AllocFlags::WMARK_MIN
@@ -208,7 +208,7 @@ pub fn fragmentation_score_node(node: &NodeShared) -> u64 {
 /// `should_proactive_compact_node()`: proactiveness is on, kswapd is not running, and the
 /// node's score is above `min(low + 10, 100)` with `low = max(100 - proactiveness, 5)`.
 fn should_proactive_compact_node(node: &NodeShared) -> bool {
-    if node.policy().compaction_proactiveness == 0 || node.daemons().kswapd_woken {
+    if node.policy().sysctls.compaction_proactiveness() == 0 || node.daemons().kswapd_woken {
         return false;
     }
     let low = super::compact_zone::score_wmark_low(node);
@@ -221,7 +221,7 @@ fn should_proactive_compact_node(node: &NodeShared) -> bool {
 /// next wait's timeout. Without a mover kcompactd does nothing but wait.
 pub fn kcompactd_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KcompactdPass {
     let node = l.node();
-    let timeout = (node.policy().compaction_proactiveness > 0).then_some(PROACTIVE_INTERVAL_US);
+    let timeout = (node.policy().sysctls.compaction_proactiveness() > 0).then_some(PROACTIVE_INTERVAL_US);
     let scanned =
         || node.event(VmEvent::CompactDaemonMigrateScanned) + node.event(VmEvent::CompactDaemonFreeScanned);
     let before = scanned();

@@ -95,7 +95,7 @@ impl CompactControl {
         let mut nr_isolated = 0;
         let mut skip_updated = false;
         let mover = l.mover();
-        let unevictable_allowed = l.node().policy().compact_unevictable_allowed;
+        let unevictable_allowed = l.node().policy().sysctls.compact_unevictable_allowed();
         let mut pfn = low;
         while pfn < end {
             if let Some(o) = chunk_order {

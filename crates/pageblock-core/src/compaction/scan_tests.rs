@@ -10,7 +10,7 @@ use crate::migratetype::MigrateType;
 use crate::node::NodeShared;
 use crate::pcp::PerCpuPages;
 use crate::zone::Zone;
-use crate::{Gfp, Node, NodeLocks, Pfn, Policy, ZoneConfig};
+use crate::{Gfp, Node, NodeLocks, Pfn, Policy, Sysctl, ZoneConfig};
 
 /// Moves anything.
 struct Anywhere;
@@ -27,7 +27,8 @@ impl Mover for Anywhere {
 fn full_zone(blocks: u64) -> (Node, u64) {
     assert!(blocks >= 8);
     let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(blocks * 512 * 4096) };
-    let mut node = Node::single_zone(zone, Policy { min_free_kbytes: Some(0), ..Policy::default() }).unwrap();
+    let mut node =
+        Node::single_zone(zone, Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 0).unwrap()).unwrap();
     node.set_mover(Box::new(Anywhere));
     let nowait = Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0);
     node.fill(nowait);

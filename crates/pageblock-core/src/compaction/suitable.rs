@@ -10,11 +10,12 @@
 use pageblock_formats::extfrag;
 
 use super::{compact_gap, CompactResult};
-use crate::config::{Policy, ZoneType};
+use crate::config::ZoneType;
 use crate::gfp::AllocFlags;
 use crate::locks::NodeLocks;
 use crate::migratetype::MigrateType;
 use crate::page_alloc::AllocContext;
+use crate::policy::{PageblockSwitch, Policy};
 use crate::stats::ZoneStat;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
@@ -77,18 +78,18 @@ pub fn migration_target_pages(zone: &ZoneShared, order: u32) -> Option<u64> {
 
 /// `compaction_suitable()`: room to migrate into, and — for costly orders — a failure that
 /// is due to fragmentation (index above `vm.extfrag_threshold`), not to a lack of memory.
-/// With `policy.compaction_suitable_targets`, the room must also be where the free scanner
+/// With [`PageblockSwitch::CompactionSuitableTargets`], the room must also be where the free scanner
 /// can use it ([`migration_target_pages`]).
 pub fn compaction_suitable(zone: &ZoneShared, order: u32, mark: u64, idx: ZoneType, policy: &Policy) -> bool {
     if !compaction_suitable_free(zone, order, mark, idx, zone.nr_free_pages()) {
         return false;
     }
-    if policy.compaction_suitable_targets()
+    if policy.pageblock_switch(PageblockSwitch::CompactionSuitableTargets)
         && migration_target_pages(zone, order).is_some_and(|t| t < compact_gap(order))
     {
         return false;
     }
-    let extfrag_threshold = policy.extfrag_threshold;
+    let extfrag_threshold = policy.sysctls.extfrag_threshold();
     if order > PAGE_ALLOC_COSTLY_ORDER {
         let fi = fragmentation_index(zone, order);
         if (0..=i64::from(extfrag_threshold)).contains(&fi) {
@@ -113,7 +114,7 @@ pub(crate) struct SuitQuery<'a> {
 /// holds (nothing to do), `Skipped` if compaction cannot help, `Continue` to run it.
 /// kcompactd under `defrag_mode` counts only free memory in whole free pageblocks.
 pub(crate) fn compaction_suit_allocation_order(zone: &ZoneShared, q: SuitQuery<'_>) -> CompactResult {
-    let free = if q.kcompactd && q.policy.defrag_mode {
+    let free = if q.kcompactd && q.policy.sysctls.defrag_mode() {
         zone.counters().zone_stat(ZoneStat::NrFreePagesBlocks)
     } else {
         zone.nr_free_pages()

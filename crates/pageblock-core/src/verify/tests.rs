@@ -11,7 +11,7 @@ use crate::stats::ZoneStat;
 use crate::types::PAGE_SIZE;
 use crate::zone::Zone;
 use crate::zone_state::ZoneLayout;
-use crate::{Gfp, Node, NodeLocks, Policy, ZoneConfig};
+use crate::{Gfp, Node, NodeLocks, Policy, Sysctl, ZoneConfig};
 
 /// 66 pages of 4-page pageblocks (the last one partial), max order 4: 2 reserved, 64 managed.
 fn node() -> Node {
@@ -23,7 +23,7 @@ fn node() -> Node {
         managed_pages: 64,
         ..ZoneConfig::normal(66 * PAGE_SIZE)
     };
-    Node::single_zone(zone, Policy { min_free_kbytes: Some(16), ..Policy::default() }).unwrap()
+    Node::single_zone(zone, Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 16).unwrap()).unwrap()
 }
 
 /// Pageblock 0 Movable, 1 Unmovable, 2 HighAtomic, the rest Movable. Free blocks: +0/1

@@ -4,9 +4,9 @@
 
 use super::{count_reclaim, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::compaction::suitable::compaction_suitable;
-use crate::config::Policy;
 use crate::locks::NodeLocks;
 use crate::page_alloc::AllocContext;
+use crate::policy::Policy;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;

@@ -8,7 +8,7 @@
 //! wakes kcompactd for the order it was woken for. Under `defrag_mode` "balanced" counts only
 //! free memory in whole free pageblocks (`NR_FREE_PAGES_BLOCKS`) — in 6.18 only while kswapd
 //! works for an order above 0; the kernel seed 004 measured did so at every order
-//! ([`crate::config::KernelPeriod`]).
+//! ([`crate::policy::KernelPeriod`]).
 //!
 //! kswapd's loop (`kswapd()`, `kswapd_try_to_sleep`, `prepare_kswapd_sleep`): after a
 //! `balance_pgdat` run that left the node unbalanced, kswapd runs again at once (it stays
@@ -24,11 +24,12 @@
 
 use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::compaction::compact_gap;
-use crate::config::{KernelPeriod, Policy, ZoneType, MAX_NR_ZONES};
+use crate::config::{ZoneType, MAX_NR_ZONES};
 use crate::gfp::{AllocFlags, Gfp};
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
 use crate::page_alloc::lock_zone;
+use crate::policy::{KernelPeriod, PageblockSwitch, Policy};
 use crate::stats::{VmEvent, ZoneStat};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
@@ -136,7 +137,7 @@ fn some_zone_above_high(
 /// a kswapd that dropped to order 0 is balanced on free pages; in the kernel seed 004
 /// measured, at every order.
 fn counts_whole_blocks(policy: &Policy, order: u32) -> bool {
-    policy.defrag_mode
+    policy.sysctls.defrag_mode()
         && match policy.kernel {
             KernelPeriod::Linux6_18 => order > 0,
             KernelPeriod::Seed004 => true,
@@ -145,11 +146,11 @@ fn counts_whole_blocks(policy: &Policy, order: u32) -> bool {
 
 /// `pgdat_balanced()`: some zone up to `idx` passes its high watermark at `order` (counting
 /// only whole free pageblocks where `counts_whole_blocks` says so; with
-/// `Policy::kswapd_balance_node_blocks` then the zones' whole free pageblocks together
+/// [`PageblockSwitch::KswapdBalanceNodeBlocks`] then the zones' whole free pageblocks together
 /// against their high marks together). A node without such zones is balanced.
 pub fn pgdat_balanced(node: &NodeShared, order: u32, idx: ZoneType) -> bool {
     let blocks = counts_whole_blocks(node.policy(), order);
-    if blocks && node.policy().kswapd_balance_node_blocks() {
+    if blocks && node.policy().pageblock_switch(PageblockSwitch::KswapdBalanceNodeBlocks) {
         return node_blocks_balanced(node, idx);
     }
     some_zone_above_high(node, order, idx, |z| {
@@ -293,8 +294,9 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
             }
             // Boosted reclaim stays light: no swap, no priority rise past 10. pageblock's
             // policy does not swap for whole blocks once free pages are balanced.
-            sc.may_swap =
-                nr_boost == 0 && !(node.policy().blocks_without_swap() && free_pages_balanced(node, idx));
+            sc.may_swap = nr_boost == 0
+                && !(node.policy().pageblock_switch(PageblockSwitch::BlocksWithoutSwap)
+                    && free_pages_balanced(node, idx));
             let mut raise_priority = !(nr_boost > 0 && sc.priority <= DEF_PRIORITY - 2);
             let before = sc.nr_reclaimed;
             if kswapd_shrink_node(l, cpu, &mut sc, &in_scope) {

@@ -26,11 +26,10 @@ pub mod start;
 use std::path::Path;
 use std::time::Instant;
 
+use pageblock_core::named_policy::NamedPolicy;
 use pageblock_core::show;
 
 pub use report::{PolicyResult, ReplayReport};
-
-pub use pageblock_core::named_policy::{policies, policy_named, NamedPolicy};
 
 /// Where a replay is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,10 @@
 
 use std::time::Instant;
 
-use pageblock_core::{AllocFlags, Gfp, MigrateType, Node, NodeLocks, Pfn, Policy, VmEvent, Zone, ZoneConfig};
+use pageblock_core::{
+    AllocFlags, Gfp, MigrateType, Node, NodeLocks, Pfn, Policy, SeedPatches, Sysctl, VmEvent, Zone,
+    ZoneConfig,
+};
 
 use super::{mean, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
@@ -19,7 +22,7 @@ const BATCH: usize = 63;
 /// of orders 3, 2, 1 and 0 (15 pages of 64: under half of every pageblock).
 fn starved_zone(policy: Policy) -> Node {
     // A token min_free_kbytes, so filling leaves no whole free pageblock behind.
-    let policy = Policy { min_free_kbytes: Some(128), ..policy };
+    let policy = policy.with_sysctl(Sysctl::MinFreeKbytes, 128).expect("a valid vm.min_free_kbytes");
     let node = Node::single_zone(ZoneConfig::normal(1 << 30), policy).expect("1 GiB zone");
     let mut held = Vec::new();
     while let Ok(p) = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE) {
@@ -44,7 +47,10 @@ fn work(z: &Zone) -> u64 {
 
 /// Per refill: (work units, nanoseconds, blocks obtained).
 fn refills(cfg: &SeedsConfig, memory: bool, n: usize) -> Vec<(u64, f64, usize)> {
-    let node = starved_zone(Policy { rmqueue_mode_memory: memory, ..cfg.policy.policy.clone() });
+    let node = starved_zone(Policy {
+        seed_patches: SeedPatches { rmqueue_mode_memory: memory, ..cfg.policy.policy.seed_patches.clone() },
+        ..cfg.policy.policy.clone()
+    });
     // The experiment is one zone-lock hold: `rmqueue_bulk` itself.
     let mut z = node.lock_zone(0);
     let flags = AllocFlags::WMARK_LOW | AllocFlags::KSWAPD;

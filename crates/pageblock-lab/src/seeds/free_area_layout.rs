@@ -12,8 +12,7 @@
 
 use std::time::Instant;
 
-use pageblock::{Allocator, Gfp, Pfn, Policy, ZoneConfig};
-use pageblock_core::free_area::FreeAreaLayout;
+use pageblock::{Allocator, FreeAreaLayout, Gfp, Pfn, Policy, SeedPatches, ZoneConfig};
 
 use super::{Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
@@ -30,7 +29,10 @@ fn combo(i: usize) -> (u32, Gfp) {
 
 /// Allocations per second of both threads together, `rounds` batches per thread.
 fn throughput(base: &Policy, layout: FreeAreaLayout, rounds: usize) -> f64 {
-    let policy = Policy { free_area_layout: layout, ..base.clone() };
+    let policy = Policy {
+        seed_patches: SeedPatches { free_area_layout: layout, ..base.seed_patches.clone() },
+        ..base.clone()
+    };
     let a = Allocator::single_zone(ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(4 << 30) }, policy)
         .expect("4 GiB zone");
     let t = Instant::now();

@@ -17,7 +17,7 @@
 use std::sync::Barrier;
 use std::time::Instant;
 
-use pageblock::{Allocator, BulkFree, Gfp, MemmapLayout, Policy, ZoneConfig};
+use pageblock::{Allocator, BulkFree, Gfp, MemmapLayout, Policy, SpeedOnly, ZoneConfig};
 
 use super::{verdict_from, Experiment, Measure, Section, SeedsConfig, SeedsReport, Spec};
 use crate::compare::{Better, Row, Table};
@@ -78,7 +78,10 @@ fn bulk_free_ns(
         memmap_layout: MemmapLayout::Records(bytes),
         ..ZoneConfig::normal(cfg.zone_bytes())
     };
-    let policy = Policy { buddy_prefetch: prefetch, bulk_free: k.bulk_free, ..cfg.policy.policy.clone() };
+    let policy = Policy {
+        speed_only: SpeedOnly { buddy_prefetch: prefetch, bulk_free: k.bulk_free },
+        ..cfg.policy.policy.clone()
+    };
     let a = Allocator::single_zone(zone, policy).expect("16 GiB zone");
     let barrier = Barrier::new(2);
     let times: Vec<(Instant, Instant)> = std::thread::scope(|scope| {

@@ -525,7 +525,7 @@ mod tests {
 
     /// One quick vanilla kbuild-thp run with these THP settings, in this kernel period.
     fn quick_vanilla_run(thp: ThpEnabled, defrag: ThpDefrag, kernel: KernelPeriod) -> crate::thp::PolicyRuns {
-        let policy = crate::replay::policy_named("vanilla").expect("a named policy");
+        let policy = pageblock_core::named_policy::policy_named("vanilla").expect("a named policy");
         let cfg = ThpLabConfig {
             workload: ThpWorkloadKind::KbuildThp,
             policies: vec![policy.clone()],

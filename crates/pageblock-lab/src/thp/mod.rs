@@ -17,11 +17,11 @@ pub mod run_events;
 pub mod table;
 pub mod thpscale;
 
+use pageblock_core::named_policy::NamedPolicy;
 use pageblock_core::thp::{ThpDefrag, ThpEnabled};
 use pageblock_core::{ConfigError, KernelPeriod, Node, NodeConfig, Policy, VmEvent, ZoneType};
 use serde::Serialize;
 
-use crate::replay::NamedPolicy;
 use mm::Mm;
 use run_events::EventSnapshot;
 pub use run_events::{RunEvents, RUN_EVENTS};

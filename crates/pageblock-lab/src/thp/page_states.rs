@@ -373,14 +373,14 @@ mod tests {
     #[test]
     fn pinned_pages_keep_a_fragmented_node_from_making_huge_pages() {
         use pageblock_core::thp::ThpDefrag;
-        use pageblock_core::{Node, Policy, VmEvent, ZoneConfig, ZoneStat};
+        use pageblock_core::{Node, Policy, Sysctl, VmEvent, ZoneConfig, ZoneStat};
 
         use crate::thp::mm::Mm;
 
         let huge_after_fragmenting = |shares: PageStateShares| {
             let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(32 << 20) };
             let mut node =
-                Node::single_zone(zone, Policy { min_free_kbytes: Some(128), ..Policy::default() })
+                Node::single_zone(zone, Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 128).unwrap())
                     .expect("node boots");
             let mm = Mm::attach(&mut node);
             mm.set_page_states(shares, node.shared().managed_pages());

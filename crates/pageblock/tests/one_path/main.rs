@@ -185,7 +185,7 @@ impl Outcome {
 }
 
 fn config() -> (NodeConfig, Policy) {
-    (NodeConfig::x86_64(512 << 20, NR_CPUS as u32), Policy { defrag_mode: false, ..Policy::default() })
+    (NodeConfig::x86_64(512 << 20, NR_CPUS as u32), Policy::default())
 }
 
 /// The seeded sequence on the simulator; `contention`: the trylock schedule (seed, failures

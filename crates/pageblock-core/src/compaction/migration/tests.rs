@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::super::compact_zone::{compact_zone, CompactControl};
 use super::super::{CompactResult, FolioState, MigrateFail, MigrateMode, Mover};
-use crate::{Gfp, Node, NodeLocks, Pfn, Policy, VmEvent, ZoneConfig};
+use crate::{Gfp, Node, NodeLocks, Pfn, Policy, Sysctl, VmEvent, ZoneConfig};
 
 /// The pages' owner: each live page's state, and every migration asked of it.
 #[derive(Default)]
@@ -55,7 +55,7 @@ const PB: u64 = 512;
 /// in the middle of each pageblock in state `special`.
 fn zone_with(special: FolioState, policy: Policy) -> (Node, Owner) {
     let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(16 << 20) };
-    let mut node = Node::single_zone(zone, Policy { min_free_kbytes: Some(64), ..policy }).unwrap();
+    let mut node = Node::single_zone(zone, policy.with_sysctl(Sysctl::MinFreeKbytes, 64).unwrap()).unwrap();
     let owner = Owner::default();
     node.set_mover(Box::new(owner.clone()));
     let start = node.shared().zone(0).config().start_pfn;
@@ -167,7 +167,7 @@ fn unevictable_pages_move_unless_compact_unevictable_allowed_is_off() {
     assert_eq!(compact(&node, MigrateMode::Async), CompactResult::Success);
     assert!(!asked_of_special(&owner).is_empty());
     let (node, owner) =
-        zone_with(mlocked, Policy { compact_unevictable_allowed: false, ..Policy::default() });
+        zone_with(mlocked, Policy::default().with_sysctl(Sysctl::CompactUnevictableAllowed, 0).unwrap());
     assert_ne!(compact(&node, MigrateMode::Async), CompactResult::Success);
     assert!(asked_of_special(&owner).is_empty());
 }
