@@ -162,6 +162,12 @@ pub struct ThpArgs {
     /// the madvised bursts reclaim and compact directly. The kernel's default is madvise.
     #[arg(long, default_value = "defer+madvise")]
     pub defrag: String,
+    /// kbuild-thp's compile jobs per build (default 100, 60 with --quick), spread over the
+    /// same simulated 197 s: more jobs, a denser build, a proportionally longer run. The
+    /// default build faults ~3.7k huge pages on the 2 GiB node; seed 004's counts ~68.6k,
+    /// about 3,300 jobs' worth.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20_000))]
+    pub jobs: Option<u32>,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,

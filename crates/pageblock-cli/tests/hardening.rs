@@ -205,6 +205,12 @@ fn a_size_too_small_and_flags_that_would_do_nothing_are_named() {
         "--mem is 1048576 bytes: a machine needs more than 1 MiB",
     );
     fails_with(&["show", "buddyinfo", "--ops", "5"], "--ops needs --workload");
+    fails_with(
+        &["lab", "thp", "--workload", "thpscale", "--jobs", "200"],
+        "--jobs applies to kbuild-thp only",
+    );
+    let zero = pageblock().args(["lab", "thp", "--jobs", "0"]).output().unwrap();
+    assert_eq!(zero.status.code(), Some(2), "--jobs 0 is a usage error");
     let zoneinfo = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/inspect/zoneinfo");
     for flag in [["--mem", "8G"], ["--zones", "normal"], ["--cpus", "4"]] {
         let out =

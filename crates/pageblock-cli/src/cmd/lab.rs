@@ -43,6 +43,9 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
+    if args.jobs.is_some() && workload != ThpWorkloadKind::KbuildThp {
+        return Err("--jobs applies to kbuild-thp only".into());
+    }
     let cfg = ThpLabConfig {
         workload,
         policies,
@@ -52,6 +55,7 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
         thp,
         defrag,
         kernel: crate::spec::kernel_period(args.kernel),
+        jobs: args.jobs.map(|j| j as usize),
     };
     let json = crate::output::create_output(args.json.as_deref())?;
     let html = crate::output::create_output(args.html.as_deref())?;

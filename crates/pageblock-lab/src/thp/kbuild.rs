@@ -121,6 +121,15 @@ pub const KBUILD_PAGE_STATES: PageStateShares = PageStateShares {
 /// A packet storm allocates managed / this many atomic buffers.
 const STORM_DIVISOR: u64 = 64;
 
+/// Compile jobs per build by default (on the quick node, fewer).
+pub const fn default_jobs(quick: bool) -> usize {
+    if quick {
+        60
+    } else {
+        100
+    }
+}
+
 /// THP bursts per build.
 const BURSTS_PER_RUN: u64 = 16;
 
@@ -202,13 +211,12 @@ impl KbuildThp {
         managed: u64,
         hpage_order: u32,
         (thp, defrag): (ThpEnabled, ThpDefrag),
-        quick: bool,
+        jobs_per_run: usize,
         seed: u64,
     ) -> KbuildThp {
         // Half again as much source as memory: the page cache never holds it all.
         let nr_files = (managed * 3 / 2) as u32;
         let files_first = mm.add_files(nr_files);
-        let jobs_per_run = if quick { 60 } else { 100 };
         mm.set_page_states(KBUILD_PAGE_STATES, managed);
         KbuildThp {
             rng: Prng::new(seed),
@@ -474,7 +482,7 @@ mod tests {
         let mm = Mm::attach(&mut node);
         let managed = node.shared().managed_pages();
         let hpage = node.shared().pageblock_order();
-        let mut wl = KbuildThp::new(&mm, managed, hpage, (thp, ThpDefrag::Madvise), true, 1);
+        let mut wl = KbuildThp::new(&mm, managed, hpage, (thp, ThpDefrag::Madvise), default_jobs(true), 1);
         wl.start_run();
         (node, mm, wl)
     }
@@ -525,6 +533,16 @@ mod tests {
 
     /// One quick vanilla kbuild-thp run with these THP settings, in this kernel period.
     fn quick_vanilla_run(thp: ThpEnabled, defrag: ThpDefrag, kernel: KernelPeriod) -> crate::thp::PolicyRuns {
+        quick_vanilla_build(thp, defrag, kernel, None)
+    }
+
+    /// The same with `jobs` compile jobs.
+    fn quick_vanilla_build(
+        thp: ThpEnabled,
+        defrag: ThpDefrag,
+        kernel: KernelPeriod,
+        jobs: Option<usize>,
+    ) -> crate::thp::PolicyRuns {
         let policy = pageblock_core::named_policy::policy_named("vanilla").expect("a named policy");
         let cfg = ThpLabConfig {
             workload: ThpWorkloadKind::KbuildThp,
@@ -535,6 +553,7 @@ mod tests {
             thp,
             defrag,
             kernel,
+            jobs,
         };
         run_policy(&cfg, &policy, &mut |_| {}).unwrap()
     }
@@ -584,5 +603,29 @@ mod tests {
         let text = report.render();
         assert!(text.contains("    Compact daemon wake      "), "{text}");
         assert!(text.contains("    Simulated run time (s)   "), "{text}");
+    }
+
+    /// `--jobs`: twice the compile jobs fit in the same simulated build time, denser; the
+    /// build faults about twice its own huge pages (the bursts' faults do not change).
+    #[test]
+    fn more_jobs_make_a_denser_build_of_the_same_length() {
+        let build = |jobs| {
+            let runs = quick_vanilla_build(
+                ThpEnabled::Always,
+                ThpDefrag::DeferMadvise,
+                KernelPeriod::Linux6_18,
+                jobs,
+            );
+            let r = &runs.runs[0];
+            (r.sim_seconds, r.ops, r.get(VmEvent::ThpFaultAlloc) + r.get(VmEvent::ThpFaultFallback))
+        };
+        let (t1, ops1, faults1) = build(None);
+        let (t2, ops2, faults2) = build(Some(2 * default_jobs(true)));
+        let real = KBUILD_REAL_TIME_US as f64 / 1e6;
+        for t in [t1, t2] {
+            assert!((t - real).abs() < real * 0.1, "{t} simulated seconds for a {real} s build");
+        }
+        assert!(ops2 > ops1 * 17 / 10, "{ops1} against {ops2} operations");
+        assert!(faults2 > faults1 * 5 / 4, "{faults1} against {faults2} huge page faults (the bursts' stay)");
     }
 }

@@ -94,6 +94,8 @@ pub struct ThpLabConfig {
     pub defrag: ThpDefrag,
     /// Whose reclaim rules every policy runs under.
     pub kernel: KernelPeriod,
+    /// kbuild-thp's compile jobs per build; `None`: [`kbuild::default_jobs`].
+    pub jobs: Option<usize>,
 }
 
 impl ThpLabConfig {
@@ -101,6 +103,14 @@ impl ThpLabConfig {
     pub fn node(&self) -> NodeConfig {
         let bytes = if self.quick { 512 << 20 } else { 2 << 30 };
         NodeConfig::x86_64(bytes, 4)
+    }
+
+    /// The bound on one run's operations: [`MAX_OPS_PER_PAGE`] per managed page, times the
+    /// build's size over the default's.
+    fn max_ops(&self, managed: u64) -> u64 {
+        let default = kbuild::default_jobs(self.quick);
+        let scale = self.jobs.map_or(1, |j| j.div_ceil(default).max(1)) as u64;
+        MAX_OPS_PER_PAGE * managed * scale
     }
 }
 
@@ -242,7 +252,8 @@ pub fn run_policy(
     let hpage = node.shared().pageblock_order();
     let mut wl: Box<dyn ThpWorkload> = match cfg.workload {
         ThpWorkloadKind::KbuildThp => {
-            Box::new(kbuild::KbuildThp::new(&mm, managed, hpage, (cfg.thp, cfg.defrag), cfg.quick, cfg.seed))
+            let jobs = cfg.jobs.unwrap_or(kbuild::default_jobs(cfg.quick));
+            Box::new(kbuild::KbuildThp::new(&mm, managed, hpage, (cfg.thp, cfg.defrag), jobs, cfg.seed))
         }
         ThpWorkloadKind::Thpscale => {
             Box::new(thpscale::Thpscale::new(&mm, managed, hpage, cfg.defrag, cfg.seed))
@@ -257,7 +268,7 @@ pub fn run_policy(
         let mut ops = 0;
         let start = now;
         let op_us = wl.op_interval_us();
-        while ops < MAX_OPS_PER_PAGE * managed {
+        while ops < cfg.max_ops(managed) {
             now += op_us;
             node.advance_to(now);
             if !wl.step(&mm, &node, &mut stats) {
