@@ -201,7 +201,7 @@ pub struct KbuildThp {
     burst_every: u64,
     op: u64,
     /// Simulated time of one operation of this run.
-    op_us: u64,
+    op_ns: u64,
 }
 
 impl KbuildThp {
@@ -240,7 +240,7 @@ impl KbuildThp {
             burst_release: 0,
             burst_every: 0,
             op: 0,
-            op_us: crate::sim::OP_INTERVAL_US,
+            op_ns: crate::sim::OP_INTERVAL_US * 1000,
         }
     }
 
@@ -377,11 +377,11 @@ impl ThpWorkload for KbuildThp {
         let lo = (self.managed / 100).max(16);
         let ops = self.jobs_per_run as u64 * 3 * lo * 1000 / MIX[0].1 as u64;
         self.burst_every = (ops / BURSTS_PER_RUN).max(1);
-        self.op_us = (KBUILD_REAL_TIME_US / ops.max(1)).max(1);
+        self.op_ns = (KBUILD_REAL_TIME_US * 1000 / ops.max(1)).max(1);
     }
 
-    fn op_interval_us(&self) -> u64 {
-        self.op_us
+    fn op_interval_ns(&self) -> u64 {
+        self.op_ns
     }
 
     fn step(&mut self, mm: &Mm, node: &Node, stats: &mut RunStats) -> bool {
@@ -487,6 +487,23 @@ mod tests {
         (node, mm, wl)
     }
 
+    /// Regression: the operation's time was whole microseconds, so a build denser than one
+    /// operation every 2 µs (`--jobs` in the thousands) was cut to 1 µs an operation and
+    /// lasted ~112 s of simulated time instead of 197 s.
+    #[test]
+    fn a_dense_build_still_lasts_the_seeds_real_time() {
+        let mut node = Node::new(NodeConfig::x86_64(2 << 30, 4), Policy::default()).unwrap();
+        let mm = Mm::attach(&mut node);
+        let managed = node.shared().managed_pages();
+        let hpage = node.shared().pageblock_order();
+        let mut wl = KbuildThp::new(&mm, managed, hpage, (ThpEnabled::Always, ThpDefrag::Madvise), 3300, 1);
+        wl.start_run();
+        let lo = managed / 100;
+        let ops = 3300 * 3 * lo * 1000 / MIX[0].1 as u64;
+        let lasts_us = wl.op_interval_ns() * ops / 1000;
+        assert!(lasts_us.abs_diff(KBUILD_REAL_TIME_US) < KBUILD_REAL_TIME_US / 100, "{lasts_us} µs");
+    }
+
     fn thp_faults(node: &Node) -> u64 {
         node.shared().event(VmEvent::ThpFaultAlloc) + node.shared().event(VmEvent::ThpFaultFallback)
     }
@@ -520,9 +537,15 @@ mod tests {
     fn enabled_always_faults_the_builds_own_memory_in_huge_pages() {
         let mut beyond_bursts = Vec::new();
         for thp in ThpEnabled::ALL {
-            let (node, mm, mut wl) = build(thp);
+            let (mut node, mm, mut wl) = build(thp);
             let mut stats = RunStats::default();
-            while wl.step(&mm, &node, &mut stats) {}
+            // The clock moves as in a lab run: the flusher cleans page cache only with time.
+            let mut now_ns = 0;
+            while {
+                now_ns += wl.op_interval_ns();
+                node.advance_to(now_ns / 1000);
+                wl.step(&mm, &node, &mut stats)
+            } {}
             beyond_bursts.push(thp_faults(&node) - stats.hugealloc_work.len() as u64);
             node.verify().unwrap();
         }

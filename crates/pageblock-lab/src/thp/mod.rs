@@ -7,7 +7,7 @@
 //! as it did over the seed's 15 consecutive kernel builds. Every figure is deterministic:
 //! counts of the simulator's vm events per run, and "time" in work units (pages scanned and
 //! moved, list probes and merges; see [`work_units`]). Each operation moves the simulated
-//! clock by the workload's [`ThpWorkload::op_interval_us`], so the daemons (kswapd,
+//! clock by the workload's [`ThpWorkload::op_interval_ns`], so the daemons (kswapd,
 //! kcompactd's 500 ms timeout) see the run last as long as the real one.
 
 pub mod kbuild;
@@ -32,9 +32,10 @@ pub trait ThpWorkload {
     fn start_run(&mut self);
     /// One operation; false once the run is over.
     fn step(&mut self, mm: &Mm, node: &Node, stats: &mut RunStats) -> bool;
-    /// Simulated time one operation of the current run takes, in microseconds.
-    fn op_interval_us(&self) -> u64 {
-        crate::sim::OP_INTERVAL_US
+    /// Simulated time one operation of the current run takes, in nanoseconds (the clock
+    /// is in microseconds; the fraction accumulates).
+    fn op_interval_ns(&self) -> u64 {
+        crate::sim::OP_INTERVAL_US * 1000
     }
 }
 
@@ -259,18 +260,18 @@ pub fn run_policy(
             Box::new(thpscale::Thpscale::new(&mm, managed, hpage, cfg.defrag, cfg.seed))
         }
     };
-    let mut now = node.now_us();
+    let mut now_ns = node.now_us() * 1000;
     let mut runs = Vec::with_capacity(cfg.runs);
     for r in 0..cfg.runs {
         let (before, stall0) = snapshot(&node);
         let mut stats = RunStats::default();
         wl.start_run();
         let mut ops = 0;
-        let start = now;
-        let op_us = wl.op_interval_us();
+        let start_ns = now_ns;
+        let op_ns = wl.op_interval_ns();
         while ops < cfg.max_ops(managed) {
-            now += op_us;
-            node.advance_to(now);
+            now_ns += op_ns;
+            node.advance_to(now_ns / 1000);
             if !wl.step(&mm, &node, &mut stats) {
                 break;
             }
@@ -281,7 +282,7 @@ pub fn run_policy(
         let (mean, stddev) = mean_stddev(&stats.hugealloc_work);
         runs.push(RunResult {
             ops,
-            sim_seconds: (now - start) as f64 / 1e6,
+            sim_seconds: (now_ns - start_ns) as f64 / 1e9,
             allocstall: stall1 - stall0,
             events,
             hugealloc_faults: stats.hugealloc_work.len() as u64,
