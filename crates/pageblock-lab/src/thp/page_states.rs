@@ -8,10 +8,10 @@
 //! threshold, oldest first; the write completes `writeback` later and the page is clean.
 //! Time is the node's simulated time.
 //!
-//! Reclaim cannot write page cache (6.18's file systems have no `->writepage`): it asks
-//! [`PageStates::dirty_writeback`], activates what is dirty or under writeback, and wakes
-//! the flusher ([`PageStates::wakeup_flusher_threads`]) when a whole batch was dirty; the
-//! node rotates a page reclaim marked once its write ends ([`PageStates::flush`]).
+//! Reclaim cannot write page cache (6.18's file systems have no `->writepage`): it asks the
+//! page's state (`PageStates::dirty_writeback`), activates what is dirty or under writeback,
+//! and wakes the flusher (`PageStates::wakeup_flusher_threads`) when a whole batch was dirty;
+//! the node rotates a page reclaim marked once its write ends (`PageStates::flush`).
 //!
 //! Not modelled: a page dirtied again, and the device's bandwidth (every write takes
 //! `writeback_us`, however many are in flight).
