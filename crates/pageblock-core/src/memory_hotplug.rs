@@ -10,8 +10,8 @@
 
 use std::fmt;
 
+use crate::locks::lock_zone;
 use crate::locks::NodeLocks;
-use crate::page_alloc::lock_zone;
 use crate::pcp::PagesetLimits;
 use crate::trace::TraceEvent;
 use crate::watermark::{lowmem_reserve_managed, NodeWatermarks, WatermarkLevel};

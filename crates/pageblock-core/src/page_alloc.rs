@@ -15,13 +15,14 @@ use crate::alloc::AllocError;
 use crate::config::ZoneType;
 use crate::free::{FreeBatchError, FreeError, Owner};
 use crate::gfp::{AllocFlags, Gfp};
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
 use crate::policy::PageblockSwitch;
 use crate::stats::{VmEvent, ZoneStat};
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
+use crate::vmscan::kswapd::wakeup_kswapd;
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
@@ -47,14 +48,6 @@ impl AllocContext {
     pub fn watermark_request(&self, flags: AllocFlags) -> WatermarkRequest {
         WatermarkRequest { order: self.order, flags, highest_zoneidx: self.highest_zoneidx }
     }
-}
-
-/// Take zone `zone`'s lock on behalf of `cpu` (events under it are stamped with `cpu`).
-#[inline]
-pub(crate) fn lock_zone<L: NodeLocks + ?Sized>(l: &L, zone: usize, cpu: usize) -> L::ZoneGuard<'_> {
-    let mut guard = l.lock_zone(zone);
-    guard.set_cpu(cpu);
-    guard
 }
 
 /// `__alloc_pages()`: a block of 2^`order` pages for a request with mask `gfp`, made on CPU
@@ -169,7 +162,7 @@ fn wakeup_kswapd_for_blocks<L: NodeLocks + ?Sized>(l: &L, z: usize, ac: &AllocCo
     let zone = l.node().zone(z);
     let free_blocks = zone.counters().zone_stat(ZoneStat::NrFreePagesBlocks);
     if free_blocks < zone.wmark_pages(WatermarkLevel::Low) {
-        l.wakeup_kswapd(z, ac.gfp, zone.config().pageblock_order, ac.highest_zoneidx);
+        wakeup_kswapd(l, ac.gfp, zone.config().pageblock_order, ac.highest_zoneidx);
     }
 }
 
@@ -190,7 +183,7 @@ fn rmqueue_buddy<L: NodeLocks + ?Sized>(
 fn wakeup_kswapd_boosted<L: NodeLocks + ?Sized>(l: &L, z: usize) {
     let zone = l.node().zone(z);
     zone.flags().set_boosted_watermark(false);
-    l.wakeup_kswapd(z, Gfp::NONE, 0, zone.config().zone_type);
+    wakeup_kswapd(l, Gfp::NONE, 0, zone.config().zone_type);
 }
 
 /// `rmqueue_pcplist()`: trylock the CPU's lists and take a block from them

@@ -21,9 +21,10 @@ use super::suitable::{compaction_suit_allocation_order, fragmentation_score_zone
 use super::{CompactResult, MigrateMode};
 use crate::config::ZoneType;
 use crate::gfp::AllocFlags;
+use crate::locks::lock_zone;
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
-use crate::page_alloc::{drain_all_pages, lock_zone};
+use crate::page_alloc::drain_all_pages;
 use crate::stats::VmEvent;
 use crate::vmscan::Daemons;
 

@@ -34,8 +34,11 @@ fn compaction_ready(zone: &ZoneShared, ac: &AllocContext, policy: &Policy) -> bo
 
 /// `try_to_free_pages()`: direct reclaim for `ac` on CPU `cpu`. Returns the pages
 /// reclaimed, or 1 if it stopped because compaction is ready (progress, as the kernel
-/// reports it).
+/// reports it). Nothing if the caller is itself reclaiming ([`NodeLocks::in_reclaim`]).
 pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext) -> u64 {
+    if l.in_reclaim() {
+        return 0;
+    }
     let node = l.node();
     let zonelist = node.zonelist(ac);
     let Some(&top) = zonelist.first() else {

@@ -26,13 +26,15 @@ use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_
 use crate::compaction::compact_gap;
 use crate::config::{ZoneType, MAX_NR_ZONES};
 use crate::gfp::{AllocFlags, Gfp};
+use crate::locks::lock_zone;
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
-use crate::page_alloc::lock_zone;
 use crate::policy::{KernelPeriod, PageblockSwitch, Policy};
 use crate::stats::{VmEvent, ZoneStat};
 use crate::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
+
+use crate::scan_control::scan_time_us;
 
 /// Simulated time from a wake-up to the daemon's run: the scheduling latency and the time a
 /// kswapd running beside the allocators takes to get going. A modelling choice, not a kernel
@@ -42,21 +44,9 @@ pub const KSWAPD_WAKE_DELAY_US: u64 = 1000;
 /// `HZ/10`: the nap a balanced kswapd takes before it goes fully to sleep, in microseconds.
 pub const KSWAPD_NAP_US: u64 = 100_000;
 
-/// Simulated time one scanned page costs kswapd, in nanoseconds, measured on this project's
-/// 6.18 VM: kswapd0's CPU time (`/proc/PID/stat` utime + stime) over `pgscan_kswapd` in six
-/// kernel builds under memory pressure, 1.08 s for 1.81 M pages pooled (per run 460–1,090 ns;
-/// the clock ticks 10 ms). So in the lab (14 µs an operation, 62 µs in a 2 GiB kbuild-thp) a
-/// kswapd run scanning a few thousand pages spans tens of operations.
-pub const KSWAPD_SCAN_NS_PER_PAGE: u64 = 600;
-
 /// The least simulated time a `balance_pgdat` run takes (one `SWAP_CLUSTER_MAX` batch), so
 /// that runs which scan nothing still take time and cannot repeat within one instant.
 pub const KSWAPD_RUN_MIN_US: u64 = scan_time_us(SWAP_CLUSTER_MAX);
-
-/// The simulated time, in whole microseconds (rounded up), kswapd takes to scan `pages`.
-pub const fn scan_time_us(pages: u64) -> u64 {
-    pages.saturating_mul(KSWAPD_SCAN_NS_PER_PAGE).div_ceil(1000)
-}
 
 /// How long a `balance_pgdat` run that scanned `scanned` pages and slept `throttled_us` in
 /// `reclaim_throttle` keeps kswapd busy.
@@ -185,9 +175,15 @@ fn pgdat_watermark_boosted(node: &NodeShared, idx: ZoneType) -> bool {
 
 /// `wakeup_kswapd()`: ask kswapd to balance the node for `order` up to `idx`. Not woken if
 /// the node is balanced already (then a request that cannot compact itself wakes
-/// kcompactd), or kswapd has failed too often.
+/// kcompactd), or kswapd has failed too often. The driver then starts what is pending
+/// ([`NodeLocks::wake_daemons`]).
 pub fn wakeup_kswapd<L: NodeLocks + ?Sized>(l: &L, gfp: Gfp, order: u32, idx: ZoneType) {
-    let node = l.node();
+    record_kswapd_wakeup(l.node(), gfp, order, idx);
+    l.wake_daemons();
+}
+
+/// [`wakeup_kswapd`]'s bookkeeping in the node's daemon state.
+fn record_kswapd_wakeup(node: &NodeShared, gfp: Gfp, order: u32, idx: ZoneType) {
     let mut d = node.daemons();
     d.kswapd_highest_zoneidx = Some(d.kswapd_highest_zoneidx.map_or(idx, |cur| cur.max(idx)));
     d.kswapd_order = d.kswapd_order.max(order);
