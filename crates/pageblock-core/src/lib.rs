@@ -44,15 +44,12 @@
 // huge-page backing store in `vmemmap`.
 #![deny(unsafe_code)]
 
-pub mod alloc;
-pub mod buddy;
 pub mod compaction;
 pub mod config;
-pub mod fallback;
-pub mod free;
-pub mod free_area;
+pub mod fastpath;
+pub mod free_pages;
 pub mod gfp;
-pub mod highatomic;
+pub mod invariant;
 pub mod list;
 pub mod locks;
 pub mod memmap;
@@ -63,7 +60,6 @@ pub mod named_policy;
 pub mod node;
 pub mod page_alloc;
 pub mod pageblock;
-pub mod pagemap;
 pub mod pcp;
 pub mod policy;
 pub mod scan_control;
@@ -78,18 +74,14 @@ pub mod verify;
 pub mod vmemmap;
 pub mod vmscan;
 pub mod vmstat_items;
-pub mod watermark;
 pub mod zone;
-pub mod zone_state;
 
-pub use alloc::AllocError;
 pub use config::{ConfigError, MemmapLayout, NodeConfig, ZoneConfig, ZoneSpan, ZoneType};
-pub use free::{FreeBatchError, FreeError, Owner};
 pub use gfp::{AllocFlags, Gfp};
+pub use invariant::{Invariant, VerifyError};
 pub use locks::NodeLocks;
 pub use migratetype::MigrateType;
-pub use node::NodeShared;
-pub use page_alloc::AllocContext;
+pub use node::{AllocContext, NodeShared};
 pub use policy::{
     Boot, BulkFree, DefragModeFix, FreeAreaLayout, KernelPeriod, PageblockSwitch, PcpBatch, Policy,
     SeedPatches, SpeedOnly, Switches, Sysctl, SysctlError, Sysctls,
@@ -98,5 +90,7 @@ pub use sim_node::Node;
 pub use stats::{VmEvent, ZoneStat};
 pub use trace::{TraceContext, TraceEvent, TraceHub, TraceSink};
 pub use types::Pfn;
-pub use verify::{Invariant, PageCensus, VerifyError};
+pub use verify::PageCensus;
+pub use zone::alloc::AllocError;
+pub use zone::free::{FreeBatchError, FreeError, Owner};
 pub use zone::{Zone, ZoneCounters, ZoneShared};

@@ -12,9 +12,9 @@ use std::fmt;
 
 use crate::locks::lock_zone;
 use crate::locks::NodeLocks;
-use crate::pcp::PagesetLimits;
 use crate::trace::TraceEvent;
-use crate::watermark::{lowmem_reserve_managed, NodeWatermarks, WatermarkLevel};
+use crate::zone::pageset::PagesetLimits;
+use crate::zone::watermark::{lowmem_reserve_managed, NodeWatermarks, WatermarkLevel};
 use crate::zone::Zone;
 
 /// Why pages could not be onlined. Nothing changed.

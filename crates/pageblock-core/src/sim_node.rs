@@ -13,13 +13,11 @@
 use std::cell::{Ref, RefCell, RefMut};
 use std::sync::Arc;
 
-use crate::alloc::AllocError;
 use crate::compaction::{
     self, kcompactd_pass, kcompactd_work_requested, CompactResult, FolioState, MigrateFail, MigrateMode,
     Mover,
 };
 use crate::config::{ConfigError, NodeConfig, ZoneConfig, ZoneType};
-use crate::free::FreeError;
 use crate::gfp::Gfp;
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
@@ -35,6 +33,8 @@ use crate::vmscan::{
     shrink, swap_io, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, SwapDevice, SwapLatency,
     Unmap, KSWAPD_WAKE_DELAY_US, SWAP_CLUSTER_MAX,
 };
+use crate::zone::alloc::AllocError;
+use crate::zone::free::FreeError;
 use crate::zone::Zone;
 
 /// `sysctl_stat_interval`: how often the vmstat worker runs on each CPU, in microseconds.

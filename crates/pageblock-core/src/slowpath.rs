@@ -24,17 +24,19 @@
 //! kernel's last `ALLOC_MIN_RESERVE` attempt, then fails instead of looping forever.
 
 use crate::compaction::{compaction_zonelist_suitable, try_to_compact_pages, CompactPriority, CompactResult};
+use crate::fastpath::get_page_from_freelist;
+use crate::free_pages::drain_all_pages;
 use crate::gfp::{self, AllocFlags, Gfp};
 use crate::locks::lock_zone;
 use crate::locks::NodeLocks;
 use crate::migratetype::MigrateType;
-use crate::page_alloc::{drain_all_pages, get_page_from_freelist, AllocContext};
+use crate::node::AllocContext;
 use crate::policy::DefragModeFix;
 use crate::stats::VmEvent;
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::vmscan::kswapd::wakeup_kswapd;
 use crate::vmscan::try_to_free_pages;
-use crate::watermark::WatermarkLevel;
+use crate::zone::watermark::WatermarkLevel;
 
 /// `MAX_RECLAIM_RETRIES`: passes without reclaim progress before `should_reclaim_retry`
 /// gives up.
@@ -330,7 +332,7 @@ fn should_reclaim_retry<L: NodeLocks + ?Sized>(
             let zone = node.zone(z as usize);
             let available = l.zone_reclaimable_pages(z as usize) + zone.nr_free_pages();
             let min = zone.wmark_pages(WatermarkLevel::Min);
-            let req = crate::watermark::WatermarkRequest { order, ..ac.watermark_request(st.flags) };
+            let req = crate::zone::watermark::WatermarkRequest { order, ..ac.watermark_request(st.flags) };
             if zone.zone_watermark_ok_with(req, min, available) {
                 return true;
             }

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use pageblock_core::vmscan::kswapd::{kswapd_run_time_us, KSWAPD_NAP_US};
 use pageblock_core::vmscan::{LruKind, Unmap, KSWAPD_WAKE_DELAY_US, MAX_RECLAIM_RETRIES};
-use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// The page cache's owner: every page goes unless the cache is pinned.

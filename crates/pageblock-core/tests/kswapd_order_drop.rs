@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use pageblock_core::compaction::compact_gap;
 use pageblock_core::vmscan::{LruKind, Unmap, KSWAPD_WAKE_DELAY_US};
-use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{
     Gfp, KernelPeriod, Node, NodeConfig, Pfn, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType,
 };

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::vmscan::kswapd::kswapd_run;
 use pageblock_core::vmscan::{LruKind, SwapDevice, SwapLatency, Unmap};
-use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// Every anonymous page the process still maps.

@@ -12,7 +12,7 @@ use crate::locks::NodeLocks;
 use crate::memmap::PageState;
 use crate::migratetype::MigrateType;
 use crate::stats::VmEvent;
-use crate::watermark::WatermarkRequest;
+use crate::zone::watermark::WatermarkRequest;
 use crate::zone::{Zone, ZoneShared};
 
 impl CompactControl {

@@ -20,13 +20,13 @@ use super::compact_zone::{compact_zone, CompactControl};
 use super::suitable::{compaction_suit_allocation_order, fragmentation_score_zone, SuitQuery};
 use super::{CompactResult, MigrateMode};
 use crate::config::ZoneType;
+use crate::free_pages::drain_all_pages;
 use crate::gfp::AllocFlags;
 use crate::locks::lock_zone;
 use crate::locks::NodeLocks;
+use crate::node::Daemons;
 use crate::node::NodeShared;
-use crate::page_alloc::drain_all_pages;
 use crate::stats::VmEvent;
-use crate::vmscan::Daemons;
 
 /// `HPAGE_FRAG_CHECK_INTERVAL_MSEC`: kcompactd's wait timeout (`default_timeout`), in
 /// microseconds.

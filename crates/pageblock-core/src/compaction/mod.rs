@@ -31,9 +31,7 @@
 //!   (`verify` counts `Isolated` heads).
 //! * Every page a run isolated is back — moved, put back or freed — when the run returns.
 
-mod capture;
 mod compact_zone;
-pub(crate) mod defer;
 mod fast_search;
 mod isolate;
 mod kcompactd;
@@ -43,10 +41,8 @@ mod migration;
 mod scan_tests;
 pub mod suitable;
 
-pub(crate) use capture::Capture;
 pub(crate) use compact_zone::compaction_allocated;
 pub use compact_zone::{compact_node, try_to_compact_pages};
-pub use defer::ZoneCompaction;
 pub use kcompactd::{
     fragmentation_score_node, kcompactd_pass, kcompactd_work_requested, wakeup_kcompactd, KcompactdPass,
     KcompactdWork, COMPACT_MAX_DEFER_SHIFT, KCOMPACTD_PASS_MIN_US, KCOMPACTD_SCAN_NS_PER_PFN,

@@ -14,11 +14,11 @@ use crate::config::ZoneType;
 use crate::gfp::AllocFlags;
 use crate::locks::NodeLocks;
 use crate::migratetype::MigrateType;
-use crate::page_alloc::AllocContext;
+use crate::node::AllocContext;
 use crate::policy::{PageblockSwitch, Policy};
 use crate::stats::ZoneStat;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
 /// `fragmentation_index(zone, order)` over every list, HighAtomic, CMA and Isolate

@@ -8,17 +8,16 @@
 //! library's `verify` adds what only it knows: its movable handles against the memmap's
 //! handle tags ([`crate::memmap::AllocTag::handle`]).
 
-mod error;
 #[cfg(test)]
 mod tests;
 
-use error::ensure;
-pub use error::{Invariant, VerifyError};
+use crate::invariant::ensure;
+pub use crate::invariant::{Invariant, VerifyError};
 
 use crate::locks::NodeLocks;
+use crate::memmap::pagemap::PageMap;
 use crate::memmap::{PageState, NIL};
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
-use crate::pagemap::PageMap;
 use crate::stats::ZoneStat;
 use crate::zone::Zone;
 

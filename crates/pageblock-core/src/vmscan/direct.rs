@@ -5,10 +5,10 @@
 use super::{count_reclaim, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::compaction::suitable::compaction_suitable;
 use crate::locks::NodeLocks;
-use crate::page_alloc::AllocContext;
+use crate::node::AllocContext;
 use crate::policy::Policy;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
 /// `compaction_ready()`: the request's block could be made by compaction right away —

@@ -31,7 +31,7 @@ use crate::locks::NodeLocks;
 use crate::node::NodeShared;
 use crate::policy::{KernelPeriod, PageblockSwitch, Policy};
 use crate::stats::{VmEvent, ZoneStat};
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
 use crate::scan_control::scan_time_us;
@@ -82,29 +82,6 @@ pub struct KswapdRun {
     pub throttled_us: u64,
     /// What kswapd does next.
     pub next: KswapdNext,
-}
-
-/// kswapd's and kcompactd's wake-up state (`pgdat->kswapd_order`, `kswapd_highest_zoneidx`,
-/// `kswapd_failures`, `kcompactd_max_order`, `kcompactd_highest_zoneidx`, the wait queues).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Daemons {
-    /// kswapd is awake: woken (or still unbalanced after its last run) and due to run.
-    pub kswapd_woken: bool,
-    /// The largest order asked of kswapd since it last ran.
-    pub kswapd_order: u32,
-    /// The highest zone type asked of kswapd since it last ran.
-    pub kswapd_highest_zoneidx: Option<ZoneType>,
-    /// Consecutive kswapd runs that reclaimed nothing.
-    pub kswapd_failures: u32,
-    /// kcompactd has been woken and has not run yet.
-    pub kcompactd_woken: bool,
-    /// The largest order asked of kcompactd.
-    pub kcompactd_max_order: u32,
-    /// The lowest highest-zone asked of kcompactd (`None`: every zone).
-    pub kcompactd_highest_zoneidx: Option<ZoneType>,
-    /// `PGDAT_WRITEBACK`: a kswapd pass took only pages under writeback; until the node is
-    /// balanced, kswapd meeting such pages again counts them `nr_immediate` and is throttled.
-    pub pgdat_writeback: bool,
 }
 
 /// Does some zone up to `idx` with managed pages pass its high watermark at `order`,

@@ -19,7 +19,7 @@ pub mod shrink;
 pub mod swap_io;
 
 pub use direct::try_to_free_pages;
-pub use kswapd::{Daemons, KSWAPD_WAKE_DELAY_US};
+pub use kswapd::KSWAPD_WAKE_DELAY_US;
 pub use lru::{LruKind, LruList, Lruvec};
 pub use shrink::{NodeFree, ReclaimCost};
 pub use swap_io::{SwapDevice, SwapLatency};

@@ -28,11 +28,13 @@
 //!   block's pageblock type (`PageBuddy` + `buddy_order()`).
 //! * Links are meaningful only for pages on a list; stale values elsewhere are never read.
 
+pub mod pagemap;
+
 use std::sync::atomic::{AtomicU32, AtomicU8};
 
 use crate::config::MemmapLayout;
+use crate::memmap::pagemap::{PageMap, Pages, RecordPages, SplitPages, INFO, NEXT, PREV};
 use crate::migratetype::MigrateType;
-use crate::pagemap::{PageMap, Pages, RecordPages, SplitPages, INFO, NEXT, PREV};
 use crate::vmemmap::VmemmapArray;
 
 /// "No page": the end of a list.
@@ -119,7 +121,7 @@ impl AllocTag {
     }
 
     /// The tag of a movable block published under a handle (`folio_add_lru`): freed only
-    /// by [`crate::free::Owner::Handle`].
+    /// by [`crate::zone::free::Owner::Handle`].
     pub const HANDLE: AllocTag = AllocTag { migratetype: MigrateType::Movable, movable: true, handle: true };
 
     /// Every tag a state word can hold, by [`AllocTag::code`]: the six migratetypes with
