@@ -90,7 +90,7 @@ pub use sim_node::Node;
 pub use stats::{VmEvent, ZoneStat};
 pub use trace::{TraceContext, TraceEvent, TraceHub, TraceSink};
 pub use types::Pfn;
-pub use verify::PageCensus;
 pub use zone::alloc::AllocError;
 pub use zone::free::{FreeBatchError, FreeError, Owner};
+pub use zone::verify::PageCensus;
 pub use zone::{Zone, ZoneCounters, ZoneShared};

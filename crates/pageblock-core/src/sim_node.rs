@@ -19,6 +19,7 @@ use crate::compaction::{
 };
 use crate::config::{ConfigError, NodeConfig, ZoneConfig, ZoneType};
 use crate::gfp::Gfp;
+use crate::invariant::VerifyError;
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
 use crate::page_alloc;
@@ -27,7 +28,6 @@ use crate::policy::Policy;
 use crate::stats::VmEvent;
 use crate::thp::{self, ThpDefrag, ThpFault};
 use crate::types::Pfn;
-use crate::verify::{PageCensus, VerifyError};
 use crate::vmscan::kswapd::{kswapd_nap_over, kswapd_run, kswapd_run_time_us, KswapdNext, KSWAPD_NAP_US};
 use crate::vmscan::{
     shrink, swap_io, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, SwapDevice, SwapLatency,
@@ -35,6 +35,7 @@ use crate::vmscan::{
 };
 use crate::zone::alloc::AllocError;
 use crate::zone::free::FreeError;
+use crate::zone::verify::PageCensus;
 use crate::zone::Zone;
 
 /// `sysctl_stat_interval`: how often the vmstat worker runs on each CPU, in microseconds.

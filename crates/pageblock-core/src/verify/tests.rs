@@ -2,7 +2,7 @@
 //! exactly one thing through the crate's internals, and expects the [`Invariant`] that names
 //! it. The invariants of the library's movable handles are tested in `pageblock`.
 
-use super::Invariant;
+use crate::invariant::Invariant;
 use crate::memmap::pagemap::PageMap;
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;

@@ -35,7 +35,10 @@ pub mod fallback;
 pub mod free;
 pub mod free_area;
 pub mod highatomic;
+pub mod hotplug;
+pub mod isolate;
 pub mod pageset;
+pub mod verify;
 pub mod watermark;
 pub mod zone_state;
 
