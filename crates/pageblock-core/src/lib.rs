@@ -25,15 +25,17 @@
 //! | `pg_data_t`, `build_zonelists` | [`NodeShared`], [`node`] |
 //! | `struct zone`, `zone->lock` | [`Zone`] (`&mut self`), [`ZoneShared`] (lock-free part) |
 //! | `struct page` | [`memmap::Memmap`] (9 bytes per page) |
-//! | `free_area[o].free_list[mt]`, `nr_free`, `mt_nr_free` | [`free_area::FreeAreas`] |
+//! | `free_area[o].free_list[mt]`, `nr_free`, `mt_nr_free` | [`zone::free_area::FreeAreas`] |
 //! | `struct per_cpu_pages`, `__rmqueue_pcplist`, `free_pcppages_bulk` | [`pcp::PerCpuPages`] |
-//! | `__free_one_page`, `expand`, `__rmqueue_smallest` | [`buddy`] |
-//! | `__rmqueue`, `__rmqueue_claim/steal`, `try_to_claim_block` | [`fallback`] |
-//! | `__alloc_pages`, `get_page_from_freelist`, `rmqueue`, `free_frozen_pages` | [`page_alloc`] |
+//! | `__free_one_page`, `expand`, `__rmqueue_smallest` | [`zone::buddy`], [`zone::free`] |
+//! | `__rmqueue`, `__rmqueue_claim/steal`, `try_to_claim_block` | [`zone::fallback`] |
+//! | `__alloc_pages` | [`page_alloc`] |
+//! | `get_page_from_freelist`, `rmqueue` | [`fastpath`] |
+//! | `free_frozen_pages`, `drain_all_pages` | [`free_pages`] |
 //! | `__alloc_pages_slowpath`, `should_reclaim_retry` | [`slowpath`] |
-//! | `rmqueue_buddy`, `rmqueue_bulk` | [`alloc`] |
-//! | `__zone_watermark_ok`, `boost_watermark`, `lowmem_reserve` | [`watermark`] |
-//! | `reserve/unreserve_highatomic_pageblock` | [`highatomic`] |
+//! | `rmqueue_buddy`, `rmqueue_bulk` | [`zone::alloc`] |
+//! | `__zone_watermark_ok`, `boost_watermark`, `lowmem_reserve` | [`zone::watermark`] |
+//! | `reserve/unreserve_highatomic_pageblock` | [`zone::highatomic`] |
 //! | `compact_zone`, `try_to_compact_pages`, kcompactd | [`compaction`] |
 //! | `struct lruvec`, `shrink_node`, kswapd, `try_to_free_pages` | [`vmscan`] |
 //! | `vma_thp_gfp_mask`, `do_huge_pmd_anonymous_page` | [`thp`] |

@@ -16,9 +16,9 @@
 //!    `defrag_mode` dropping ALLOC_NOFRAGMENT — only now may a request fragment a foreign
 //!    pageblock; the OOM killer.
 //!
-//! Reclaim and compaction are driver hooks ([`crate::NodeLocks`]): compaction runs when the
-//! driver has a [`crate::compaction::Mover`]; direct reclaim ([`crate::vmscan`]) scans the
-//! driver's LRU lists and shrinkers — a driver without them reclaims nothing, and the steps
+//! Reclaim and compaction are shared code over the driver's primitives ([`crate::NodeLocks`]):
+//! compaction runs when the driver has a [`crate::mover::Mover`]; direct reclaim
+//! ([`crate::vmscan`]) scans the driver's LRU lists and shrinkers — a driver without them reclaims nothing, and the steps
 //! take the kernel's "no progress" branches. There is no OOM killer: a request
 //! that would invoke it is counted (`pgalloc_oom`) and fails. `__GFP_NOFAIL` gets the
 //! kernel's last `ALLOC_MIN_RESERVE` attempt, then fails instead of looping forever.
