@@ -1,6 +1,6 @@
 //! The allocation path's entry points, written once for every driver ([`crate::NodeLocks`]):
-//! `__alloc_pages` tries the fast path ([`crate::fastpath`]: `get_page_from_freelist`) and,
-//! if that fails, the slow path ([`crate::slowpath`]: reclaim, compaction, retries). The free
+//! `__alloc_pages` tries the fast path (`crate::fastpath`: `get_page_from_freelist`) and,
+//! if that fails, the slow path (`crate::slowpath`: reclaim, compaction, retries). The free
 //! path and the drains are the fast path's, re-exported here so a driver finds the whole
 //! interface in one place.
 

@@ -80,7 +80,7 @@ impl PerCpuPages {
             .flat_map(move |cpu| zones.iter().map(move |z| PerCpuPages::new(cpu, z.shared(), z.policy())))
     }
 
-    /// The lists of `cpu` for the zone of `shared`, sized by the zone's [`PagesetLimits`].
+    /// The lists of `cpu` for the zone of `shared`, sized by the zone's `PagesetLimits`.
     /// `policy` decides the buddy prefetch (seed 001).
     pub fn new(cpu: usize, shared: &ZoneShared, policy: &Policy) -> PerCpuPages {
         let PagesetLimits { batch, high_min, high_max } = shared.pageset();

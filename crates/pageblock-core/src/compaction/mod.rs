@@ -7,7 +7,7 @@
 //! moved by a [`Mover`] and its old copy freed, so free blocks merge at the low end. A run
 //! ends when the scanners meet, or earlier when a free block of the wanted order exists
 //! (`compact_zone.rs`). What makes it worth trying, and when to stop trying, is decided by
-//! the fragmentation index ([`suitable`]) and by deferral after failures ([`crate::zone::defer`]).
+//! the fragmentation index ([`suitable`]) and by deferral after failures (`crate::zone::defer`).
 //!
 //! Before walking, each scanner looks at a few entries of the MOVABLE free lists for a
 //! pageblock worth visiting (`fast_search.rs`). An async run only trylocks the zone lock;

@@ -5,7 +5,7 @@
 //! so a 64 GiB zone (16 Mi pages) needs 144 MiB of metadata; [`MemmapLayout::Records`] keeps
 //! the kernel's shape, one record per page of 12 to 256 bytes (64 for the kernel's footprint,
 //! in cache experiments such as seed 001's). Arrays of 2 MiB or more live in huge-page-backed
-//! memory ([`crate::vmemmap`]), as the kernel's memmap does. A page has:
+//! memory (`crate::vmemmap`), as the kernel's memmap does. A page has:
 //!
 //! * the free-list links (`next`, `prev`: zone-relative page indices, [`NIL`] for none), used
 //!   only while the page heads a block that sits on a list (`buddy_list` in the kernel);

@@ -1,9 +1,9 @@
 //! `verify()`: the whole-structure invariant checker, over either driver.
 //!
-//! Each zone checks its own structures ([`Zone::verify`], in [`crate::zone::verify`]); the node
+//! Each zone checks its own structures ([`Zone::verify`], in `crate::zone::verify`); the node
 //! check adds that the per-CPU pages each zone's memmap records are exactly what the CPUs'
 //! lists hold. Each check corresponds to an invariant written down in [`crate::zone`],
-//! [`crate::list`] or [`crate::memmap`], and a failure names it ([`Invariant`]); `tests`
+//! `crate::list` or [`crate::memmap`], and a failure names it ([`Invariant`]); `tests`
 //! corrupts each in turn. The thread-safe library's `verify` adds what only it knows: its
 //! movable handles against the memmap's handle tags ([`crate::memmap::AllocTag::handle`]).
 //!

@@ -6,11 +6,11 @@
 //! in [`ZoneShared`], reachable through an `Arc` without the lock: the configuration, the
 //! memmap and pageblock bits (atomics, as the kernel reads them locklessly), and every counter.
 //!
-//! The algorithms are split by kernel concept: [`crate::zone::free_area`] (list and accounting
-//! primitives), [`crate::zone::buddy`] (merge, split, smallest-first), [`crate::zone::fallback`] (claim
-//! and steal), [`crate::zone::highatomic`], [`crate::zone::watermark`], [`crate::zone::alloc`] (a zone's part of
-//! allocation), [`crate::zone::free`] (a zone's part of freeing, and the misuse checks). The entry
-//! points and the slow path are [`crate::page_alloc`] and [`crate::slowpath`].
+//! The algorithms are split by kernel concept: `crate::zone::free_area` (list and accounting
+//! primitives), `crate::zone::buddy` (merge, split, smallest-first), `crate::zone::fallback` (claim
+//! and steal), `crate::zone::highatomic`, [`crate::zone::watermark`], `crate::zone::alloc` (a zone's part of
+//! allocation), `crate::zone::free` (a zone's part of freeing, and the misuse checks). The entry
+//! points and the slow path are [`crate::page_alloc`] and `crate::slowpath`.
 //!
 //! # Invariants (checked by [`crate::verify`])
 //!
@@ -27,18 +27,18 @@
 //! * free + allocated + per-CPU + isolated pages == managed pages; the reserved pages are the
 //!   first `reserved_pages` of the zone, each a `Reserved` page of order 0.
 
-pub mod alloc;
-pub mod buddy;
+pub(crate) mod alloc;
+pub(crate) mod buddy;
 pub(crate) mod capture;
-pub mod defer;
-pub mod fallback;
-pub mod free;
-pub mod free_area;
-pub mod highatomic;
-pub mod hotplug;
-pub mod isolate;
-pub mod pageset;
-pub mod verify;
+pub(crate) mod defer;
+pub(crate) mod fallback;
+pub(crate) mod free;
+pub(crate) mod free_area;
+pub(crate) mod highatomic;
+pub(crate) mod hotplug;
+pub(crate) mod isolate;
+pub(crate) mod pageset;
+pub(crate) mod verify;
 pub mod watermark;
 pub mod zone_state;
 
