@@ -8,8 +8,7 @@
 //!
 //! Offlining is not modelled.
 
-use crate::locks::lock_zone;
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 pub use crate::zone::hotplug::OnlineError;
 use crate::zone::pageset::PagesetLimits;
 use crate::zone::watermark::{lowmem_reserve_managed, NodeWatermarks, WatermarkLevel};

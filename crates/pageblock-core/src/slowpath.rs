@@ -27,8 +27,7 @@ use crate::compaction::{compaction_zonelist_suitable, try_to_compact_pages, Comp
 use crate::fastpath::get_page_from_freelist;
 use crate::free_pages::drain_all_pages;
 use crate::gfp::{self, AllocFlags, Gfp};
-use crate::locks::lock_zone;
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::migratetype::MigrateType;
 use crate::node::AllocContext;
 use crate::policy::DefragModeFix;

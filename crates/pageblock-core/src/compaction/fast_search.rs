@@ -16,8 +16,7 @@
 use super::compact_zone::CompactControl;
 use super::migrate::block_index;
 use super::{MigrateMode, COMPACT_CLUSTER_MAX};
-use crate::locks::lock_zone;
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::migratetype::MigrateType;
 use crate::stats::VmEvent;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;

@@ -8,8 +8,7 @@
 
 use super::compact_zone::CompactControl;
 use super::{MigrateMode, COMPACT_CLUSTER_MAX};
-use crate::locks::lock_zone;
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
 use crate::stats::VmEvent;

@@ -45,12 +45,12 @@ pub(crate) use compact_zone::compaction_allocated;
 pub use compact_zone::{compact_node, try_to_compact_pages};
 pub use kcompactd::{
     fragmentation_score_node, kcompactd_pass, kcompactd_work_requested, wakeup_kcompactd, KcompactdPass,
-    KcompactdWork, COMPACT_MAX_DEFER_SHIFT, KCOMPACTD_PASS_MIN_US, KCOMPACTD_SCAN_NS_PER_PFN,
-    PROACTIVE_INTERVAL_US,
+    KcompactdWork, KCOMPACTD_PASS_MIN_US, KCOMPACTD_SCAN_NS_PER_PFN, PROACTIVE_INTERVAL_US,
 };
 pub use suitable::{compaction_zonelist_suitable, fragmentation_index};
 
 pub use crate::mover::{FolioState, MigrateFail, MigrateMode, Mover};
+pub use crate::zone::defer::COMPACT_MAX_DEFER_SHIFT;
 
 /// `COMPACT_CLUSTER_MAX` (= `SWAP_CLUSTER_MAX`): pages isolated for migration per batch.
 pub const COMPACT_CLUSTER_MAX: u64 = 32;

@@ -26,8 +26,7 @@ use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_
 use crate::compaction::compact_gap;
 use crate::config::{ZoneType, MAX_NR_ZONES};
 use crate::gfp::{AllocFlags, Gfp};
-use crate::locks::lock_zone;
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::node::NodeShared;
 use crate::policy::{KernelPeriod, PageblockSwitch, Policy};
 use crate::stats::{VmEvent, ZoneStat};
