@@ -7,7 +7,9 @@
 //! themselves (what `zone->lock` guards) and the per-CPU lists are owned by a driver — the
 //! single-threaded simulator [`crate::Node`] or the thread-safe `pageblock::Allocator` —
 //! which hands them to the one allocation path ([`crate::page_alloc`]) through
-//! [`crate::NodeLocks`].
+//! [`crate::NodeLocks`]. Also here: [`AllocContext`] (`struct alloc_context`, what
+//! `prepare_alloc_pages` makes of a request against the node's zonelist) and [`Daemons`]
+//! (the node's kswapd and kcompactd wake-up fields).
 //!
 //! # Invariants
 //!

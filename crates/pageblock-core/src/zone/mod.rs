@@ -6,11 +6,15 @@
 //! in [`ZoneShared`], reachable through an `Arc` without the lock: the configuration, the
 //! memmap and pageblock bits (atomics, as the kernel reads them locklessly), and every counter.
 //!
-//! The algorithms are split by kernel concept: `crate::zone::free_area` (list and accounting
-//! primitives), `crate::zone::buddy` (merge, split, smallest-first), `crate::zone::fallback` (claim
-//! and steal), `crate::zone::highatomic`, [`crate::zone::watermark`], `crate::zone::alloc` (a zone's part of
-//! allocation), `crate::zone::free` (a zone's part of freeing, and the misuse checks). The entry
-//! points and the slow path are [`crate::page_alloc`] and `crate::slowpath`.
+//! The zone is a parent module; its children hold the zone's own operations, by kernel
+//! concept: `free_area` (list and accounting primitives), `buddy` (merge, split,
+//! smallest-first), `fallback` (claim and steal), `highatomic`, [`watermark`], `alloc` and
+//! `free` (a zone's part of allocating and freeing, and the misuse checks), `pageset` (the
+//! per-CPU list sizes), `defer` and `capture` (the zone's compaction state), `isolate` (a free
+//! block taken for compaction), `hotplug` (onlining), `verify` (the zone's own check) and
+//! [`zone_state`] (a chosen state, for replay). Code outside the zone calls its methods and
+//! never re-opens `impl Zone`. The entry points and the slow path are [`crate::page_alloc`] and
+//! `crate::slowpath`.
 //!
 //! # Invariants (checked by [`crate::verify`])
 //!
