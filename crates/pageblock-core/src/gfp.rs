@@ -12,6 +12,20 @@ pub use pageblock_formats::gfp::Gfp;
 use crate::config::ZoneType;
 use crate::migratetype::MigrateType;
 
+/// Which mark an allocation checks (`enum zone_watermarks`), the index an attempt's
+/// `ALLOC_WMARK_*` bits hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatermarkLevel {
+    /// `WMARK_MIN`.
+    Min = 0,
+    /// `WMARK_LOW`.
+    Low = 1,
+    /// `WMARK_HIGH`.
+    High = 2,
+    /// `WMARK_PROMO`.
+    Promo = 3,
+}
+
 /// `ALLOC_*` flags: how hard an allocation attempt may dig.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct AllocFlags(pub u32);
@@ -62,11 +76,11 @@ impl AllocFlags {
 
     /// The watermark this attempt checks against.
     #[inline]
-    pub const fn watermark(self) -> crate::watermark::WatermarkLevel {
+    pub const fn watermark(self) -> WatermarkLevel {
         match self.0 & 0x3 {
-            0 => crate::watermark::WatermarkLevel::Min,
-            1 => crate::watermark::WatermarkLevel::Low,
-            _ => crate::watermark::WatermarkLevel::High,
+            0 => WatermarkLevel::Min,
+            1 => WatermarkLevel::Low,
+            _ => WatermarkLevel::High,
         }
     }
 }

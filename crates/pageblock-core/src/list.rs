@@ -16,8 +16,8 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
+use crate::memmap::pagemap::PageMap;
 use crate::memmap::NIL;
-use crate::pagemap::PageMap;
 
 /// Head and tail of one list. The two words are relaxed atomics, written only by the holder
 /// of the lock that owns the list and readable by anyone (a lock-free reader may see a list
@@ -184,8 +184,8 @@ impl<M: PageMap> Iterator for ListIter<M> {
 mod tests {
     use super::*;
     use crate::config::MemmapLayout;
+    use crate::memmap::pagemap::Pages;
     use crate::memmap::Memmap;
-    use crate::pagemap::Pages;
 
     fn collect(l: &ListHead, mm: Pages<'_>) -> Vec<u32> {
         l.iter(mm).collect()

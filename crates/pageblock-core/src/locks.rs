@@ -1,5 +1,6 @@
 //! How the one allocation path reaches what locks guard: a zone (`zone->lock`) and a CPU's
-//! per-CPU lists (`pcp->lock`), plus the reclaim and compaction steps of the slow path.
+//! per-CPU lists (`pcp->lock`), plus the hooks reclaim and compaction need from the owner
+//! of the memory.
 //!
 //! [`crate::page_alloc`] is written once against this trait; two drivers implement it:
 //!
@@ -15,27 +16,26 @@
 
 use std::ops::DerefMut;
 
-use crate::compaction::{CompactPriority, CompactResult, Mover};
-use crate::config::ZoneType;
-use crate::gfp::{AllocFlags, Gfp};
+use crate::mover::Mover;
 use crate::node::NodeShared;
-use crate::page_alloc::AllocContext;
 use crate::pcp::PerCpuPages;
-use crate::types::Pfn;
-use crate::vmscan::ScanControl;
+use crate::scan_control::ScanControl;
 use crate::zone::Zone;
 
-/// The whole driver interface of the allocation path, not only its locks: what the kernel's
-/// locks guard (a zone, a CPU's lists), kswapd wakeups, and the slow path's reclaim and
-/// compaction steps (LRU lists, the page mover). Implemented by the simulator
+/// The driver interface of the allocation path, as primitives: what the kernel's locks guard
+/// (a zone, a CPU's lists), the daemons' wake-up, and what reclaim and compaction need from
+/// the owner of the memory (the LRU lists, the page mover). Implemented by the simulator
 /// ([`crate::Node`]) and the thread-safe library (`pageblock::Pgdat`). Zones are indices into
 /// [`NodeShared::zones`]; CPUs are `0..node().nr_cpus()`.
 ///
-/// Compaction and reclaim run shared code ([`crate::compaction`], [`crate::vmscan`]); what
-/// they need from the driver is what moves pages ([`NodeLocks::mover`]; without one nothing
-/// moves and compaction does not start) and the LRU lists ([`NodeLocks::shrink_node`],
-/// [`NodeLocks::zone_reclaimable_pages`]; without them reclaim frees nothing, and the slow
-/// path continues as the kernel does in that case).
+/// The slow path's steps are written once over this trait, as free functions in their own
+/// modules: kswapd's wake-up ([`crate::vmscan::kswapd::wakeup_kswapd`]), direct reclaim
+/// ([`crate::vmscan::try_to_free_pages`]), direct compaction
+/// ([`crate::compaction::try_to_compact_pages`]). What they need from the driver is what
+/// moves pages ([`NodeLocks::mover`]; without one nothing moves and compaction does not
+/// start) and the LRU lists ([`NodeLocks::shrink_node`], [`NodeLocks::zone_reclaimable_pages`];
+/// without them reclaim frees nothing, and the slow path continues as the kernel does in that
+/// case). This module imports no algorithm: the trait sits below them all.
 pub trait NodeLocks {
     /// A held zone lock.
     type ZoneGuard<'a>: DerefMut<Target = Zone>
@@ -66,20 +66,22 @@ pub trait NodeLocks {
     /// `spin_lock(&pcp->lock)`, for drains.
     fn lock_pcp(&self, cpu: usize, zone: usize) -> Self::PcpGuard<'_>;
 
-    /// `wakeup_kswapd()`: background reclaim for `zone` should start. The wake-up is recorded
-    /// in [`NodeShared::daemons`]; the driver runs kswapd ([`crate::vmscan::kswapd::kswapd_run`]).
-    fn wakeup_kswapd(&self, zone: usize, gfp: Gfp, order: u32, highest_zoneidx: ZoneType) {
-        let _ = zone;
-        crate::vmscan::kswapd::wakeup_kswapd(self, gfp, order, highest_zoneidx);
-    }
+    /// Start the daemons whose wake-up [`NodeShared::daemons`] records as pending (the end of
+    /// [`crate::vmscan::kswapd::wakeup_kswapd`]). By default nothing: the simulator runs them
+    /// itself when they are due; the library wakes its daemon threads.
+    fn wake_daemons(&self) {}
 
-    /// `try_to_free_pages()`: direct reclaim for `ac`; returns the pages reclaimed.
-    fn try_to_free_pages(&self, cpu: usize, ac: &AllocContext) -> u64 {
-        crate::vmscan::try_to_free_pages(self, cpu, ac)
+    /// `current->flags & PF_MEMALLOC`: the calling thread is itself reclaiming (a shrinker
+    /// that allocates), so direct reclaim would recurse and does nothing. By default never:
+    /// the simulator's reclaim allocates nothing.
+    fn in_reclaim(&self) -> bool {
+        false
     }
 
     /// `shrink_node()`: one reclaim pass over the node's LRU lists at `sc.priority`
-    /// (nothing to reclaim without LRU lists).
+    /// (nothing to reclaim without LRU lists). A hook rather than shared code because the
+    /// two drivers reclaim genuinely different memory: the simulator's LRU lists of its
+    /// workload's pages, the library's caller-registered shrinkers.
     fn shrink_node(&self, cpu: usize, sc: &mut ScanControl) {
         let _ = (cpu, sc);
     }
@@ -105,28 +107,17 @@ pub trait NodeLocks {
         None
     }
 
-    /// `try_to_compact_pages()`: direct compaction at `order` for `ac`; returns the result
-    /// and a page of `ac`'s order captured for the request, if any.
-    fn try_to_compact_pages(
-        &self,
-        cpu: usize,
-        ac: &AllocContext,
-        order: u32,
-        flags: AllocFlags,
-        priority: CompactPriority,
-    ) -> (CompactResult, Option<Pfn>) {
-        crate::compaction::try_to_compact_pages(self, cpu, ac, order, flags, priority)
-    }
-
-    /// `compaction_zonelist_suitable()`: would compaction have a chance if reclaim freed
-    /// what it could?
-    fn compaction_zonelist_suitable(&self, ac: &AllocContext) -> bool {
-        self.mover().is_some() && crate::compaction::compaction_zonelist_suitable(self, ac)
-    }
-
     /// `zone_reclaimable_pages()`: pages reclaim could still free in `zone`.
     fn zone_reclaimable_pages(&self, zone: usize) -> u64 {
         let _ = zone;
         0
     }
+}
+
+/// Take zone `zone`'s lock on behalf of `cpu` (events under it are stamped with `cpu`).
+#[inline]
+pub(crate) fn lock_zone<L: NodeLocks + ?Sized>(l: &L, zone: usize, cpu: usize) -> L::ZoneGuard<'_> {
+    let mut guard = l.lock_zone(zone);
+    guard.set_cpu(cpu);
+    guard
 }

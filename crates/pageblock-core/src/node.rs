@@ -7,7 +7,9 @@
 //! themselves (what `zone->lock` guards) and the per-CPU lists are owned by a driver — the
 //! single-threaded simulator [`crate::Node`] or the thread-safe `pageblock::Allocator` —
 //! which hands them to the one allocation path ([`crate::page_alloc`]) through
-//! [`crate::NodeLocks`].
+//! [`crate::NodeLocks`]. Also here: [`AllocContext`] (`struct alloc_context`, what
+//! `prepare_alloc_pages` makes of a request against the node's zonelist) and [`Daemons`]
+//! (the node's kswapd and kcompactd wake-up fields).
 //!
 //! # Invariants
 //!
@@ -19,13 +21,60 @@ use std::sync::Arc;
 
 use crate::config::{ConfigError, NodeConfig, ZoneType, MAX_NR_ZONES};
 use crate::gfp::{self, AllocFlags, Gfp, NoFragmentRule};
-use crate::page_alloc::AllocContext;
+use crate::migratetype::MigrateType;
 use crate::policy::Policy;
 use crate::stats::{Counter, EventCounters, VmEvent};
 use crate::trace::TraceHub;
-use crate::watermark::{lowmem_reserve, NodeWatermarks};
+use crate::zone::alloc::AllocError;
+use crate::zone::watermark::{lowmem_reserve, NodeWatermarks, WatermarkRequest};
 use crate::zone::{Zone, ZoneSetup, ZoneShared};
-use crate::AllocError;
+
+/// What a request is (`struct alloc_context` plus its mask and order): set once by
+/// `prepare_alloc_pages` and read by every step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocContext {
+    /// The request's GFP mask.
+    pub gfp: Gfp,
+    /// The request's order.
+    pub order: u32,
+    /// `gfp_migratetype()`.
+    pub migratetype: MigrateType,
+    /// `gfp_zone()`: the highest zone type the request may use.
+    pub highest_zoneidx: ZoneType,
+    pub(crate) zonelist_start: u8,
+    pub(crate) zonelist_len: u8,
+}
+
+impl AllocContext {
+    /// The watermark question this request asks of a zone with `flags`.
+    #[inline]
+    pub fn watermark_request(&self, flags: AllocFlags) -> WatermarkRequest {
+        WatermarkRequest { order: self.order, flags, highest_zoneidx: self.highest_zoneidx }
+    }
+}
+
+/// kswapd's and kcompactd's wake-up state (`pgdat->kswapd_order`, `kswapd_highest_zoneidx`,
+/// `kswapd_failures`, `kcompactd_max_order`, `kcompactd_highest_zoneidx`, the wait queues).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Daemons {
+    /// kswapd is awake: woken (or still unbalanced after its last run) and due to run.
+    pub kswapd_woken: bool,
+    /// The largest order asked of kswapd since it last ran.
+    pub kswapd_order: u32,
+    /// The highest zone type asked of kswapd since it last ran.
+    pub kswapd_highest_zoneidx: Option<ZoneType>,
+    /// Consecutive kswapd runs that reclaimed nothing.
+    pub kswapd_failures: u32,
+    /// kcompactd has been woken and has not run yet.
+    pub kcompactd_woken: bool,
+    /// The largest order asked of kcompactd.
+    pub kcompactd_max_order: u32,
+    /// The lowest highest-zone asked of kcompactd (`None`: every zone).
+    pub kcompactd_highest_zoneidx: Option<ZoneType>,
+    /// `PGDAT_WRITEBACK`: a kswapd pass took only pages under writeback; until the node is
+    /// balanced, kswapd meeting such pages again counts them `nr_immediate` and is throttled.
+    pub pgdat_writeback: bool,
+}
 
 /// Node-wide event counters: events of the allocation path outside any zone lock (slow-path
 /// steps, failures), counted with atomic adds since any CPU may count them.
@@ -94,7 +143,7 @@ pub struct NodeShared {
     min_free_kbytes: Counter,
     group_by_mobility: bool,
     /// kswapd's and kcompactd's wake-up state.
-    daemons: std::sync::Mutex<crate::vmscan::Daemons>,
+    daemons: std::sync::Mutex<Daemons>,
 }
 
 impl NodeShared {
@@ -219,7 +268,7 @@ impl NodeShared {
     }
 
     /// kswapd's and kcompactd's wake-up state, locked.
-    pub fn daemons(&self) -> std::sync::MutexGuard<'_, crate::vmscan::Daemons> {
+    pub fn daemons(&self) -> std::sync::MutexGuard<'_, Daemons> {
         // A panic while holding it left plain data behind: keep using it.
         self.daemons.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -7,7 +7,7 @@
 //! memmap. The walking form of `/proc/pagetypeinfo` needs the lists, so it takes each zone's
 //! lock through [`NodeLocks`], one order at a time as the kernel does.
 //!
-//! zoneinfo and vmstat print every line a 6.18 kernel prints ([`crate::vmstat_items`]). The
+//! zoneinfo and vmstat print every line a 6.18 kernel prints (`crate::vmstat_items`). The
 //! allocation, compaction, reclaim, swap and THP events this model counts carry their values;
 //! what it does not keep as kernel counters (LRU and slab sizes, NUMA balancing, ...) prints
 //! as 0.

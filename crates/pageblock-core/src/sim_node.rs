@@ -13,14 +13,13 @@
 use std::cell::{Ref, RefCell, RefMut};
 use std::sync::Arc;
 
-use crate::alloc::AllocError;
 use crate::compaction::{
     self, kcompactd_pass, kcompactd_work_requested, CompactResult, FolioState, MigrateFail, MigrateMode,
     Mover,
 };
 use crate::config::{ConfigError, NodeConfig, ZoneConfig, ZoneType};
-use crate::free::FreeError;
 use crate::gfp::Gfp;
+use crate::invariant::VerifyError;
 use crate::locks::NodeLocks;
 use crate::node::NodeShared;
 use crate::page_alloc;
@@ -29,12 +28,14 @@ use crate::policy::Policy;
 use crate::stats::VmEvent;
 use crate::thp::{self, ThpDefrag, ThpFault};
 use crate::types::Pfn;
-use crate::verify::{PageCensus, VerifyError};
 use crate::vmscan::kswapd::{kswapd_nap_over, kswapd_run, kswapd_run_time_us, KswapdNext, KSWAPD_NAP_US};
 use crate::vmscan::{
     shrink, swap_io, LruKind, LruList, Lruvec, NodeFree, ReclaimCost, ScanControl, SwapDevice, SwapLatency,
     Unmap, KSWAPD_WAKE_DELAY_US, SWAP_CLUSTER_MAX,
 };
+use crate::zone::alloc::AllocError;
+use crate::zone::free::FreeError;
+use crate::zone::verify::PageCensus;
 use crate::zone::Zone;
 
 /// `sysctl_stat_interval`: how often the vmstat worker runs on each CPU, in microseconds.

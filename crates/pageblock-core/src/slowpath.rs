@@ -16,22 +16,26 @@
 //!    `defrag_mode` dropping ALLOC_NOFRAGMENT — only now may a request fragment a foreign
 //!    pageblock; the OOM killer.
 //!
-//! Reclaim and compaction are driver hooks ([`crate::NodeLocks`]): compaction runs when the
-//! driver has a [`crate::compaction::Mover`]; direct reclaim ([`crate::vmscan`]) scans the
-//! driver's LRU lists and shrinkers — a driver without them reclaims nothing, and the steps
+//! Reclaim and compaction are shared code over the driver's primitives ([`crate::NodeLocks`]):
+//! compaction runs when the driver has a [`crate::mover::Mover`]; direct reclaim
+//! ([`crate::vmscan`]) scans the driver's LRU lists and shrinkers — a driver without them reclaims nothing, and the steps
 //! take the kernel's "no progress" branches. There is no OOM killer: a request
 //! that would invoke it is counted (`pgalloc_oom`) and fails. `__GFP_NOFAIL` gets the
 //! kernel's last `ALLOC_MIN_RESERVE` attempt, then fails instead of looping forever.
 
-use crate::compaction::{CompactPriority, CompactResult};
+use crate::compaction::{compaction_zonelist_suitable, try_to_compact_pages, CompactPriority, CompactResult};
+use crate::fastpath::get_page_from_freelist;
+use crate::free_pages::drain_all_pages;
 use crate::gfp::{self, AllocFlags, Gfp};
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::migratetype::MigrateType;
-use crate::page_alloc::{drain_all_pages, get_page_from_freelist, lock_zone, AllocContext};
+use crate::node::AllocContext;
 use crate::policy::DefragModeFix;
 use crate::stats::VmEvent;
 use crate::types::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
-use crate::watermark::WatermarkLevel;
+use crate::vmscan::kswapd::wakeup_kswapd;
+use crate::vmscan::try_to_free_pages;
+use crate::zone::watermark::WatermarkLevel;
 
 /// `MAX_RECLAIM_RETRIES`: passes without reclaim progress before `should_reclaim_retry`
 /// gives up.
@@ -239,12 +243,12 @@ fn gfp_pfmemalloc_allowed(gfp: Gfp) -> bool {
 /// under `defrag_mode`, which wants kswapd to produce whole free blocks).
 fn wake_all_kswapds<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext) {
     let node = l.node();
-    let Some(z) = node.preferred_zone(ac) else {
+    if node.preferred_zone(ac).is_none() {
         return;
-    };
+    }
     let order =
         if node.policy().sysctls.defrag_mode() { ac.order.max(node.pageblock_order()) } else { ac.order };
-    l.wakeup_kswapd(z, ac.gfp, order, ac.highest_zoneidx);
+    wakeup_kswapd(l, ac.gfp, order, ac.highest_zoneidx);
 }
 
 /// `__alloc_pages_direct_reclaim()`: reclaim (for a whole pageblock, with the 2026 fix, when
@@ -259,7 +263,7 @@ fn direct_reclaim<L: NodeLocks + ?Sized>(
     let node = l.node();
     node.count_allocstall(ac.highest_zoneidx);
     let reclaim_order = promoted_order(node, ac, st.flags);
-    st.did_some_progress = l.try_to_free_pages(cpu, &AllocContext { order: reclaim_order, ..*ac });
+    st.did_some_progress = try_to_free_pages(l, cpu, &AllocContext { order: reclaim_order, ..*ac });
     if st.did_some_progress == 0 {
         return None;
     }
@@ -287,7 +291,7 @@ fn direct_compact<L: NodeLocks + ?Sized>(
     if compact_order == 0 {
         return None;
     }
-    let (result, captured) = l.try_to_compact_pages(cpu, ac, compact_order, st.flags, priority);
+    let (result, captured) = try_to_compact_pages(l, cpu, ac, compact_order, st.flags, priority);
     st.compact_result = result;
     if result == CompactResult::Skipped {
         return None;
@@ -327,7 +331,7 @@ fn should_reclaim_retry<L: NodeLocks + ?Sized>(
             let zone = node.zone(z as usize);
             let available = l.zone_reclaimable_pages(z as usize) + zone.nr_free_pages();
             let min = zone.wmark_pages(WatermarkLevel::Min);
-            let req = crate::watermark::WatermarkRequest { order, ..ac.watermark_request(st.flags) };
+            let req = crate::zone::watermark::WatermarkRequest { order, ..ac.watermark_request(st.flags) };
             if zone.zone_watermark_ok_with(req, min, available) {
                 return true;
             }
@@ -345,7 +349,7 @@ fn should_compact_retry<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext, st: &mu
         return false;
     }
     if st.compact_result == CompactResult::Skipped {
-        return l.compaction_zonelist_suitable(&AllocContext { order, ..*ac });
+        return compaction_zonelist_suitable(l, &AllocContext { order, ..*ac });
     }
     let costly = order > PAGE_ALLOC_COSTLY_ORDER;
     if st.compact_result == CompactResult::Success {

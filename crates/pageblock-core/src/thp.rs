@@ -7,12 +7,12 @@
 //! (`__GFP_THISNODE | __GFP_NORETRY`, so the slow path compacts once, asynchronously, and
 //! gives up), then, if the mask allows direct reclaim, once more with the mask as it is.
 
-use crate::alloc::AllocError;
 use crate::gfp::Gfp;
 use crate::locks::NodeLocks;
 use crate::page_alloc::alloc_pages;
 use crate::stats::VmEvent;
 use crate::types::Pfn;
+use crate::zone::alloc::AllocError;
 
 /// `/sys/kernel/mm/transparent_hugepage/defrag`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

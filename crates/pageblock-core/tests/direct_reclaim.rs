@@ -9,7 +9,7 @@ mod common;
 use common::Owner;
 use pageblock_core::compaction::{compact_gap, suitable::compaction_suitable};
 use pageblock_core::vmscan::{try_to_free_pages, LruKind, LruList};
-use pageblock_core::watermark::{WatermarkLevel, WatermarkRequest};
+use pageblock_core::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use pageblock_core::{AllocFlags, Gfp, Node, NodeConfig, Pfn, Policy, Sysctl, ZoneConfig, ZoneType};
 
 /// A 32 MiB zone filled with page cache down to its low watermark; the cache, oldest first.

@@ -11,7 +11,7 @@ use pageblock_core::compaction::{
     fragmentation_score_node, wakeup_kcompactd, MigrateFail, MigrateMode, Mover, COMPACT_MAX_DEFER_SHIFT,
     PROACTIVE_INTERVAL_US,
 };
-use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// A mover whose pages are all pinned: compaction cannot lower the score.

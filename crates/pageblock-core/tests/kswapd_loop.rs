@@ -9,8 +9,8 @@ use std::rc::Rc;
 
 use pageblock_core::vmscan::kswapd::{kswapd_run_time_us, KSWAPD_NAP_US};
 use pageblock_core::vmscan::{LruKind, Unmap, KSWAPD_WAKE_DELAY_US, MAX_RECLAIM_RETRIES};
-use pageblock_core::watermark::WatermarkLevel;
-use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
+use pageblock_core::zone::watermark::WatermarkLevel;
+use pageblock_core::{Gfp, Node, NodeConfig, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// The page cache's owner: every page goes unless the cache is pinned.
 #[derive(Clone, Default)]
@@ -46,7 +46,7 @@ fn woken_at_low(pinned: bool) -> (Cache, Node) {
     let cache = Cache::default();
     let node = node_at_low(&cache);
     cache.pinned.set(pinned);
-    node.wakeup_kswapd(0, Gfp::NONE, 0, ZoneType::Normal);
+    pageblock_core::vmscan::kswapd::wakeup_kswapd(&node, Gfp::NONE, 0, ZoneType::Normal);
     (cache, node)
 }
 
@@ -101,7 +101,7 @@ fn kswapd_gives_up_after_max_reclaim_retries_runs_that_reclaimed_nothing() {
     assert_eq!(runs(&node), u64::from(MAX_RECLAIM_RETRIES));
     assert_eq!(node.shared().daemons().kswapd_failures, MAX_RECLAIM_RETRIES);
     assert!(!node.shared().daemons().kswapd_woken, "hopeless: kswapd sleeps");
-    node.wakeup_kswapd(0, Gfp::NONE, 0, ZoneType::Normal);
+    pageblock_core::vmscan::kswapd::wakeup_kswapd(&node, Gfp::NONE, 0, ZoneType::Normal);
     assert!(!node.shared().daemons().kswapd_woken, "and is not woken again");
     tick(&mut node, 10 * KSWAPD_NAP_US, 20 * KSWAPD_NAP_US, 50);
     assert_eq!(runs(&node), u64::from(MAX_RECLAIM_RETRIES));

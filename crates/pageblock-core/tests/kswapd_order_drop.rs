@@ -9,9 +9,9 @@ use std::rc::Rc;
 
 use pageblock_core::compaction::compact_gap;
 use pageblock_core::vmscan::{LruKind, Unmap, KSWAPD_WAKE_DELAY_US};
-use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{
-    Gfp, KernelPeriod, Node, NodeConfig, NodeLocks, Pfn, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType,
+    Gfp, KernelPeriod, Node, NodeConfig, Pfn, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType,
 };
 
 /// The page cache's owner: every page goes but the pinned ones.
@@ -72,7 +72,7 @@ fn order9_wake_without_free_blocks(policy: Policy, keep: u64) -> Outcome {
     node.drain_all_pages();
     assert!(z.nr_free_pages() > z.wmark_pages(WatermarkLevel::High) + compact_gap(HPAGE_ORDER));
     assert!(!node.shared().daemons().kswapd_woken && !node.shared().daemons().kcompactd_woken);
-    node.wakeup_kswapd(0, Gfp::NONE, HPAGE_ORDER, ZoneType::Normal);
+    pageblock_core::vmscan::kswapd::wakeup_kswapd(&node, Gfp::NONE, HPAGE_ORDER, ZoneType::Normal);
     assert!(node.shared().daemons().kswapd_woken, "no free pageblock: kswapd is woken at order 9");
     node.advance_to(1);
     node.advance_to(1 + KSWAPD_WAKE_DELAY_US);

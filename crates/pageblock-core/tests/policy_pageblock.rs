@@ -10,7 +10,7 @@ use pageblock_core::compaction::{compact_gap, MigrateFail, MigrateMode, Mover};
 use pageblock_core::thp::ThpDefrag;
 use pageblock_core::vmscan::kswapd::{pgdat_balanced, wakeup_kswapd};
 use pageblock_core::vmscan::LruKind;
-use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{
     Gfp, Node, NodeConfig, PageblockSwitch, Pfn, Policy, Switches, Sysctl, VmEvent, ZoneConfig, ZoneStat,
     ZoneType,

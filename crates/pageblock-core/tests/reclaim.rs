@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::vmscan::{LruKind, Unmap};
-use pageblock_core::watermark::WatermarkLevel;
+use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Pfn, Policy, Switches, Sysctl, VmEvent, ZoneConfig};
 
 /// The owner's table: pfn → (order, kind); what reclaim took.

@@ -113,7 +113,7 @@ fn drain_all_pages_follows_reclaim_progress_only() {
 /// `ZONE_BELOW_HIGH` when it fails, so per-CPU caches stop growing, then allocates anyway.
 #[test]
 fn a_no_watermarks_attempt_marks_the_zone_below_high() {
-    use pageblock_core::watermark::WatermarkRequest;
+    use pageblock_core::zone::watermark::WatermarkRequest;
     use pageblock_core::{AllocFlags, ZoneType};
     // A min mark above the zone's 16384 pages: it boots below every mark, flag clear.
     let n = Node::single_zone(

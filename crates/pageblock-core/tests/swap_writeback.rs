@@ -9,8 +9,8 @@ use std::rc::Rc;
 use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::vmscan::kswapd::kswapd_run;
 use pageblock_core::vmscan::{LruKind, SwapDevice, SwapLatency, Unmap};
-use pageblock_core::watermark::WatermarkLevel;
-use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
+use pageblock_core::zone::watermark::WatermarkLevel;
+use pageblock_core::{Gfp, Node, NodeConfig, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 
 /// Every anonymous page the process still maps.
 #[derive(Clone, Default)]
@@ -58,7 +58,7 @@ fn anon_at_low(disk: SwapLatency) -> (Process, Node) {
         process.0.borrow_mut().insert(pfn.0);
         assert!(node.lru_add(pfn, 0, LruKind::Anon));
     }
-    node.wakeup_kswapd(0, Gfp::HIGHUSER_MOVABLE, 0, ZoneType::Normal);
+    pageblock_core::vmscan::kswapd::wakeup_kswapd(&node, Gfp::HIGHUSER_MOVABLE, 0, ZoneType::Normal);
     (process, node)
 }
 

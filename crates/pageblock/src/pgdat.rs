@@ -5,14 +5,14 @@
 //!
 //! What the slow path asks of a driver, and what this one answers:
 //!
-//! * `wakeup_kswapd`: record the wake-up (shared code) and wake the kswapd thread — or the
-//!   kcompactd thread, when the node is balanced and only a block is missing;
+//! * `wake_daemons`: after a wake-up is recorded (shared code), wake the kswapd thread — or
+//!   the kcompactd thread, when the node is balanced and only a block is missing;
 //! * `mover`: the movable-handle table ([`crate::movable`]) while any handle is live;
 //!   compaction then moves (and, in an arena, copies) handle-owned blocks;
 //! * `shrink_node` / `zone_reclaimable_pages`: the registered shrinkers
 //!   ([`crate::shrinker`]);
-//! * `try_to_free_pages`: direct reclaim on the allocating thread, except from inside a
-//!   shrinker (`PF_MEMALLOC`: reclaim never recurses into itself).
+//! * `in_reclaim`: true inside a shrinker (`PF_MEMALLOC`), so direct reclaim never recurses
+//!   into itself.
 //!
 //! Lock order: a CPU's per-CPU lock, then a zone lock (never two of a kind). The shrinker
 //! registry's read lock and the handle table's slot states are taken with no allocator lock
@@ -21,12 +21,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use pageblock_core::compaction::Mover;
+use pageblock_core::mover::Mover;
 use pageblock_core::pcp::PerCpuPages;
-use pageblock_core::vmscan::ScanControl;
-use pageblock_core::{
-    AllocContext, ConfigError, Gfp, NodeConfig, NodeLocks, NodeShared, Policy, Zone, ZoneType,
-};
+use pageblock_core::scan_control::ScanControl;
+use pageblock_core::{ConfigError, NodeConfig, NodeLocks, NodeShared, Policy, Zone};
 
 use crate::arena::Arena;
 use crate::daemons::WaitQueue;
@@ -153,17 +151,12 @@ impl NodeLocks for Pgdat {
         self.pcp[self.shared.pcp_index(cpu, zone)].lock()
     }
 
-    fn wakeup_kswapd(&self, zone: usize, gfp: Gfp, order: u32, highest_zoneidx: ZoneType) {
-        let _ = zone;
-        pageblock_core::vmscan::kswapd::wakeup_kswapd(self, gfp, order, highest_zoneidx);
+    fn wake_daemons(&self) {
         self.kick_daemons();
     }
 
-    fn try_to_free_pages(&self, cpu: usize, ac: &AllocContext) -> u64 {
-        if crate::shrinker::in_reclaim() {
-            return 0;
-        }
-        pageblock_core::vmscan::try_to_free_pages(self, cpu, ac)
+    fn in_reclaim(&self) -> bool {
+        crate::shrinker::in_reclaim()
     }
 
     fn shrink_node(&self, cpu: usize, sc: &mut ScanControl) {

@@ -20,7 +20,7 @@
 use std::cell::Cell;
 use std::sync::{Arc, RwLock};
 
-use pageblock_core::vmscan::ScanControl;
+use pageblock_core::scan_control::ScanControl;
 use pageblock_core::{page_alloc, FreeError, Pfn};
 
 use crate::movable::{Movable, MovableError, Pinned};

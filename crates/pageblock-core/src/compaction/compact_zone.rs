@@ -8,15 +8,16 @@ use super::migration::{migrate_pages, MigrateError};
 use super::suitable::{compaction_suit_allocation_order, SuitQuery};
 use super::{CompactPriority, CompactResult, MigrateMode, Mover};
 use crate::config::ZoneType;
-use crate::fallback::Fallback;
+use crate::free_pages::{drain_pages_zone, free_pages};
 use crate::gfp::{AllocFlags, Gfp};
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::page_alloc::{drain_pages_zone, free_pages, lock_zone, AllocContext};
+use crate::node::AllocContext;
 use crate::stats::{VmEvent, ZoneStat};
 use crate::types::{Pfn, NR_ORDER_SLOTS};
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::fallback::Fallback;
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 
 /// `struct compact_control`: one run's settings and scanner state.
 pub(crate) struct CompactControl {

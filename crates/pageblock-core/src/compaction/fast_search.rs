@@ -16,9 +16,8 @@
 use super::compact_zone::CompactControl;
 use super::migrate::block_index;
 use super::{MigrateMode, COMPACT_CLUSTER_MAX};
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::migratetype::MigrateType;
-use crate::page_alloc::lock_zone;
 use crate::stats::VmEvent;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
 use crate::zone::Zone;

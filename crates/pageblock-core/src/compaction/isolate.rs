@@ -6,14 +6,11 @@
 use super::compact_zone::CompactControl;
 use super::migrate::{block_index, idx};
 use super::{MigrateMode, COMPACT_CLUSTER_MAX};
-use crate::gfp::AllocFlags;
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::memmap::PageState;
 use crate::migratetype::MigrateType;
-use crate::page_alloc::lock_zone;
 use crate::stats::VmEvent;
-use crate::watermark::WatermarkRequest;
-use crate::zone::{Zone, ZoneShared};
+use crate::zone::ZoneShared;
 
 impl CompactControl {
     /// `isolate_freepages()`: try the free lists first ([`CompactControl::fast_isolate_freepages`]);
@@ -169,41 +166,5 @@ impl CompactControl {
         node.count(VmEvent::CompactIsolated, nr_isolated);
         self.total_free_scanned += nr_scanned;
         (pfn.min(end), nr_isolated)
-    }
-}
-
-impl Zone {
-    /// `__isolate_free_page()`: take the free block at `pfn` off its list for compaction,
-    /// unless that would drop the zone below its (un-boosted) min watermark. A block of
-    /// nearly a pageblock or more turns its pageblocks Movable: they will hold migrated
-    /// movable pages.
-    pub(crate) fn isolate_free_page(&mut self, pfn: u64, order: u32) -> bool {
-        let mt = self.pageblock_migratetype(pfn);
-        if mt != MigrateType::Isolate {
-            let c = self.counters();
-            let mark = c.watermarks().min + (1 << order);
-            let req = WatermarkRequest {
-                order: 0,
-                flags: AllocFlags::CMA,
-                highest_zoneidx: crate::config::ZoneType::Dma,
-            };
-            if !self.shared().zone_watermark_ok(req, mark) {
-                return false;
-            }
-        }
-        self.del_page_from_free_list(pfn, order, mt);
-        if order + 1 >= self.pageblock_order() {
-            let pb = self.pageblock_nr_pages();
-            let mut block = pfn & !(pb - 1);
-            while block < pfn + (1 << order) {
-                let bmt = self.pageblock_migratetype(block);
-                if bmt.is_mergeable() && bmt != MigrateType::Movable {
-                    self.move_freepages_block(block, bmt, MigrateType::Movable);
-                }
-                block += pb;
-            }
-        }
-        self.shared.memmap.set_head(self.idx(pfn), PageState::Isolated, order);
-        true
     }
 }

@@ -20,20 +20,16 @@ use super::compact_zone::{compact_zone, CompactControl};
 use super::suitable::{compaction_suit_allocation_order, fragmentation_score_zone, SuitQuery};
 use super::{CompactResult, MigrateMode};
 use crate::config::ZoneType;
+use crate::free_pages::drain_all_pages;
 use crate::gfp::AllocFlags;
-use crate::locks::NodeLocks;
-use crate::node::NodeShared;
-use crate::page_alloc::{drain_all_pages, lock_zone};
+use crate::locks::{lock_zone, NodeLocks};
+use crate::node::{Daemons, NodeShared};
 use crate::stats::VmEvent;
-use crate::vmscan::Daemons;
+use crate::zone::defer::COMPACT_MAX_DEFER_SHIFT;
 
 /// `HPAGE_FRAG_CHECK_INTERVAL_MSEC`: kcompactd's wait timeout (`default_timeout`), in
 /// microseconds.
 pub const PROACTIVE_INTERVAL_US: u64 = 500_000;
-
-/// `COMPACT_MAX_DEFER_SHIFT`: a proactive run that did not lower the fragmentation score
-/// stretches the next timeout 2^6-fold (32 s).
-pub const COMPACT_MAX_DEFER_SHIFT: u32 = 6;
 
 /// Simulated time one pfn kcompactd's scanners visit costs, in nanoseconds, measured on this
 /// project's 6.18 VM: kcompactd0's CPU time (`/proc/PID/stat` utime + stime) over
@@ -243,6 +239,7 @@ pub fn kcompactd_pass<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KcompactdPass
     KcompactdPass {
         work: KcompactdWork::Proactive,
         scanned: scanned() - before,
+        // A proactive run that did not lower the score stretches the timeout 64-fold (32 s).
         timeout_us: timeout.map(|t| if stuck { t << COMPACT_MAX_DEFER_SHIFT } else { t }),
     }
 }

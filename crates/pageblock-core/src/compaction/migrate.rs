@@ -8,10 +8,9 @@
 
 use super::compact_zone::CompactControl;
 use super::{MigrateMode, COMPACT_CLUSTER_MAX};
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::page_alloc::lock_zone;
 use crate::stats::VmEvent;
 use crate::types::Pfn;
 use crate::zone::ZoneShared;

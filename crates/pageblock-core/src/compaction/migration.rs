@@ -12,12 +12,12 @@
 use super::compact_zone::{compaction_alloc, compaction_free, CompactControl};
 use super::migrate::idx;
 use super::{FolioState, MigrateFail, MigrateMode, Mover};
-use crate::free::Owner;
+use crate::free_pages::free_pages_as;
 use crate::locks::NodeLocks;
 use crate::memmap::PageInfo;
-use crate::page_alloc::free_pages_as;
 use crate::stats::VmEvent;
 use crate::types::Pfn;
+use crate::zone::free::Owner;
 use crate::zone::ZoneShared;
 
 /// `NR_MAX_MIGRATE_PAGES_RETRY`: passes over the batch in all.

@@ -14,11 +14,11 @@ use crate::config::ZoneType;
 use crate::gfp::AllocFlags;
 use crate::locks::NodeLocks;
 use crate::migratetype::MigrateType;
-use crate::page_alloc::AllocContext;
+use crate::node::AllocContext;
 use crate::policy::{PageblockSwitch, Policy};
 use crate::stats::ZoneStat;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
 /// `fragmentation_index(zone, order)` over every list, HighAtomic, CMA and Isolate
@@ -140,8 +140,11 @@ pub(crate) fn compaction_suit_allocation_order(zone: &ZoneShared, q: SuitQuery<'
 }
 
 /// `compaction_zonelist_suitable()`: after reclaim freed what it could, would compaction
-/// have a chance in some zone of the request's zonelist?
+/// have a chance in some zone of the request's zonelist? Never without a page mover.
 pub fn compaction_zonelist_suitable<L: NodeLocks + ?Sized>(l: &L, ac: &AllocContext) -> bool {
+    if l.mover().is_none() {
+        return false;
+    }
     let node = l.node();
     for &z in node.zonelist(ac) {
         let zone = node.zone(z as usize);

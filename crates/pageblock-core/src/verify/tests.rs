@@ -2,15 +2,15 @@
 //! exactly one thing through the crate's internals, and expects the [`Invariant`] that names
 //! it. The invariants of the library's movable handles are tested in `pageblock`.
 
-use super::Invariant;
-use crate::free_area::ListEnd;
+use crate::invariant::Invariant;
+use crate::memmap::pagemap::PageMap;
 use crate::memmap::{PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::pagemap::PageMap;
 use crate::stats::ZoneStat;
 use crate::types::PAGE_SIZE;
+use crate::zone::free_area::ListEnd;
+use crate::zone::zone_state::ZoneLayout;
 use crate::zone::Zone;
-use crate::zone_state::ZoneLayout;
 use crate::{Gfp, Node, NodeLocks, Policy, Sysctl, ZoneConfig};
 
 /// 66 pages of 4-page pageblocks (the last one partial), max order 4: 2 reserved, 64 managed.

@@ -5,10 +5,10 @@
 use super::{count_reclaim, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::compaction::suitable::compaction_suitable;
 use crate::locks::NodeLocks;
-use crate::page_alloc::AllocContext;
+use crate::node::AllocContext;
 use crate::policy::Policy;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
 /// `compaction_ready()`: the request's block could be made by compaction right away —
@@ -34,8 +34,11 @@ fn compaction_ready(zone: &ZoneShared, ac: &AllocContext, policy: &Policy) -> bo
 
 /// `try_to_free_pages()`: direct reclaim for `ac` on CPU `cpu`. Returns the pages
 /// reclaimed, or 1 if it stopped because compaction is ready (progress, as the kernel
-/// reports it).
+/// reports it). Nothing if the caller is itself reclaiming ([`NodeLocks::in_reclaim`]).
 pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocContext) -> u64 {
+    if l.in_reclaim() {
+        return 0;
+    }
     let node = l.node();
     let zonelist = node.zonelist(ac);
     let Some(&top) = zonelist.first() else {

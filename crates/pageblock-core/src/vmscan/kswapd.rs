@@ -26,13 +26,14 @@ use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_
 use crate::compaction::compact_gap;
 use crate::config::{ZoneType, MAX_NR_ZONES};
 use crate::gfp::{AllocFlags, Gfp};
-use crate::locks::NodeLocks;
+use crate::locks::{lock_zone, NodeLocks};
 use crate::node::NodeShared;
-use crate::page_alloc::lock_zone;
 use crate::policy::{KernelPeriod, PageblockSwitch, Policy};
 use crate::stats::{VmEvent, ZoneStat};
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
+
+use crate::scan_control::scan_time_us;
 
 /// Simulated time from a wake-up to the daemon's run: the scheduling latency and the time a
 /// kswapd running beside the allocators takes to get going. A modelling choice, not a kernel
@@ -42,21 +43,9 @@ pub const KSWAPD_WAKE_DELAY_US: u64 = 1000;
 /// `HZ/10`: the nap a balanced kswapd takes before it goes fully to sleep, in microseconds.
 pub const KSWAPD_NAP_US: u64 = 100_000;
 
-/// Simulated time one scanned page costs kswapd, in nanoseconds, measured on this project's
-/// 6.18 VM: kswapd0's CPU time (`/proc/PID/stat` utime + stime) over `pgscan_kswapd` in six
-/// kernel builds under memory pressure, 1.08 s for 1.81 M pages pooled (per run 460–1,090 ns;
-/// the clock ticks 10 ms). So in the lab (14 µs an operation, 62 µs in a 2 GiB kbuild-thp) a
-/// kswapd run scanning a few thousand pages spans tens of operations.
-pub const KSWAPD_SCAN_NS_PER_PAGE: u64 = 600;
-
 /// The least simulated time a `balance_pgdat` run takes (one `SWAP_CLUSTER_MAX` batch), so
 /// that runs which scan nothing still take time and cannot repeat within one instant.
 pub const KSWAPD_RUN_MIN_US: u64 = scan_time_us(SWAP_CLUSTER_MAX);
-
-/// The simulated time, in whole microseconds (rounded up), kswapd takes to scan `pages`.
-pub const fn scan_time_us(pages: u64) -> u64 {
-    pages.saturating_mul(KSWAPD_SCAN_NS_PER_PAGE).div_ceil(1000)
-}
 
 /// How long a `balance_pgdat` run that scanned `scanned` pages and slept `throttled_us` in
 /// `reclaim_throttle` keeps kswapd busy.
@@ -92,29 +81,6 @@ pub struct KswapdRun {
     pub throttled_us: u64,
     /// What kswapd does next.
     pub next: KswapdNext,
-}
-
-/// kswapd's and kcompactd's wake-up state (`pgdat->kswapd_order`, `kswapd_highest_zoneidx`,
-/// `kswapd_failures`, `kcompactd_max_order`, `kcompactd_highest_zoneidx`, the wait queues).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Daemons {
-    /// kswapd is awake: woken (or still unbalanced after its last run) and due to run.
-    pub kswapd_woken: bool,
-    /// The largest order asked of kswapd since it last ran.
-    pub kswapd_order: u32,
-    /// The highest zone type asked of kswapd since it last ran.
-    pub kswapd_highest_zoneidx: Option<ZoneType>,
-    /// Consecutive kswapd runs that reclaimed nothing.
-    pub kswapd_failures: u32,
-    /// kcompactd has been woken and has not run yet.
-    pub kcompactd_woken: bool,
-    /// The largest order asked of kcompactd.
-    pub kcompactd_max_order: u32,
-    /// The lowest highest-zone asked of kcompactd (`None`: every zone).
-    pub kcompactd_highest_zoneidx: Option<ZoneType>,
-    /// `PGDAT_WRITEBACK`: a kswapd pass took only pages under writeback; until the node is
-    /// balanced, kswapd meeting such pages again counts them `nr_immediate` and is throttled.
-    pub pgdat_writeback: bool,
 }
 
 /// Does some zone up to `idx` with managed pages pass its high watermark at `order`,
@@ -185,9 +151,15 @@ fn pgdat_watermark_boosted(node: &NodeShared, idx: ZoneType) -> bool {
 
 /// `wakeup_kswapd()`: ask kswapd to balance the node for `order` up to `idx`. Not woken if
 /// the node is balanced already (then a request that cannot compact itself wakes
-/// kcompactd), or kswapd has failed too often.
+/// kcompactd), or kswapd has failed too often. The driver then starts what is pending
+/// ([`NodeLocks::wake_daemons`]).
 pub fn wakeup_kswapd<L: NodeLocks + ?Sized>(l: &L, gfp: Gfp, order: u32, idx: ZoneType) {
-    let node = l.node();
+    record_kswapd_wakeup(l.node(), gfp, order, idx);
+    l.wake_daemons();
+}
+
+/// [`wakeup_kswapd`]'s bookkeeping in the node's daemon state.
+fn record_kswapd_wakeup(node: &NodeShared, gfp: Gfp, order: u32, idx: ZoneType) {
     let mut d = node.daemons();
     d.kswapd_highest_zoneidx = Some(d.kswapd_highest_zoneidx.map_or(idx, |cur| cur.max(idx)));
     d.kswapd_order = d.kswapd_order.max(order);

@@ -9,7 +9,7 @@ use super::{ScanControl, DEF_PRIORITY};
 use crate::compaction::{compact_gap, suitable::compaction_suitable};
 use crate::locks::NodeLocks;
 use crate::types::PAGE_ALLOC_COSTLY_ORDER;
-use crate::watermark::{WatermarkLevel, WatermarkRequest};
+use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 
 /// `in_reclaim_compaction()`: reclaim works for compaction — the request may compact
 /// (`__GFP_IO`), wants a block above order 0, and either a costly one or reclaim is

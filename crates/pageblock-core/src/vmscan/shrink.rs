@@ -105,7 +105,7 @@ impl NodeFree {
         let managed = || node.zones().iter().filter(|z| z.managed_pages() > 0);
         NodeFree {
             free: node.nr_free_pages(),
-            high_wmark: managed().map(|z| z.wmark_pages(crate::watermark::WatermarkLevel::High)).sum(),
+            high_wmark: managed().map(|z| z.wmark_pages(crate::zone::watermark::WatermarkLevel::High)).sum(),
         }
     }
 }

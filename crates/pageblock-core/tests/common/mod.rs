@@ -8,10 +8,9 @@ use std::rc::Rc;
 use pageblock_core::compaction::{MigrateFail, MigrateMode, Mover};
 use pageblock_core::memmap::PageInfo;
 use pageblock_core::pcp::PerCpuPages;
+use pageblock_core::scan_control::ScanControl;
 use pageblock_core::vmscan::{LruKind, Unmap};
-use pageblock_core::{
-    AllocContext, Gfp, MigrateType, Node, NodeLocks, NodeShared, Pfn, VmEvent, Zone, ZoneStat,
-};
+use pageblock_core::{Gfp, MigrateType, Node, NodeLocks, NodeShared, Pfn, VmEvent, Zone, ZoneStat};
 
 /// The memory's owner: every live allocation (pfn → order). Reclaim and compaction tell it
 /// what they take and move.
@@ -107,8 +106,8 @@ pub fn fill(node: &Node, gfp: Gfp) -> Vec<Pfn> {
     }
 }
 
-/// A driver over `node` whose direct reclaim records the order it was asked for and
-/// reports `progress` pages reclaimed without reclaiming anything.
+/// A driver over `node` whose reclaim passes record the order they work for and report
+/// `progress` pages reclaimed without reclaiming anything.
 pub struct ReclaimRecorder<'a> {
     pub node: &'a Node,
     pub orders: RefCell<Vec<u32>>,
@@ -147,8 +146,8 @@ impl NodeLocks for ReclaimRecorder<'_> {
         self.node.lock_pcp(cpu, zone)
     }
 
-    fn try_to_free_pages(&self, _cpu: usize, ac: &AllocContext) -> u64 {
-        self.orders.borrow_mut().push(ac.order);
-        self.progress
+    fn shrink_node(&self, _cpu: usize, sc: &mut ScanControl) {
+        self.orders.borrow_mut().push(sc.order);
+        sc.nr_reclaimed = sc.nr_reclaimed.max(self.progress);
     }
 }

@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use pageblock_core::migratetype::{MigrateType, MIGRATE_TYPES};
 use pageblock_core::types::NR_ORDER_SLOTS;
-use pageblock_core::zone_state::ZoneLayout;
+use pageblock_core::zone::zone_state::ZoneLayout;
 use pageblock_core::ZoneConfig;
 
 /// What the snapshot says one zone held.

@@ -12,7 +12,7 @@
 use std::cell::{Cell, RefCell};
 
 use pageblock::Pfn;
-use pageblock_core::compaction::Mover;
+use pageblock_core::mover::Mover;
 use pageblock_core::page_alloc;
 use pageblock_core::vmscan::shrink::{self, PageOut};
 use pageblock_core::vmscan::{

@@ -5,7 +5,7 @@
 //! so a 64 GiB zone (16 Mi pages) needs 144 MiB of metadata; [`MemmapLayout::Records`] keeps
 //! the kernel's shape, one record per page of 12 to 256 bytes (64 for the kernel's footprint,
 //! in cache experiments such as seed 001's). Arrays of 2 MiB or more live in huge-page-backed
-//! memory ([`crate::vmemmap`]), as the kernel's memmap does. A page has:
+//! memory (`crate::vmemmap`), as the kernel's memmap does. A page has:
 //!
 //! * the free-list links (`next`, `prev`: zone-relative page indices, [`NIL`] for none), used
 //!   only while the page heads a block that sits on a list (`buddy_list` in the kernel);
@@ -28,11 +28,13 @@
 //!   block's pageblock type (`PageBuddy` + `buddy_order()`).
 //! * Links are meaningful only for pages on a list; stale values elsewhere are never read.
 
+pub mod pagemap;
+
 use std::sync::atomic::{AtomicU32, AtomicU8};
 
 use crate::config::MemmapLayout;
+use crate::memmap::pagemap::{PageMap, Pages, RecordPages, SplitPages, INFO, NEXT, PREV};
 use crate::migratetype::MigrateType;
-use crate::pagemap::{PageMap, Pages, RecordPages, SplitPages, INFO, NEXT, PREV};
 use crate::vmemmap::VmemmapArray;
 
 /// "No page": the end of a list.
@@ -119,7 +121,7 @@ impl AllocTag {
     }
 
     /// The tag of a movable block published under a handle (`folio_add_lru`): freed only
-    /// by [`crate::free::Owner::Handle`].
+    /// by [`crate::zone::free::Owner::Handle`].
     pub const HANDLE: AllocTag = AllocTag { migratetype: MigrateType::Movable, movable: true, handle: true };
 
     /// Every tag a state word can hold, by [`AllocTag::code`]: the six migratetypes with

@@ -6,11 +6,15 @@
 //! in [`ZoneShared`], reachable through an `Arc` without the lock: the configuration, the
 //! memmap and pageblock bits (atomics, as the kernel reads them locklessly), and every counter.
 //!
-//! The algorithms are split by kernel concept: [`crate::free_area`] (list and accounting
-//! primitives), [`crate::buddy`] (merge, split, smallest-first), [`crate::fallback`] (claim
-//! and steal), [`crate::highatomic`], [`crate::watermark`], [`crate::alloc`] (a zone's part of
-//! allocation), [`crate::free`] (a zone's part of freeing, and the misuse checks). The entry
-//! points and the slow path are [`crate::page_alloc`] and [`crate::slowpath`].
+//! The zone is a parent module; its children hold the zone's own operations, by kernel
+//! concept: `free_area` (list and accounting primitives), `buddy` (merge, split,
+//! smallest-first), `fallback` (claim and steal), `highatomic`, [`watermark`], `alloc` and
+//! `free` (a zone's part of allocating and freeing, and the misuse checks), `pageset` (the
+//! per-CPU list sizes), `defer` and `capture` (the zone's compaction state), `isolate` (a free
+//! block taken for compaction), `hotplug` (onlining), `verify` (the zone's own check) and
+//! [`zone_state`] (a chosen state, for replay). Code outside the zone calls its methods and
+//! never re-opens `impl Zone`. The entry points and the slow path are [`crate::page_alloc`] and
+//! `crate::slowpath`.
 //!
 //! # Invariants (checked by [`crate::verify`])
 //!
@@ -27,22 +31,39 @@
 //! * free + allocated + per-CPU + isolated pages == managed pages; the reserved pages are the
 //!   first `reserved_pages` of the zone, each a `Reserved` page of order 0.
 
+pub(crate) mod alloc;
+pub(crate) mod buddy;
+pub(crate) mod capture;
+pub(crate) mod defer;
+pub(crate) mod fallback;
+pub(crate) mod free;
+pub(crate) mod free_area;
+pub(crate) mod highatomic;
+pub(crate) mod hotplug;
+pub(crate) mod isolate;
+pub(crate) mod pageset;
+pub(crate) mod verify;
+pub mod watermark;
+pub mod zone_state;
+
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use crate::compaction::{Capture, ZoneCompaction};
+use capture::Capture;
+use defer::ZoneCompaction;
+use pageset::PagesetLimits;
+
 use crate::config::{ZoneConfig, ZoneType, MAX_NR_ZONES};
-use crate::free_area::FreeAreas;
+use crate::memmap::pagemap::Pages;
 use crate::memmap::{Memmap, PageState};
 use crate::migratetype::MigrateType;
 use crate::pageblock::Pageblocks;
-use crate::pagemap::Pages;
-use crate::pcp::PagesetLimits;
 use crate::policy::Policy;
 use crate::stats::{Counter, EventCounters, VmEvent, ZoneStat, NR_ZONE_STATS};
 use crate::trace::{TraceEvent, TraceHub};
 use crate::types::Pfn;
-use crate::watermark::{WatermarkLevel, Watermarks};
+use crate::zone::free_area::FreeAreas;
+use crate::zone::watermark::{WatermarkLevel, Watermarks};
 
 /// Every counter of a zone: written under the zone lock, read by anyone.
 #[derive(Debug, Default)]
@@ -442,7 +463,7 @@ impl Zone {
         let blocks: Vec<(u64, u32)> = crate::types::aligned_blocks(start, end, self.max_order).collect();
         for &(pfn, order) in &blocks {
             self.count(VmEvent::PgFree, 1 << order);
-            self.split_large_buddy(pfn, order, crate::buddy::FreeTo::Tail);
+            self.split_large_buddy(pfn, order, crate::zone::buddy::FreeTo::Tail);
         }
         blocks
     }
@@ -581,8 +602,8 @@ impl Zone {
         self.shared.pageblocks.migratetype(self.block_of(pfn))
     }
 
-    /// The memmap as a [`PageMap`](crate::pagemap::PageMap) (layout tested on each access:
-    /// a loop over many pages uses [`crate::pagemap::with_pages!`]).
+    /// The memmap as a [`PageMap`](crate::memmap::pagemap::PageMap) (layout tested on each access:
+    /// a loop over many pages uses [`crate::memmap::pagemap::with_pages!`]).
     #[inline]
     pub(crate) fn pages(&self) -> Pages<'_> {
         self.shared.memmap.pages()

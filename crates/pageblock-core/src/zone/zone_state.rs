@@ -120,7 +120,7 @@ impl Zone {
                 self.shared.memmap.clear(self.idx(p));
             }
             let mt = self.pageblock_migratetype(pfn);
-            self.add_to_free_list(self.pages(), pfn, order, mt, crate::free_area::ListEnd::Tail);
+            self.add_to_free_list(self.pages(), pfn, order, mt, crate::zone::free_area::ListEnd::Tail);
             self.account_freepages(1 << order, mt);
         }
         Ok(())

@@ -107,7 +107,7 @@ impl std::error::Error for VerifyError {}
 macro_rules! ensure {
     ($cond:expr, $inv:expr, $($arg:tt)*) => {
         if !$cond {
-            return Err($crate::verify::VerifyError::new($inv, format!($($arg)*)));
+            return Err($crate::invariant::VerifyError::new($inv, format!($($arg)*)));
         }
     };
 }

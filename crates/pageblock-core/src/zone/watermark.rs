@@ -13,24 +13,13 @@
 //! The stored marks are the raw `_watermark[]`; every user adds the boost (`wmark_pages`).
 
 use crate::config::{NodeConfig, ZoneConfig, ZoneType, MAX_NR_ZONES};
+pub use crate::gfp::WatermarkLevel;
+
 use crate::gfp::AllocFlags;
 use crate::migratetype::MigrateType;
 use crate::policy::Policy;
 use crate::stats::ZoneStat;
 use crate::zone::{Zone, ZoneShared};
-
-/// Which mark an allocation checks (`enum zone_watermarks`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WatermarkLevel {
-    /// `WMARK_MIN`.
-    Min = 0,
-    /// `WMARK_LOW`.
-    Low = 1,
-    /// `WMARK_HIGH`.
-    High = 2,
-    /// `WMARK_PROMO`.
-    Promo = 3,
-}
 
 /// The raw marks of a zone, in pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

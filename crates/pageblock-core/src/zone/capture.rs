@@ -7,9 +7,9 @@
 //! in one zone, and only the first publishes a wish. Each wish carries an id so that a run
 //! reads and takes only its own.
 
+use crate::memmap::pagemap::PageMap;
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::MigrateType;
-use crate::pagemap::PageMap;
 use crate::zone::Zone;
 
 /// A direct compaction's wish, published in the zone for the run's duration.
@@ -62,7 +62,7 @@ impl Zone {
 
     /// Run `f` with the zone's capture wish copied out, and store what `f` left in it back:
     /// the merge loop reads the zone without borrowing it mutably (so that it can hold a
-    /// [`crate::pagemap::PageMap`] view of the memmap for a whole batch), and a block
+    /// [`crate::memmap::pagemap::PageMap`] view of the memmap for a whole batch), and a block
     /// captured during `f` is recorded in the wish.
     #[inline(always)]
     pub(crate) fn with_capture<R>(&mut self, f: impl FnOnce(&Zone, &mut Option<Capture>) -> R) -> R {

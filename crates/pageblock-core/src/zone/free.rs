@@ -8,14 +8,14 @@
 
 use std::fmt;
 
-use crate::buddy::FreeTo;
-use crate::compaction::Capture;
+use crate::memmap::pagemap::{with_pages, PageMap};
 use crate::memmap::{self, AllocTag, Memmap, PageInfo, PageState, NIL};
-use crate::pagemap::{with_pages, PageMap};
 use crate::policy::BulkFree;
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
 use crate::types::Pfn;
+use crate::zone::buddy::FreeTo;
+use crate::zone::capture::Capture;
 use crate::zone::{Zone, ZoneShared};
 
 /// A free that was refused. Nothing was changed.
@@ -120,7 +120,7 @@ impl fmt::Display for FreeError {
 
 impl std::error::Error for FreeError {}
 
-/// A batch free ([`crate::page_alloc::free_pages_batch`]) that stopped at a refused block.
+/// A batch free ([`crate::free_pages::free_pages_batch`]) that stopped at a refused block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FreeBatchError {
     /// Blocks freed before the refused one (its index in the batch); it and the blocks after

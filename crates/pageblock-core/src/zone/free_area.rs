@@ -19,9 +19,9 @@
 //! counts can be read by anyone (the list heads too, for emptiness).
 
 use crate::list::ListHead;
+use crate::memmap::pagemap::PageMap;
 use crate::memmap::PageState;
 use crate::migratetype::{MigrateType, MIGRATE_TYPES};
-use crate::pagemap::PageMap;
 use crate::policy::FreeAreaLayout;
 use crate::stats::{Counter, ZoneStat};
 use crate::types::NR_ORDER_SLOTS;

@@ -6,12 +6,12 @@
 
 use std::fmt;
 
-use crate::fallback::RmqueueMode;
 use crate::gfp::{AllocFlags, Gfp};
 use crate::memmap::{AllocTag, PageInfo, PageState};
 use crate::migratetype::MigrateType;
 use crate::stats::VmEvent;
 use crate::types::Pfn;
+use crate::zone::fallback::RmqueueMode;
 use crate::zone::Zone;
 
 /// Why an allocation returned no page.

@@ -252,8 +252,8 @@ pub enum Pages<'a> {
 macro_rules! with_pages {
     ($memmap:expr, $mm:ident => $body:expr) => {
         match $memmap.pages() {
-            $crate::pagemap::Pages::Split($mm) => $body,
-            $crate::pagemap::Pages::Records($mm) => $body,
+            $crate::memmap::pagemap::Pages::Split($mm) => $body,
+            $crate::memmap::pagemap::Pages::Records($mm) => $body,
         }
     };
 }

@@ -5,13 +5,13 @@
 //! A block of order `o` at pfn `p` (aligned to 2^o) has its buddy at `p ^ 2^o`; the two merge
 //! into the block of order `o + 1` at `p & buddy`.
 
-use crate::compaction::Capture;
-use crate::free_area::ListEnd;
+use crate::memmap::pagemap::{with_pages, PageMap};
 use crate::memmap::NIL;
 use crate::migratetype::MigrateType;
-use crate::pagemap::{with_pages, PageMap};
 use crate::stats::VmEvent;
 use crate::trace::TraceEvent;
+use crate::zone::capture::Capture;
+use crate::zone::free_area::ListEnd;
 use crate::zone::Zone;
 
 /// Where a freed block goes on its list (`FPI_TO_TAIL` or the merge heuristic).
