@@ -82,6 +82,8 @@ pub mod stats;
 pub mod thp;
 pub mod trace;
 pub mod types;
+#[cfg(feature = "unstable-internals")]
+pub mod unstable;
 pub mod verify;
 pub(crate) mod vmemmap;
 pub mod vmscan;

@@ -4,6 +4,7 @@ mod common;
 
 use common::{buddyinfo, fingerprint};
 use pageblock_core::trace::RecordingSink;
+use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::{
     AllocError, FreeError, Gfp, MigrateType, Node, NodeConfig, Pfn, Policy, TraceEvent, VmEvent, ZoneConfig,
     ZoneStat,

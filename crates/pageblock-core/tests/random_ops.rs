@@ -8,6 +8,7 @@
 mod common;
 
 use common::fingerprint;
+use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::{
     AllocFlags, Boot, BulkFree, FreeAreaLayout, Gfp, MemmapLayout, MigrateType, Node, NodeConfig, NodeLocks,
     PcpBatch, Pfn, Policy, SeedPatches, SpeedOnly, Sysctl, ZoneConfig, ZoneType,

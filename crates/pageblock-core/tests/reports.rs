@@ -2,6 +2,7 @@
 //! audit.
 
 use pageblock_core::show::{self, PagetypeinfoMode};
+use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::{Gfp, Node, NodeConfig, NodeLocks, Pfn, Policy, Sysctl, ZoneConfig};
 use pageblock_formats::zoneinfo::ZoneInfo;
 

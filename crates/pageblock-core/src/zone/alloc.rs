@@ -71,7 +71,7 @@ impl Zone {
     /// `rmqueue_buddy()`: one block for a `mt` request straight from the buddy lists, handed
     /// to the caller. HighAtomic requests look in the reserve first; non-blocking requests
     /// may raid it last.
-    pub fn rmqueue_buddy(&mut self, order: u32, mt: MigrateType, flags: AllocFlags) -> Option<Pfn> {
+    pub(crate) fn rmqueue_buddy(&mut self, order: u32, mt: MigrateType, flags: AllocFlags) -> Option<Pfn> {
         let mut pfn = None;
         if flags.contains(AllocFlags::HIGHATOMIC) {
             pfn = self.rmqueue_highatomic(order);
@@ -94,7 +94,7 @@ impl Zone {
     /// `2^(order - new_order)` allocated blocks of `new_order`, owned like the original, so
     /// that they can be freed one by one. Returns false, changing nothing, unless `pfn`
     /// heads an allocated block of exactly `order` and `new_order <= order`.
-    pub fn split_page(&mut self, pfn: u64, order: u32, new_order: u32) -> bool {
+    pub(crate) fn split_page(&mut self, pfn: u64, order: u32, new_order: u32) -> bool {
         if new_order > order || !self.contains(pfn) {
             return false;
         }
@@ -121,7 +121,7 @@ impl Zone {
     /// pages. With `SeedPatches::rmqueue_mode_memory` (seed 003) the fallback stage that last
     /// succeeded is where the next block's search starts. Returns the number obtained; it
     /// stops at the first failure.
-    pub fn rmqueue_bulk(
+    pub(crate) fn rmqueue_bulk(
         &mut self,
         order: u32,
         count: usize,

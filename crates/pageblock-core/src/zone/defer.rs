@@ -66,7 +66,7 @@ impl ZoneCompaction {
     }
 
     /// `defer_compaction()`: a run at `order` failed.
-    pub fn defer_compaction(&mut self, order: u32) {
+    pub(crate) fn defer_compaction(&mut self, order: u32) {
         self.considered = 0;
         self.defer_shift = (self.defer_shift + 1).min(COMPACT_MAX_DEFER_SHIFT);
         self.order_failed = self.order_failed.min(order);
@@ -74,7 +74,7 @@ impl ZoneCompaction {
 
     /// `compaction_deferred()`: should this attempt at `order` be skipped? Each call counts
     /// as one attempt considered.
-    pub fn compaction_deferred(&mut self, order: u32) -> bool {
+    pub(crate) fn compaction_deferred(&mut self, order: u32) -> bool {
         if order < self.order_failed {
             return false;
         }
@@ -89,7 +89,7 @@ impl ZoneCompaction {
 
     /// `compaction_defer_reset()`: a run at `order` succeeded (and, with `alloc_success`, the
     /// allocation that wanted it too).
-    pub fn compaction_defer_reset(&mut self, order: u32, alloc_success: bool) {
+    pub(crate) fn compaction_defer_reset(&mut self, order: u32, alloc_success: bool) {
         if alloc_success {
             self.considered = 0;
             self.defer_shift = 0;

@@ -253,7 +253,7 @@ impl Zone {
     /// handed out, take it from its owner, and return it to the buddy lists (the path for
     /// orders the per-CPU lists do not cache, isolated pageblocks, and a contended per-CPU
     /// lock).
-    pub fn free_pages(&mut self, pfn: Pfn, order: u32, owner: Owner) -> Result<(), FreeError> {
+    pub(crate) fn free_pages(&mut self, pfn: Pfn, order: u32, owner: Owner) -> Result<(), FreeError> {
         self.shared.claim_for_free(pfn, order, PageInfo::TAIL, owner)?;
         self.count(VmEvent::PgFree, 1 << order);
         self.split_large_buddy(pfn.0, order, FreeTo::Heuristic);
@@ -265,7 +265,7 @@ impl Zone {
     /// Per-CPU lists are the allocator's own data: a block that is not a per-CPU block of
     /// that order is a bug, caught by a debug assertion and by `verify()`, as the kernel
     /// checks it only under `CONFIG_DEBUG_VM`.
-    pub fn free_pcp_page(&mut self, pfn: Pfn, order: u32) {
+    pub(crate) fn free_pcp_page(&mut self, pfn: Pfn, order: u32) {
         self.with_capture(
             |z, capture| with_pages!(z.shared.memmap, mm => z.free_pcp_page_in(mm, capture, pfn, order)),
         );
@@ -298,7 +298,7 @@ impl Zone {
     /// lock hold for the whole batch, one memmap view and one copy of the capture wish. The
     /// prefetches differ by `SpeedOnly::bulk_free`; the blocks, their order and every decision
     /// do not.
-    pub fn free_pcppages_bulk(&mut self, blocks: &[(Pfn, u32)]) {
+    pub(crate) fn free_pcppages_bulk(&mut self, blocks: &[(Pfn, u32)]) {
         self.with_capture(
             |z, capture| with_pages!(z.shared.memmap, mm => z.free_pcppages_bulk_in(mm, capture, blocks)),
         );

@@ -504,7 +504,7 @@ impl Zone {
 
     /// Stamp events emitted under this lock hold with `cpu` (the CPU that took the lock).
     #[inline]
-    pub fn set_cpu(&mut self, cpu: usize) {
+    pub(crate) fn set_cpu(&mut self, cpu: usize) {
         self.cpu = cpu as u32;
     }
 

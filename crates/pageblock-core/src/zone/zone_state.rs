@@ -4,10 +4,10 @@
 //!
 //! A replay starts from a real machine's `/proc/pagetypeinfo`: it knows how many free blocks
 //! of each order and type each zone had and how many pageblocks of each type, not where. The
-//! lab chooses places ([`ZoneLayout`]); [`Zone::set_layout`] makes the zone look like that.
+//! lab chooses places ([`ZoneLayout`]); `Zone::set_layout` makes the zone look like that.
 //! The allocated pages of that state are owned by nobody the simulation knows: each is an
 //! allocated block of order 0 tagged with its pageblock's type, and when the trace frees one
-//! at a higher order, [`Zone::adopt_allocated`] first gathers the pages into one block (they
+//! at a higher order, `Zone::adopt_allocated` first gathers the pages into one block (they
 //! were one allocation all along), as the kernel's allocation would have left them.
 
 use std::fmt;
@@ -85,7 +85,7 @@ impl Zone {
     /// pages are reserved, and every other page is an allocated block of order 0 tagged with
     /// its pageblock's type. HighAtomic blocks count as reserved. Counters of events are left
     /// alone.
-    pub fn set_layout(&mut self, layout: &ZoneLayout) -> Result<(), LayoutError> {
+    pub(crate) fn set_layout(&mut self, layout: &ZoneLayout) -> Result<(), LayoutError> {
         self.check_layout(layout)?;
         // Take every boot-time free block off its list.
         let mut boot_blocks = Vec::new();
@@ -192,7 +192,7 @@ impl Zone {
     /// allocated before a replay began, or pieces of a split it must join again). The new
     /// block keeps the first piece's owner. Returns false, changing nothing, unless every page
     /// of the range belongs to an allocated block inside it.
-    pub fn adopt_allocated(&mut self, pfn: u64, order: u32) -> bool {
+    pub(crate) fn adopt_allocated(&mut self, pfn: u64, order: u32) -> bool {
         let aligned = order <= self.max_order() && crate::Pfn(pfn).is_aligned(order);
         if !aligned || !self.contains(pfn) || pfn + (1 << order) > self.end_pfn() {
             return false;

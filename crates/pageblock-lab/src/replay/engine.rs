@@ -19,6 +19,7 @@
 
 use pageblock_core::memmap::PageState;
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
+use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent};
 use serde::Serialize;
 

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use pageblock_core::migratetype::MigrateType;
 use pageblock_core::types::aligned_blocks;
+use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::zone::zone_state::ZoneLayout;
 use pageblock_core::{Node, NodeConfig, NodeLocks, Policy, ZoneConfig, ZoneType};
 

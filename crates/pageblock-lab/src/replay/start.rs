@@ -341,6 +341,7 @@ fn place_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pageblock_core::unstable::ZoneInternals;
     use pageblock_core::{Node, NodeLocks, Policy};
     use pageblock_formats::pagetypeinfo::PageTypeInfo;
     use pageblock_formats::zoneinfo::ZoneInfo;

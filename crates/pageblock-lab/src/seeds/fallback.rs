@@ -7,6 +7,7 @@
 
 use std::time::Instant;
 
+use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::{
     AllocFlags, Gfp, MigrateType, Node, NodeLocks, Pfn, Policy, SeedPatches, Sysctl, VmEvent, Zone,
     ZoneConfig,
