@@ -44,6 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("the allocation path", &["fastpath", "slowpath", "page_alloc", "thp", "memory_hotplug"]),
     ("reports and the checker", &["verify", "show"]),
     ("the simulator driver", &["sim_node"]),
+    ("the simulator's zone operations outside the allocation path (a feature)", &["unstable"]),
 ];
 
 fn src_dir() -> PathBuf {
