@@ -189,8 +189,7 @@ impl PageStates {
     pub(super) fn wakeup_flusher_threads(&mut self, now_us: u64) {
         self.now_us = self.now_us.max(now_us);
         while let Some((id, at)) = self.dirty.pop_front() {
-            let f = self.files[id as usize];
-            if f.flags & DIRTY != 0 && f.stamp == at {
+            if self.is_dirty(id, at) {
                 self.start_writeback(id);
             }
         }
@@ -204,6 +203,12 @@ impl PageStates {
             .map(|&(_, end)| end)
             .take(pages as usize)
             .collect()
+    }
+
+    /// Whether the dirty queue's entry (`id`, dirtied `at`) is live.
+    fn is_dirty(&self, id: u32, at: u64) -> bool {
+        let f = self.files[id as usize];
+        f.flags & DIRTY != 0 && f.stamp == at
     }
 
     /// Whether the writeback queue's entry (`id`, `end`) is live.
@@ -285,8 +290,7 @@ impl PageStates {
             self.next_flush_us = now_us + self.shares.dirty_writeback_interval_us;
         }
         while let Some(&(id, at)) = self.dirty.front() {
-            let f = self.files[id as usize];
-            if f.flags & DIRTY == 0 || f.stamp != at {
+            if !self.is_dirty(id, at) {
                 self.dirty.pop_front();
                 continue;
             }
