@@ -132,6 +132,122 @@ pub enum LabCommand {
     /// Seed 004: huge page success and its reclaim and compaction costs under each policy,
     /// run after run on the same node, in the seed's table.
     Thp(ThpArgs),
+    /// The real kernel (root): a pressure workload under each defrag_mode and THP setting,
+    /// N runs each, every run recorded (tracepoints, /proc snapshots, vmstat delta, mTHP
+    /// counters) into a directory `trace stats` and `replay` read, with a table across runs.
+    /// Every setting it changes goes back as found, also on Ctrl-C.
+    Real(Box<RealArgs>),
+    /// A process of a `lab real` run (the hog or the load); not for direct use.
+    #[command(hide = true, subcommand)]
+    RealWorker(RealWorkerCommand),
+}
+
+/// `pageblock lab real`.
+#[derive(Debug, Args)]
+pub struct RealArgs {
+    /// Directory to write (new or empty): SETTING/runK/ per run (trace.txt.zst, before./after.
+    /// snapshots, vmstat-delta.txt, mthp.before/after, run.json, build.log), summary.txt and
+    /// summary.json. Default: pageblock-real-YYYYmmdd-HHMMSS here.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<std::path::PathBuf>,
+    /// The workload's parts, comma-separated: build (a C build; a run lasts until it ends),
+    /// bursts (THP-madvised anonymous bursts), churn (page cache read and partly rewritten
+    /// over a large file).
+    #[arg(long, value_name = "PARTS", default_value = "build,bursts,churn")]
+    pub workload: String,
+    /// The build's source tree (built with `make -jN` in a fresh copy each run). Default: a
+    /// synthetic tree of --build-files C files, about a second and 80 MiB of `cc -O2` each.
+    #[arg(long, value_name = "DIR")]
+    pub build_tree: Option<std::path::PathBuf>,
+    /// Files of the synthetic build.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub build_files: u32,
+    /// `make -j` for the build (default: the CPUs online).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub build_jobs: Option<u32>,
+    /// Size of a THP burst.
+    #[arg(long, value_name = "SIZE", default_value = "256M")]
+    pub bursts: String,
+    /// Time from one burst's start to the next's, ms (each burst is held that long).
+    #[arg(long, value_name = "MS", default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..))]
+    pub bursts_period_ms: u64,
+    /// Size of the churned file (default: twice --available, or 4G without a hog).
+    #[arg(long, value_name = "SIZE")]
+    pub churn: Option<String>,
+    /// MemAvailable an mlocked hog leaves the workload, or `none` for no hog.
+    #[arg(long, value_name = "SIZE|none", default_value = "2G")]
+    pub available: String,
+    /// A swap file of SIZE in the work directory, on for the session (off again after).
+    #[arg(long, value_name = "SIZE")]
+    pub swap: Option<String>,
+    /// vm.defrag_mode values to run, comma-separated.
+    #[arg(long, value_name = "LIST", default_value = "0,1")]
+    pub defrag_mode: String,
+    /// transparent_hugepage/enabled values to run, comma-separated.
+    #[arg(long, value_name = "LIST", default_value = "always")]
+    pub thp: String,
+    /// transparent_hugepage/defrag values to run, comma-separated.
+    #[arg(long, value_name = "LIST", default_value = "madvise")]
+    pub thp_defrag: String,
+    /// A vm sysctl for the whole session, NAME=VALUE (vm.NAME or NAME); repeatable.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub sysctl: Vec<String>,
+    /// Runs of each setting (interleaved: run 1 of every setting, then run 2, ...).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub runs: u64,
+    /// A run's length without a build, and the most a build may take, seconds.
+    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub duration: u64,
+    /// Work files: the build's copy, the churned file, the swap file (kept between sessions).
+    #[arg(long, value_name = "DIR", default_value = pageblock_live::real::DEFAULT_WORK_DIR)]
+    pub work_dir: std::path::PathBuf,
+    /// Ring buffer size per CPU in KiB while recording.
+    #[arg(long, value_name = "N", default_value_t = pageblock_live::record::DEFAULT_BUFFER_KB,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub buffer_size_kb: u64,
+    /// Events to record (as `record --events`).
+    #[arg(long, value_name = "LIST", default_value = pageblock_live::record::DEFAULT_EVENTS)]
+    pub events: String,
+    /// Put back the settings a killed `lab real` left changed, from its journal
+    /// (/run/pageblock/real.state, or DIR/real.state), and run nothing.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["output"])]
+    pub restore: Option<Option<std::path::PathBuf>>,
+}
+
+/// `pageblock lab real-worker`.
+#[derive(Debug, Subcommand)]
+pub enum RealWorkerCommand {
+    /// Hold MIB MiB mlocked until stdin closes.
+    Hog {
+        /// Size.
+        #[arg(long)]
+        mib: u64,
+    },
+    /// The recorded load.
+    Load(RealLoadArgs),
+}
+
+/// `pageblock lab real-worker load`.
+#[derive(Debug, Args)]
+pub struct RealLoadArgs {
+    /// Seconds without a build; a build's limit.
+    #[arg(long)]
+    pub duration: u64,
+    /// The tree to build.
+    #[arg(long)]
+    pub build_dir: Option<std::path::PathBuf>,
+    /// `make -j`.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: u32,
+    /// Where make's output goes.
+    #[arg(long)]
+    pub build_log: Option<std::path::PathBuf>,
+    /// THP bursts, MIB:PERIOD_MS.
+    #[arg(long)]
+    pub bursts: Option<String>,
+    /// The file to churn.
+    #[arg(long)]
+    pub churn_file: Option<std::path::PathBuf>,
 }
 
 /// `pageblock lab thp`.

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
     if let cli::Command::Demo(_)
     | cli::Command::Show(_)
     | cli::Command::Bench(_)
-    | cli::Command::Lab(_)
+    | cli::Command::Lab(cli::LabCommand::Seeds(_) | cli::LabCommand::Thp(_))
     | cli::Command::Replay(_)
     | cli::Command::Inspect(_) = &cli.command
     {
@@ -38,6 +38,8 @@ fn main() -> ExitCode {
         cli::Command::Bench(cli::BenchCommand::Fastpath(args)) => cmd::bench::fastpath(args),
         cli::Command::Lab(cli::LabCommand::Seeds(args)) => cmd::lab::seeds(args),
         cli::Command::Lab(cli::LabCommand::Thp(args)) => cmd::lab::thp(args),
+        cli::Command::Lab(cli::LabCommand::Real(args)) => return cmd::real::main(args),
+        cli::Command::Lab(cli::LabCommand::RealWorker(c)) => return cmd::real::worker(c),
         cli::Command::Replay(args) => cmd::replay::run(args),
         cli::Command::Record(args) => return cmd::record::main(args),
         cli::Command::Trace(cli::TraceCommand::Stats(args)) => cmd::trace::stats(args),

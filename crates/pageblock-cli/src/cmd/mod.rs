@@ -5,6 +5,7 @@ pub mod demo;
 pub mod exporter;
 pub mod inspect;
 pub mod lab;
+pub mod real;
 pub mod record;
 pub mod replay;
 pub mod show;

@@ -16,10 +16,11 @@
 //! directory and in `/run/pageblock`) lets `pageblock record --restore` do it.
 
 mod count;
-mod outdir;
+pub(crate) mod outdir;
 mod report;
 pub mod restore;
 mod signals;
+pub(crate) use signals::Signals;
 mod snapshot;
 mod stream;
 mod writer;
@@ -28,7 +29,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 use outdir::OutDir;
-use signals::Signals;
 use snapshot::Snapshot;
 use stream::Stream;
 
@@ -90,10 +90,29 @@ impl From<String> for Failure {
     }
 }
 
+/// What a finished recording tells its caller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// The exit code the recorder ends with (see [`run`]).
+    pub code: u8,
+    /// Events in the trace file.
+    pub events: u64,
+    /// Events lost: the larger of what the `[LOST n EVENTS]` lines count and the ring
+    /// buffers' overrun and dropped counters (the same losses, seen from both ends).
+    pub lost: u64,
+    /// `[LOST EVENTS]` lines that do not say how many.
+    pub lost_uncounted: u64,
+}
+
 /// Records `args.command`, showing the stream's progress on `progress`: the exit code the
 /// recorder ends with (128 + the first signal it caught, else the command's, or 128 + the
 /// signal that killed the command), or why it failed.
 pub fn run(args: &RecordConfig, progress: Box<dyn Progress>) -> Result<u8, Failure> {
+    recorded(args, progress).map(|r| r.code)
+}
+
+/// [`run`], telling how many events were recorded and lost.
+pub fn recorded(args: &RecordConfig, progress: Box<dyn Progress>) -> Result<Recorded, Failure> {
     if args.command.is_empty() {
         return Err(Failure::from(
             "record: no COMMAND given; usage: pageblock record [-o DIR] -- COMMAND [ARGS...]".to_owned(),
@@ -114,7 +133,7 @@ pub fn run(args: &RecordConfig, progress: Box<dyn Progress>) -> Result<u8, Failu
         if let (Err(e), Err(_)) = (&unmounted, &recorded) {
             eprintln!("pageblock: {e}");
         }
-        recorded.and_then(|code| unmounted.map(|()| code).map_err(Failure::from))
+        recorded.and_then(|r| unmounted.map(|()| r).map_err(Failure::from))
     });
     if result.is_err() {
         out.remove_if_created();
@@ -139,7 +158,7 @@ fn record(
     out: &OutDir,
     signals: &Signals,
     progress: Box<dyn Progress>,
-) -> Result<u8, Failure> {
+) -> Result<Recorded, Failure> {
     let fs = &mounted.fs;
     let events = events_to_enable(fs, &args.events)?;
     check_memory(fs, args.buffer_size_kb)?;
@@ -158,7 +177,8 @@ fn record(
         session.restore()?;
         stream.finish()?;
         eprintln!("pageblock record: {} before COMMAND started; nothing recorded", signals::name(signal));
-        return Ok(report::exit_code(std::process::ExitStatus::default(), Some(signal)));
+        let code = report::exit_code(std::process::ExitStatus::default(), Some(signal));
+        return Ok(Recorded { code, ..Recorded::default() });
     }
     session.tracing_on()?;
     before.write(&out.path, "before")?;
@@ -187,7 +207,13 @@ fn record(
     let command = args.command.join(" ");
     eprint!("{}", report::render(&out.file(TRACE_FILE), &command, status, &summary, &cpus));
     restored?;
-    Ok(report::exit_code(status, signals.received()))
+    let c = &summary.counts;
+    Ok(Recorded {
+        code: report::exit_code(status, signals.received()),
+        events: c.total_events(),
+        lost: c.lost_events.max(cpus.iter().map(|s| s.overrun + s.dropped).sum::<u64>()),
+        lost_uncounted: c.lost_uncounted,
+    })
 }
 
 fn spawn(command: &[String]) -> Result<Child, Failure> {

@@ -21,7 +21,12 @@ impl OutDir {
     /// Checks and creates `dir` (default: `pageblock-record-YYYYmmdd-HHMMSS` here) and
     /// checks its free space.
     pub fn prepare(dir: Option<&Path>) -> Result<Self, String> {
-        let path = dir.map_or_else(|| PathBuf::from(default_name()), Path::to_path_buf);
+        Self::prepare_or(dir, "pageblock-record")
+    }
+
+    /// [`OutDir::prepare`], the default name starting with `prefix` instead.
+    pub fn prepare_or(dir: Option<&Path>, prefix: &str) -> Result<Self, String> {
+        let path = dir.map_or_else(|| PathBuf::from(default_name(prefix)), Path::to_path_buf);
         let shown = path.display().to_string();
         let created = match std::fs::read_dir(&path) {
             Ok(mut entries) => {
@@ -86,8 +91,8 @@ fn free_bytes(path: &Path) -> Result<u64, String> {
     Ok(free)
 }
 
-/// `pageblock-record-YYYYmmdd-HHMMSS` in local time.
-pub fn default_name() -> String {
+/// `PREFIX-YYYYmmdd-HHMMSS` in local time.
+pub fn default_name(prefix: &str) -> String {
     // SAFETY: time(NULL) has no preconditions; localtime_r only writes the struct we hand
     // it and is thread-safe.
     let tm = unsafe {
@@ -97,7 +102,7 @@ pub fn default_name() -> String {
         tm
     };
     format!(
-        "pageblock-record-{:04}{:02}{:02}-{:02}{:02}{:02}",
+        "{prefix}-{:04}{:02}{:02}-{:02}{:02}{:02}",
         tm.tm_year + 1900,
         tm.tm_mon + 1,
         tm.tm_mday,
@@ -113,7 +118,7 @@ mod tests {
 
     #[test]
     fn default_name_has_the_documented_shape() {
-        let name = default_name();
+        let name = default_name("pageblock-record");
         let stamp = name.strip_prefix("pageblock-record-").expect("prefix");
         let (date, time) = stamp.split_once('-').expect("date-time");
         assert_eq!((date.len(), time.len()), (8, 6), "{name}");

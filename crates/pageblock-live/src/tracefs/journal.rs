@@ -8,13 +8,12 @@
 //! so it also keeps two recordings from taking tracefs at once) and one in the recording's
 //! directory ([`FILE_NAME`]). A clean restore removes them all.
 
-use std::fs::OpenOptions;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::Tracefs;
+use crate::state_file::{claim_copies, remove_own_copies, replace};
 
 /// The well-known copy (`/run` is emptied at boot, when tracefs is reset anyway).
 pub const RUN_PATH: &str = "/run/pageblock/record.state";
@@ -96,18 +95,7 @@ impl Journal {
             copies: copies.to_vec(),
             saved: Vec::new(),
         };
-        let json = to_json(&state)?;
-        for (i, path) in copies.iter().enumerate() {
-            if let Err(e) = create_new(path, &json) {
-                for made in &copies[..i] {
-                    let _ = std::fs::remove_file(made);
-                }
-                return Err(match (i, e.kind()) {
-                    (0, std::io::ErrorKind::AlreadyExists) => refusal(path, fs),
-                    _ => format!("{}: {e}", path.display()),
-                });
-            }
-        }
+        claim_copies(copies, &to_json(&state)?, |path| refusal(path, fs))?;
         Ok(Journal { state })
     }
 
@@ -150,11 +138,7 @@ pub fn load(path: &Path) -> Result<JournalState, String> {
 
 /// Removes the copies of `state` that are still its own.
 pub fn remove_copies(state: &JournalState) {
-    for path in &state.copies {
-        if load(path).is_ok_and(|other| other.owner == state.owner) {
-            let _ = std::fs::remove_file(path);
-        }
-    }
+    remove_own_copies(&state.copies, |path| load(path).is_ok_and(|other| other.owner == state.owner));
 }
 
 /// Why a recording cannot start while the journal at `path` exists.
@@ -180,27 +164,4 @@ fn refusal(path: &Path, fs: &Tracefs) -> String {
 
 fn to_json(state: &JournalState) -> Result<String, String> {
     serde_json::to_string_pretty(state).map(|j| j + "\n").map_err(|e| e.to_string())
-}
-
-fn create_new(path: &Path, json: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    if let Err(e) = file.write_all(json.as_bytes()) {
-        let _ = std::fs::remove_file(path);
-        return Err(e);
-    }
-    Ok(())
-}
-
-/// Writes `json` beside `path` and renames it over `path`: a reader (or a kill midway)
-/// sees the old journal or the new one, never half of one.
-fn replace(path: &Path, json: &str) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".record.state.").tempfile_in(dir).map_err(|e| err(&e))?;
-    tmp.write_all(json.as_bytes()).map_err(|e| err(&e))?;
-    tmp.persist(path).map_err(|e| err(&e.error))?;
-    Ok(())
 }

@@ -17,6 +17,7 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 pub use events::resolve_events;
+pub(crate) use journal::Owner;
 pub use journal::{FILE_NAME as JOURNAL_FILE, RUN_PATH as JOURNAL_RUN_PATH};
 pub(crate) use mount::c_path;
 pub use mount::Mounted;
