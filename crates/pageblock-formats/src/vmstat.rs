@@ -12,6 +12,34 @@ use std::fmt;
 use crate::text::{self, quote};
 use crate::ParseError;
 
+/// The counters a run under memory pressure is judged by (reclaim, compaction, THP, swap), in
+/// the kernel's names: what `lab real` tables and `replay` compares with the real delta.
+pub const PRESSURE_ROWS: [&str; 17] = [
+    "compact_stall",
+    "compact_fail",
+    "compact_success",
+    "compact_migrate_scanned",
+    "compact_free_scanned",
+    "compact_daemon_migrate_scanned",
+    "compact_daemon_free_scanned",
+    "pgscan_kswapd",
+    "pgsteal_kswapd",
+    "pgscan_direct",
+    "pgsteal_direct",
+    "allocstall_movable",
+    "allocstall_normal",
+    "pgmigrate_success",
+    "thp_fault_alloc",
+    "thp_fault_fallback",
+    "pswpout",
+];
+
+/// Whether counter `name` is a gauge (`nr_free_pages`; mTHP's `hugepages-2048kB/nr_anon`): a
+/// level, not a count of events, so its difference over a run means nothing.
+pub fn is_gauge(name: &str) -> bool {
+    name.rsplit('/').next().is_some_and(|n| n.starts_with("nr_"))
+}
+
 /// The whole of `/proc/vmstat`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VmStat {
@@ -52,6 +80,42 @@ impl VmStat {
         }
         Ok(VmStat { items })
     }
+
+    /// The event counters' growth from `before` to `after`, in `after`'s order: gauges are left
+    /// out, and so is a counter that went down (only a reset does that).
+    pub fn delta(before: &VmStat, after: &VmStat) -> VmStat {
+        let items = after
+            .items
+            .iter()
+            .filter(|(name, _)| !is_gauge(name))
+            .filter_map(|(name, a)| a.checked_sub(before.get(name).unwrap_or(0)).map(|d| (name.clone(), d)))
+            .collect();
+        VmStat { items }
+    }
+
+    /// A delta as `name=value` lines (`vmstat-delta.txt`, written by `lab real`).
+    pub fn render_delta(&self) -> String {
+        self.items.iter().map(|(name, v)| format!("{name}={v}\n")).collect()
+    }
+
+    /// Parses `name=value` lines; an empty file is an error.
+    pub fn parse_delta(text: &str) -> Result<Self, ParseError> {
+        let mut items = Vec::new();
+        for (no, line) in text::lines(text) {
+            let Some((name, v)) = line.split_once('=') else {
+                return Err(ParseError::new(no, format!("expected name=value, found {}", quote(line))));
+            };
+            let name = name.trim();
+            if name.is_empty() || name.contains(char::is_whitespace) {
+                return Err(ParseError::new(no, format!("{} is not a counter name", quote(name))));
+            }
+            items.push((name.to_owned(), text::dec_u64(v.trim(), no, name)?));
+        }
+        if items.is_empty() {
+            return Err(text::empty_input());
+        }
+        Ok(VmStat { items })
+    }
 }
 
 impl fmt::Display for VmStat {
@@ -66,6 +130,26 @@ impl fmt::Display for VmStat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_delta_keeps_event_counters_and_reads_back() {
+        let before = VmStat::parse("nr_free_pages 900\npgscan_kswapd 10\nthp_fault_alloc 3\n").unwrap();
+        let after =
+            VmStat::parse("nr_free_pages 800\npgscan_kswapd 25\nthp_fault_alloc 3\npswpout 4\n").unwrap();
+        let d = VmStat::delta(&before, &after);
+        assert_eq!(d.render_delta(), "pgscan_kswapd=15\nthp_fault_alloc=0\npswpout=4\n");
+        assert_eq!(VmStat::parse_delta(&d.render_delta()).unwrap(), d);
+        assert!(is_gauge("nr_dirtied") && is_gauge("hugepages-64kB/nr_anon") && !is_gauge("pswpout"));
+    }
+
+    #[test]
+    fn a_malformed_delta_names_its_line() {
+        assert_eq!(VmStat::parse_delta("a=1\nb 2\n").unwrap_err().line, 2);
+        assert_eq!(VmStat::parse_delta("a=1\nb=x\n").unwrap_err().line, 2);
+        assert_eq!(VmStat::parse_delta("a=1\n=2\n").unwrap_err().line, 2);
+        assert_eq!(VmStat::parse_delta("a b=2\n").unwrap_err().line, 1);
+        assert_eq!(VmStat::parse_delta("").unwrap_err().line, 1);
+    }
 
     #[test]
     fn round_trip_and_errors() {

@@ -150,6 +150,42 @@ fn the_real_trace_replays_with_a_fidelity_table() {
     assert_eq!(row("mm_page_alloc_zone_locked").real, 479_002);
     assert_eq!(row("mm_page_pcpu_drain").real, 198_816);
     assert!(row("free pages at the end").simulated > 0);
+    // The pressure rows: the simulation's delta per policy, the snapshots' beside it.
+    let real = report.real_vmstat_delta.as_ref().expect("before and after vmstat: a real delta");
+    let counter = |file: &str, name: &str| -> u64 {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        text.lines().find_map(|l| l.strip_prefix(&format!("{name} "))).unwrap().parse().unwrap()
+    };
+    for name in ["thp_fault_alloc", "pgscan_kswapd", "compact_stall"] {
+        assert_eq!(real[name], counter("after.vmstat", name) - counter("before.vmstat", name), "{name}");
+    }
+    assert_eq!(p.vmstat.len(), 17, "{:?}", p.vmstat.keys());
+    assert!(report.render().contains("vmstat delta over the replay"));
+}
+
+/// `vmstat-delta.txt` (as `lab real` writes it) is the real side when the snapshots are not
+/// there; a malformed one is refused with its file and line.
+#[test]
+fn a_vmstat_delta_file_is_the_real_side_and_a_bad_one_names_its_line() {
+    let mut t = Trace::default();
+    t.alloc(0, Some(0x100000), 0, Gfp::KERNEL).free(0, 0x100000, 0);
+    let path = t.write("vmstat-delta");
+    let dir = path.parent().unwrap();
+    std::fs::write(dir.join("vmstat-delta.txt"), "compact_stall=7\npswpout=3\nnr_free_pages_not_here=1\n")
+        .unwrap();
+    let report = run(dir, &["vanilla", "defrag_mode"]);
+    let real = report.real_vmstat_delta.as_ref().unwrap();
+    assert_eq!((real["compact_stall"], real["pswpout"], real["pgscan_kswapd"]), (7, 3, 0));
+    assert!(!real.contains_key("nr_free_pages_not_here"), "only the pressure rows");
+    for p in &report.policies {
+        assert_eq!(p.vmstat["compact_stall"], 0, "{}: two order-0 requests compact nothing", p.name);
+    }
+    assert!(report.render().lines().any(|l| l.starts_with("compact_stall") && l.trim_end().ends_with(" 7")));
+    std::fs::write(dir.join("vmstat-delta.txt"), "compact_stall=7\npswpout three\n").unwrap();
+    let policies = [policy_named("vanilla").unwrap()];
+    let err = replay::run(dir, &policies, false, &mut |_| {}).unwrap_err();
+    assert!(err.contains("vmstat-delta.txt") && err.contains("line 2"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Regression: a recording with `before.zoneinfo` but no `before.pagetypeinfo` failed with

@@ -38,6 +38,21 @@ pub struct Snapshots {
     pub before_vmstat: Option<VmStat>,
     /// `after.vmstat`.
     pub after_vmstat: Option<VmStat>,
+    /// `vmstat-delta.txt` (`name=value` lines, as `lab real` writes them), for a trace
+    /// without both vmstat snapshots.
+    pub vmstat_delta: Option<VmStat>,
+}
+
+impl Snapshots {
+    /// The real kernel's vmstat delta over the trace: `vmstat-delta.txt` if present, else
+    /// `after.vmstat` − `before.vmstat` (event counters only).
+    pub fn real_vmstat_delta(&self) -> Option<VmStat> {
+        match (&self.vmstat_delta, &self.before_vmstat, &self.after_vmstat) {
+            (Some(d), _, _) => Some(d.clone()),
+            (None, Some(b), Some(a)) => Some(VmStat::delta(b, a)),
+            _ => None,
+        }
+    }
 }
 
 /// What the trace's own events say (the real kernel's side of the fidelity report).
@@ -226,5 +241,6 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
         after_zoneinfo: read(dir, "after.zoneinfo", ZoneInfo::parse)?,
         before_vmstat: read(dir, "before.vmstat", VmStat::parse)?,
         after_vmstat: read(dir, "after.vmstat", VmStat::parse)?,
+        vmstat_delta: read(dir, "vmstat-delta.txt", VmStat::parse_delta)?,
     })
 }

@@ -9,6 +9,9 @@
 //! series    huge-page availability over time
 //! fidelity  the simulation's kernel events and end state next to the real ones
 //! ```
+//!
+//! Each policy's vmstat delta over the replay, in the kernel's names ([`PRESSURE_ROWS`]), sits
+//! beside the real kernel's (the snapshots' difference or `vmstat-delta.txt`).
 
 pub mod engine;
 pub mod facts;
@@ -23,8 +26,11 @@ pub mod series;
 pub mod snapshot;
 pub mod start;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
+
+use pageblock_formats::vmstat::{VmStat, PRESSURE_ROWS};
 
 use pageblock_core::named_policy::NamedPolicy;
 use pageblock_core::show;
@@ -69,17 +75,19 @@ pub fn run(
         let (node, start) = machine::boot(&trace, &config, &p.policy)?;
         start_report.get_or_insert(start);
         let mixed_start = mixed_pageblocks(node.shared());
+        let vmstat_start = show::vmstat(node.shared());
         let records = trace.records.len() as u64;
         let done = engine::replay(&trace, node, &mut |done| {
             progress(Stage::Replaying { policy: p.name, done, total: records })
         });
         // A replay that breaks an invariant is a bug in the allocator or the replay.
         done.node.verify().map_err(|e| format!("{}: after the replay: {e}", p.name))?;
+        let vmstat = pressure_rows(&VmStat::delta(&vmstat_start, &show::vmstat(done.node.shared())));
         results.push(PolicyResult::new(
             p.name,
             &done,
-            mixed_start,
-            mixed_pageblocks(done.node.shared()),
+            (mixed_start, mixed_pageblocks(done.node.shared())),
+            vmstat,
             records,
         ));
         // The kernel's own policy is the one whose distance to the kernel means something.
@@ -88,7 +96,14 @@ pub fn run(
         }
     }
     let start = start_report.unwrap_or_default();
-    Ok(ReplayReport::new(&trace, start, results, fidelity, started.elapsed().as_secs_f64()))
+    let real = trace.snapshots.real_vmstat_delta().map(|d| pressure_rows(&d));
+    Ok(ReplayReport::new(&trace, start, results, (fidelity, real), started.elapsed().as_secs_f64()))
+}
+
+/// The rows of `delta` a run under pressure is judged by ([`PRESSURE_ROWS`]), by name; a
+/// counter the kernel lacks counts 0.
+fn pressure_rows(delta: &VmStat) -> BTreeMap<String, u64> {
+    PRESSURE_ROWS.iter().map(|&n| (n.to_owned(), delta.get(n).unwrap_or(0))).collect()
 }
 
 /// Pageblocks page_owner would call mixed, over every zone.

@@ -94,6 +94,9 @@ pub struct PolicyResult {
     pub pgalloc: BTreeMap<&'static str, u64>,
     /// Pages on per-CPU lists at the end.
     pub pcp_pages_end: u64,
+    /// The simulation's vmstat delta over the replay: the pressure rows, in the kernel's
+    /// names.
+    pub vmstat: BTreeMap<String, u64>,
     /// Everything the simulation did differently.
     pub divergence: Divergence,
     /// Trace records replayed per second of the replay loop.
@@ -113,8 +116,8 @@ impl PolicyResult {
     pub fn new(
         name: &'static str,
         r: &Replayed,
-        mixed_start: u64,
-        mixed_end: u64,
+        (mixed_start, mixed_end): (u64, u64),
+        vmstat: BTreeMap<String, u64>,
         records: u64,
     ) -> PolicyResult {
         let e = &r.events;
@@ -138,6 +141,7 @@ impl PolicyResult {
             failed_requests: r.divergence.failed_requests,
             pgalloc,
             pcp_pages_end: node.nr_pcp_pages(),
+            vmstat,
             divergence: r.divergence,
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
@@ -158,6 +162,9 @@ pub struct ReplayReport {
     pub policies: Vec<PolicyResult>,
     /// The `vanilla` replay against the real kernel (needs the `after` snapshot).
     pub fidelity: Option<Fidelity>,
+    /// The real kernel's vmstat delta over the trace (the pressure rows), to set beside each
+    /// policy's `vmstat`.
+    pub real_vmstat_delta: Option<BTreeMap<String, u64>>,
     /// Seconds, end to end (read, decompress, decode, every replay).
     pub seconds: f64,
 }
@@ -168,7 +175,7 @@ impl ReplayReport {
         t: &LoadedTrace,
         start: StartReport,
         policies: Vec<PolicyResult>,
-        fidelity: Option<Fidelity>,
+        (fidelity, real_vmstat_delta): (Option<Fidelity>, Option<BTreeMap<String, u64>>),
         seconds: f64,
     ) -> Self {
         let per_zone = |f: &dyn Fn(&super::start::PlanShortfall) -> u64| {
@@ -195,6 +202,7 @@ impl ReplayReport {
             },
             policies,
             fidelity,
+            real_vmstat_delta,
             seconds,
         }
     }
@@ -250,6 +258,8 @@ impl ReplayReport {
         }
         out.push('\n');
         self.render_policies(&mut out);
+        out.push('\n');
+        self.render_vmstat(&mut out);
         if let Some(f) = &self.fidelity {
             out.push('\n');
             render_fidelity(&mut out, f);
@@ -302,6 +312,42 @@ impl ReplayReport {
                 let _ = write!(out, " {:>24}", p.pgalloc.get(zone).copied().unwrap_or(0));
             }
             out.push('\n');
+        }
+    }
+}
+
+impl ReplayReport {
+    /// Each policy's vmstat delta, and the real kernel's with each policy's ratio to it.
+    fn render_vmstat(&self, out: &mut String) {
+        let real = self.real_vmstat_delta.as_ref();
+        let _ = write!(out, "{:<34}", "vmstat delta over the replay");
+        for p in &self.policies {
+            let _ = write!(out, " {:>24}", p.name);
+        }
+        if real.is_some() {
+            let _ = write!(out, " {:>12}", "real");
+        }
+        out.push('\n');
+        let names: Vec<&String> = self.policies.first().map_or(Vec::new(), |p| p.vmstat.keys().collect());
+        for name in names {
+            let r = real.and_then(|d| d.get(name)).copied();
+            let _ = write!(out, "{name:<34}");
+            for p in &self.policies {
+                let v = p.vmstat.get(name).copied().unwrap_or(0);
+                let cell = match r {
+                    Some(r) if r > 0 => format!("{v} ({:.2}x)", v as f64 / r as f64),
+                    _ => v.to_string(),
+                };
+                let _ = write!(out, " {cell:>24}");
+            }
+            if let Some(r) = r {
+                let _ = write!(out, " {r:>12}");
+            }
+            out.push('\n');
+        }
+        if real.is_none() {
+            let _ =
+                writeln!(out, "(no real delta: the trace has no before/after vmstat nor vmstat-delta.txt)");
         }
     }
 }

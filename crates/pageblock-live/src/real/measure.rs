@@ -1,84 +1,16 @@
-//! What a `lab real` run measures beside the trace: the vmstat delta (after − before, in the
-//! kernel's names), the mTHP counters of every huge page size, and the CPU time of kswapd0
-//! and kcompactd0.
+//! What a `lab real` run measures beside the trace and its `/proc` snapshots: the mTHP
+//! counters of every huge page size and the CPU time of kswapd0 and kcompactd0.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
-/// The vmstat rows issue 23 compares, in its order.
-pub const VMSTAT_ROWS: [&str; 17] = [
-    "compact_stall",
-    "compact_fail",
-    "compact_success",
-    "compact_migrate_scanned",
-    "compact_free_scanned",
-    "compact_daemon_migrate_scanned",
-    "compact_daemon_free_scanned",
-    "pgscan_kswapd",
-    "pgsteal_kswapd",
-    "pgscan_direct",
-    "pgsteal_direct",
-    "allocstall_movable",
-    "allocstall_normal",
-    "pgmigrate_success",
-    "thp_fault_alloc",
-    "thp_fault_fallback",
-    "pswpout",
-];
-
-/// `name value` lines (`/proc/vmstat`, or the mTHP counters written the same way).
-pub fn parse_counters(text: &str) -> BTreeMap<String, u64> {
-    text.lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            Some((f.next()?.to_owned(), f.next()?.parse().ok()?))
-        })
-        .collect()
-}
-
-/// Whether `name` is a gauge (`nr_free_pages`, mTHP's `hugepages-2048kB/nr_anon`): a level,
-/// not a count of events.
-fn is_gauge(name: &str) -> bool {
-    name.rsplit('/').next().is_some_and(|n| n.starts_with("nr_"))
-}
-
-/// After − before for every event counter in `after` (gauges are left out, and so is a
-/// counter that went down, which only a reset can do).
-pub fn delta(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    after
-        .iter()
-        .filter(|(k, _)| !is_gauge(k))
-        .filter_map(|(k, &a)| {
-            let b = before.get(k).copied().unwrap_or(0);
-            (a >= b).then(|| (k.clone(), a - b))
-        })
-        .collect()
-}
-
-/// `name=value` lines, as `replay` reads a `vmstat-delta.txt`.
-pub fn render_delta(delta: &BTreeMap<String, u64>) -> String {
-    let mut s = String::new();
-    for (k, v) in delta {
-        let _ = writeln!(s, "{k}={v}");
-    }
-    s
-}
-
-/// `name value` lines.
-pub fn render_counters(counters: &BTreeMap<String, u64>) -> String {
-    let mut s = String::new();
-    for (k, v) in counters {
-        let _ = writeln!(s, "{k} {v}");
-    }
-    s
-}
+use pageblock_formats::vmstat::VmStat;
 
 /// The mTHP counters under `thp` (`/sys/kernel/mm/transparent_hugepage`): every
-/// `hugepages-SIZE/stats/NAME`, keyed `hugepages-SIZE/NAME`. A kernel without them gives none.
-pub fn mthp_counters(thp: &Path) -> BTreeMap<String, u64> {
-    let mut all = BTreeMap::new();
-    let Ok(sizes) = std::fs::read_dir(thp) else { return all };
+/// `hugepages-SIZE/stats/NAME`, named `hugepages-SIZE/NAME`, in name order, in vmstat's shape.
+/// A kernel without them gives none.
+pub fn mthp_counters(thp: &Path) -> VmStat {
+    let mut all = std::collections::BTreeMap::new();
+    let Ok(sizes) = std::fs::read_dir(thp) else { return VmStat::default() };
     for size in sizes.flatten() {
         let name = size.file_name().to_string_lossy().into_owned();
         if !name.starts_with("hugepages-") {
@@ -92,7 +24,7 @@ pub fn mthp_counters(thp: &Path) -> BTreeMap<String, u64> {
             }
         }
     }
-    all
+    VmStat { items: all.into_iter().collect() }
 }
 
 /// CPU time (user + system, clock ticks) of every process named `comm` under `proc`.
@@ -126,16 +58,6 @@ pub fn clock_ticks() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_delta_counts_events_and_leaves_gauges_out() {
-        let before = parse_counters("nr_free_pages 900\nnr_dirtied 1\npgscan_kswapd 10\nthp_fault_alloc 3\n");
-        let after = parse_counters(
-            "nr_free_pages 800\nnr_dirtied 9\npgscan_kswapd 25\nthp_fault_alloc 3\npswpout 4\n",
-        );
-        let d = delta(&before, &after);
-        assert_eq!(render_delta(&d), "pgscan_kswapd=15\npswpout=4\nthp_fault_alloc=0\n");
-    }
 
     #[test]
     fn mthp_counters_are_read_per_size() {

@@ -27,6 +27,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use knobs::Knobs;
+use pageblock_formats::vmstat::VmStat;
 use summary::{RunResult, Summary};
 use workload::{BuildSource, Workload};
 
@@ -325,12 +326,11 @@ fn one_run(
     let hog_mib = hog.stop();
     let read = |name: &str| {
         let p = dir.join(name);
-        std::fs::read_to_string(&p)
-            .map(|t| measure::parse_counters(&t))
-            .map_err(|e| format!("{}: {e}", p.display()))
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        VmStat::parse(&text).map_err(|e| format!("{}: {e}", p.display()))
     };
-    let vmstat = measure::delta(&read("before.vmstat")?, &read("after.vmstat")?);
-    let mthp = measure::delta(&mthp_before, &mthp_after);
+    let vmstat = VmStat::delta(&read("before.vmstat")?, &read("after.vmstat")?);
+    let mthp = VmStat::delta(&mthp_before, &mthp_after);
     let ms = |ticks: u64| ticks * 1000 / measure::clock_ticks();
     let result = RunResult {
         setting: label.to_owned(),
@@ -343,12 +343,12 @@ fn one_run(
         hog_mib,
         kswapd_cpu_ms: ms(k1 - k0),
         kcompactd_cpu_ms: ms(c1 - c0),
-        vmstat,
-        mthp,
+        vmstat: vmstat.items.iter().cloned().collect(),
+        mthp: mthp.items.into_iter().collect(),
     };
-    write_file(&dir.join("vmstat-delta.txt"), &measure::render_delta(&result.vmstat))?;
-    write_file(&dir.join("mthp.before"), &measure::render_counters(&mthp_before))?;
-    write_file(&dir.join("mthp.after"), &measure::render_counters(&mthp_after))?;
+    write_file(&dir.join("vmstat-delta.txt"), &vmstat.render_delta())?;
+    write_file(&dir.join("mthp.before"), &mthp_before.render())?;
+    write_file(&dir.join("mthp.after"), &mthp_after.render())?;
     write_file(&dir.join("run.json"), &to_json(&result)?)?;
     if recorded.code != 0 && signals.received().is_none() {
         return Err(Failure::from(format!(

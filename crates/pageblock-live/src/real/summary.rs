@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::measure::VMSTAT_ROWS;
+use pageblock_formats::vmstat::PRESSURE_ROWS;
 
 /// One finished run.
 #[derive(Clone, Debug, Serialize)]
@@ -49,7 +49,7 @@ impl RunResult {
     fn rows(&self) -> Vec<(String, Option<f64>)> {
         let mut rows = vec![("thp_success_%".to_owned(), self.thp_success())];
         rows.extend(
-            VMSTAT_ROWS
+            PRESSURE_ROWS
                 .iter()
                 .map(|&r| (r.to_owned(), Some(self.vmstat.get(r).copied().unwrap_or(0) as f64))),
         );
