@@ -205,8 +205,9 @@ pub struct RealArgs {
     #[arg(long, value_name = "N", default_value_t = pageblock_live::record::DEFAULT_BUFFER_KB,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub buffer_size_kb: u64,
-    /// Events to record (as `record --events`).
-    #[arg(long, value_name = "LIST", default_value = pageblock_live::record::DEFAULT_EVENTS)]
+    /// Events to record (as `record --events`; by default record's and the vmscan events
+    /// that mark direct reclaim and kswapd's runs).
+    #[arg(long, value_name = "LIST", default_value = pageblock_live::real::REAL_EVENTS)]
     pub events: String,
     /// Put back the settings a killed `lab real` left changed, from its journal
     /// (/run/pageblock/real.state, or DIR/real.state), and run nothing.
@@ -342,6 +343,15 @@ pub struct ReplayArgs {
     /// Whose reclaim rules.
     #[arg(long, value_enum, default_value_t = KernelArg::Linux6_18)]
     pub kernel: KernelArg,
+    /// Replay every traced free, the kernel's reclaim and migration included (the default
+    /// for a trace without reclaim or compaction).
+    #[arg(long, conflicts_with = "closed_loop")]
+    pub open_loop: bool,
+    /// Replay only the workload's frees: pages kswapd or kcompactd freed, and migration
+    /// sources freed in direct compaction, stay with the simulation, whose own reclaim and
+    /// compaction decide (the default when the trace shows reclaim or compaction).
+    #[arg(long)]
+    pub closed_loop: bool,
 }
 
 /// `pageblock bench ...`.

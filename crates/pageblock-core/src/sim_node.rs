@@ -229,6 +229,12 @@ impl Node {
         r.lru.borrow_mut().add(pfn.0, order, z, LruList::inactive(kind))
     }
 
+    /// Takes the block at `pfn` off the LRU lists (it stays allocated); false if it was on
+    /// none.
+    pub fn lru_del(&self, pfn: Pfn) -> bool {
+        self.reclaim.as_ref().is_some_and(|r| r.lru.borrow_mut().del(pfn.0).is_some())
+    }
+
     /// The LRU entry of the block at `pfn`, if it is on a list.
     pub fn lru_page(&self, pfn: Pfn) -> Option<crate::vmscan::lru::LruPage> {
         self.reclaim.as_ref()?.lru.borrow().get(pfn.0)

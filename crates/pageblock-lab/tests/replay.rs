@@ -9,16 +9,25 @@ use pageblock_formats::gfp::Gfp;
 use pageblock_formats::kmem::{KmemEvent, MmPageAlloc, MmPageFree, MmPageFreeBatched};
 use pageblock_lab::replay;
 
-/// A trace builder: kmem lines on the given CPUs, one microsecond apart.
+/// A trace builder: kmem lines on the given CPUs, one microsecond apart, made by the task
+/// `comm` (`test` unless [`Trace::by`] says otherwise).
 #[derive(Default)]
 struct Trace {
     lines: Vec<String>,
+    comm: Option<&'static str>,
 }
 
 impl Trace {
     fn push(&mut self, cpu: u32, ev: KmemEvent) -> &mut Self {
         let t = Timestamp::from_micros(1_000_000 + self.lines.len() as u64);
-        self.lines.push(TraceLine::from_kmem("test", 7, cpu, Some("....."), t, &ev).render());
+        let comm = self.comm.unwrap_or("test");
+        self.lines.push(TraceLine::from_kmem(comm, 7, cpu, Some("....."), t, &ev).render());
+        self
+    }
+
+    /// The following lines are made by task `comm`.
+    fn by(&mut self, comm: &'static str) -> &mut Self {
+        self.comm = Some(comm);
         self
     }
 
@@ -47,7 +56,7 @@ impl Trace {
 
 fn run(path: &Path, policies: &[&str]) -> replay::ReplayReport {
     let policies: Vec<_> = policies.iter().map(|p| policy_named(p).unwrap()).collect();
-    replay::run(path, &policies, false, &mut |_| {}).unwrap()
+    replay::run(path, &policies, (false, None), &mut |_| {}).unwrap()
 }
 
 #[test]
@@ -81,6 +90,39 @@ fn every_kind_of_free_finds_its_block() {
     assert_eq!(p.events.mm_page_free, 6 + 1 + 1);
     assert_eq!(report.start.busy_pages, 1 + 4, "two frees of pages allocated before the trace");
     assert_eq!(report.start.geometry, "the trace's pfns");
+}
+
+/// Closed loop: kswapd's and kcompactd's frees are the kernel's decisions, left to the
+/// simulation; the workload's later free of a migration target (a pfn the trace never
+/// allocated) takes the simulation's copy of the migrated page instead.
+#[test]
+fn closed_loop_leaves_the_daemons_frees_to_the_simulation() {
+    let (a, b, target) = (0x100000, 0x100001, 0x180000);
+    // The target's free comes first in the file only as a pfn no allocation names: the
+    // starting state places a page there (it cannot tell a target from a page allocated
+    // before the trace), so closed loop frees that page and keeps the migrated copy.
+    let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
+    let mut t = Trace::default();
+    t.alloc(0, Some(a), 0, anon).alloc(0, Some(b), 0, anon);
+    t.by("kswapd0").free(1, a, 0); // reclaimed by the real kernel
+    t.by("kcompactd0").free(1, b, 0); // migrated to `target` by the real kernel
+    t.by("cc1").free(0, target, 0); // the workload frees it where it now is
+    let path = t.write("closed");
+    let report = run(&path, &["vanilla"]);
+    assert_eq!(report.mode, replay::engine::Loop::Closed, "daemons freed pages: closed by default");
+    let p = &report.policies[0];
+    let c = p.closed_loop.expect("closed-loop counts");
+    assert_eq!((c.reclaim_frees_skipped, c.migration_frees_skipped, c.migrated_pages_freed), (1, 1, 0));
+    assert_eq!(p.divergence.unmatched_frees, 0);
+    assert_eq!(p.events.mm_page_free, 1, "only the workload's free is replayed");
+    assert_eq!(report.start.busy_pages, 1, "the target, placed at the start");
+    let policies = [policy_named("vanilla").unwrap()];
+    let open = replay::run(&path, &policies, (false, Some(replay::engine::Loop::Open)), &mut |_| {}).unwrap();
+    let o = &open.policies[0];
+    assert!(o.closed_loop.is_none());
+    assert_eq!(o.divergence.unmatched_frees, 0);
+    assert_eq!(o.events.mm_page_free, 3, "every free replayed, the daemons' too");
+    assert!(report.render().contains("loop: closed"));
 }
 
 #[test]
@@ -122,9 +164,10 @@ fn bad_lines_name_the_file_and_line() {
     t.alloc(0, Some(0x100000), 0, Gfp::KERNEL);
     t.lines.push("this is not a trace line".into());
     let path = t.write("bad");
-    let err = replay::run(&path, &[policy_named("vanilla").unwrap()], false, &mut |_| {}).err().unwrap();
+    let err =
+        replay::run(&path, &[policy_named("vanilla").unwrap()], (false, None), &mut |_| {}).err().unwrap();
     assert!(err.contains("trace.txt:2:"), "{err}");
-    let ok = replay::run(&path, &[policy_named("vanilla").unwrap()], true, &mut |_| {}).unwrap();
+    let ok = replay::run(&path, &[policy_named("vanilla").unwrap()], (true, None), &mut |_| {}).unwrap();
     assert_eq!(ok.trace.bad_lines, 1);
     assert!(policy_named("nope").unwrap_err().contains("known: vanilla"));
 }
@@ -183,7 +226,7 @@ fn a_vmstat_delta_file_is_the_real_side_and_a_bad_one_names_its_line() {
     assert!(report.render().lines().any(|l| l.starts_with("compact_stall") && l.trim_end().ends_with(" 7")));
     std::fs::write(dir.join("vmstat-delta.txt"), "compact_stall=7\npswpout three\n").unwrap();
     let policies = [policy_named("vanilla").unwrap()];
-    let err = replay::run(dir, &policies, false, &mut |_| {}).unwrap_err();
+    let err = replay::run(dir, &policies, (false, None), &mut |_| {}).unwrap_err();
     assert!(err.contains("vmstat-delta.txt") && err.contains("line 2"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }

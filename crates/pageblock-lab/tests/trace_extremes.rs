@@ -145,7 +145,9 @@ fn stats(path: &Path, skip_bad: bool) -> Result<TraceStats, String> {
 
 fn replay(path: &Path, skip_bad: bool) -> Result<replay::ReplayReport, String> {
     let path = path.to_owned();
-    bounded("replay", move || replay::run(&path, &[policy_named("vanilla").unwrap()], skip_bad, &mut |_| {}))
+    bounded("replay", move || {
+        replay::run(&path, &[policy_named("vanilla").unwrap()], (skip_bad, None), &mut |_| {})
+    })
 }
 
 /// Runs one extreme line through both commands and checks the outcomes.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::decode::{self, Decoded};
 use super::input::is_truncated;
 use super::lines::{Line, Lines, MAX_LINE};
-use super::{GfpTable, RecordKind, TraceError, TraceInput, TraceRecord};
+use super::{GfpTable, RecordKind, Task, TraceError, TraceInput, TraceRecord};
 
 /// What the reader saw besides records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -195,9 +195,23 @@ impl<R: Read> TraceReader<R> {
                     return Some(Ok((no, r)));
                 }
                 Ok(Decoded::Lost { cpu, events }) => {
+                    let Ok(cpu) = u16::try_from(cpu) else {
+                        let e = TraceError::bad_line(
+                            &self.file,
+                            no,
+                            format!("CPU {cpu} is beyond the 65,536 a record holds"),
+                        );
+                        if !self.skip_bad {
+                            return Some(Err(e));
+                        }
+                        self.counts.bad_lines += 1;
+                        self.first_bad.get_or_insert(e);
+                        continue;
+                    };
                     self.records += 1;
                     let kind = RecordKind::Lost { events };
-                    return Some(Ok((no, TraceRecord { time_us: self.last_time_us, pfn: 0, cpu, kind })));
+                    let r = TraceRecord { time_us: self.last_time_us, pfn: 0, cpu, task: Task::Other, kind };
+                    return Some(Ok((no, r)));
                 }
                 Ok(Decoded::Comment) => self.counts.comments += 1,
                 Ok(Decoded::Other) => self.counts.other_events += 1,
@@ -220,7 +234,7 @@ impl<R> TraceReader<R> {
     /// `d`, or why its CPU is not one of the machine's.
     fn check_cpu(&self, d: Decoded) -> Result<Decoded, String> {
         let cpu = match d {
-            Decoded::Record(r) => r.cpu,
+            Decoded::Record(r) => u32::from(r.cpu),
             Decoded::Lost { cpu, .. } => cpu,
             Decoded::Comment | Decoded::Other => return Ok(d),
         };

@@ -1,8 +1,9 @@
 //! [`TraceRecord`]: one decoded trace event in 32 bytes, for replay and statistics.
 //!
 //! Only what an allocator replay or a statistic needs survives decoding: the time, the pfn,
-//! the CPU and a [`RecordKind`] with the event's small fields. Page pointers, comms, pids and
-//! irq flags are dropped; gfp masks are interned ([`GfpId`], see
+//! the CPU, which kind of task it was ([`Task`]: the reclaim and compaction daemons apart from
+//! everyone else) and a [`RecordKind`] with the event's small fields. Page pointers, comms,
+//! pids and irq flags are dropped; gfp masks are interned ([`GfpId`], see
 //! [`GfpTable`](super::GfpTable)).
 
 use pageblock_formats::compaction::CompactionEventKind;
@@ -126,6 +127,50 @@ impl RecordKind {
     }
 }
 
+/// The task an event happened in, as far as a replay must tell them apart: a page kswapd or
+/// kcompactd frees is the kernel's own decision (reclaim, migration), not the workload's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Task {
+    /// Any other task (the workload, and the kernel working on its behalf).
+    #[default]
+    Other,
+    /// `kswapdN`: background reclaim.
+    Kswapd,
+    /// `kcompactdN`: background compaction.
+    Kcompactd,
+}
+
+impl Task {
+    /// The kind of the task named `comm` (leading spaces, as ftrace pads it, are skipped).
+    #[inline]
+    pub fn of_comm(comm: &[u8]) -> Task {
+        let start = comm.iter().position(|&c| c != b' ').unwrap_or(comm.len());
+        let comm = &comm[start..];
+        if comm.first() != Some(&b'k') {
+            Task::Other
+        } else if comm.starts_with(b"kswapd") {
+            Task::Kswapd
+        } else if comm.starts_with(b"kcompactd") {
+            Task::Kcompactd
+        } else {
+            Task::Other
+        }
+    }
+
+    /// Every kind, in declaration order.
+    pub const ALL: [Task; 3] = [Task::Other, Task::Kswapd, Task::Kcompactd];
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Task::Other => "other",
+            Task::Kswapd => "kswapd",
+            Task::Kcompactd => "kcompactd",
+        }
+    }
+}
+
 /// One decoded trace line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TraceRecord {
@@ -134,8 +179,10 @@ pub struct TraceRecord {
     pub time_us: u64,
     /// The page frame number (0 for failed allocations, compaction events and markers).
     pub pfn: u64,
-    /// The CPU.
-    pub cpu: u32,
+    /// The CPU (a record's CPU number fits 16 bits, as every Linux `NR_CPUS` does).
+    pub cpu: u16,
+    /// The kind of task it happened in.
+    pub task: Task,
     /// What happened.
     pub kind: RecordKind,
 }
@@ -152,6 +199,16 @@ mod tests {
             assert_eq!(LostEvents::new(v).count(), v);
         }
         assert_eq!(LostEvents::new(Some(u64::MAX)).count(), None, "the kernel's own sentinel");
+    }
+
+    #[test]
+    fn daemons_are_told_by_their_comm() {
+        assert_eq!(Task::of_comm(b"         kswapd0"), Task::Kswapd);
+        assert_eq!(Task::of_comm(b"kswapd1"), Task::Kswapd);
+        assert_eq!(Task::of_comm(b"      kcompactd0"), Task::Kcompactd);
+        assert_eq!(Task::of_comm(b"kworker/0:1"), Task::Other);
+        assert_eq!(Task::of_comm(b"cc1"), Task::Other);
+        assert_eq!(Task::of_comm(b""), Task::Other);
     }
 
     #[test]

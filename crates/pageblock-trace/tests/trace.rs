@@ -118,7 +118,7 @@ fn lost_markers_comments_and_other_events() {
     assert_eq!((s.lost_events, s.lost.markers, s.lost.markers_without_count), (5, 2, 1));
     assert_eq!(s.lost.events_by_cpu.get(&1), Some(&5));
     let mut reader = TraceReader::new(Cursor::new(text.into_bytes()), "t");
-    let lost: Vec<(u64, u32)> = (&mut reader)
+    let lost: Vec<(u64, u16)> = (&mut reader)
         .map(Result::unwrap)
         .filter(|(_, r)| matches!(r.kind, RecordKind::Lost { .. }))
         .map(|(no, r)| (no, r.cpu))

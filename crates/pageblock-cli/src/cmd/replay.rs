@@ -27,7 +27,12 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
     let html = crate::output::create_output(args.html.as_deref())?;
     // Bytes while reading (the file's size is known once it is open), records while replaying.
     let (mut reading, mut replaying): (Option<ProgressBar>, Option<ProgressBar>) = (None, None);
-    let report = replay::run(&args.trace, &policies, args.skip_bad, &mut |stage| match stage {
+    let mode = match (args.open_loop, args.closed_loop) {
+        (true, _) => Some(replay::engine::Loop::Open),
+        (_, true) => Some(replay::engine::Loop::Closed),
+        _ => None,
+    };
+    let report = replay::run(&args.trace, &policies, (args.skip_bad, mode), &mut |stage| match stage {
         Stage::Loading { bytes, total } => {
             reading.get_or_insert_with(|| crate::progress::bytes_bar(total, "reading")).set_position(bytes);
         }

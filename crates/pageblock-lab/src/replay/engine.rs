@@ -11,6 +11,11 @@
 //! * Everything else (refills, drains, fallbacks, compaction, lost events) is the kernel's
 //!   own doing: counted on the trace's side, and made anew by the simulation.
 //!
+//! In closed loop ([`Loop::Closed`], see [`super::closed_loop`]) the frees the kernel decided
+//! (kswapd's, migration sources') are not replayed: the simulation keeps those pages, and its
+//! own reclaim and compaction act on the pages the trace's allocations made (on the LRU lists
+//! by their user, movable by its compaction).
+//!
 //! Time is the trace's: the clock advances with each record's timestamp, so the vmstat worker
 //! decays per-CPU caches every traced second. A gap of more than [`MAX_GAP_US`] between two
 //! records counts as that much (the decay is long over by then, and a damaged or hostile
@@ -23,11 +28,25 @@ use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent};
 use serde::Serialize;
 
+use super::closed_loop::{ClosedLoopCounts, MemoryUser, Owner};
 use super::load::LoadedTrace;
 use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
 use super::start::BusyPages;
-use pageblock_trace::RecordKind;
+use pageblock_formats::compaction::CompactionEventKind;
+use pageblock_trace::{RecordKind, Task};
+use rustc_hash::FxHashSet;
+
+/// Whether the trace's frees are all replayed, or only the workload's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Loop {
+    /// Every free when the trace says (the kernel's reclaim and migration included).
+    #[default]
+    Open,
+    /// Only the workload's frees; the simulation's reclaim and compaction decide the rest.
+    Closed,
+}
 
 /// What the simulation did differently from the trace (in JSON without `failed_requests`,
 /// which the policy's result reports itself).
@@ -110,6 +129,8 @@ pub struct Replayed {
     pub pgalloc_pages: u64,
     /// Pages freed during the replay (`pgfree`).
     pub pgfree_pages: u64,
+    /// What closed loop did (`None` in open loop).
+    pub closed_loop: Option<ClosedLoopCounts>,
     /// Seconds the loop took.
     pub seconds: f64,
 }
@@ -143,28 +164,53 @@ impl Clock {
 
 /// Replay `t` on `node` (booted in the trace's starting state), calling `progress(records)`
 /// now and then.
-pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Replayed {
+pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn FnMut(u64)) -> Replayed {
     let started = std::time::Instant::now();
+    let owner = (mode == Loop::Closed).then(|| {
+        let owner = Owner::default();
+        node.set_unmap(Box::new(owner.clone()));
+        node.set_mover(Box::new(owner.clone()));
+        owner
+    });
     let shared = std::sync::Arc::clone(node.shared());
     let pbo = shared.pageblock_order();
     shared.trace().set_sink(Some(Box::new(EventCounts { pageblock_order: pbo, ..EventCounts::default() })));
     let preexisting = shared.zones().iter().map(|z| allocated_pages(z)).collect();
     let counted = |ev| shared.event(ev);
     let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
-    let mut r = Run { map: PfnMap::new(shared.max_order()), node, preexisting, div: Divergence::default() };
+    let nr_cpus = shared.nr_cpus();
+    let mut r = Run {
+        map: PfnMap::new(shared.max_order()),
+        node,
+        preexisting,
+        div: Divergence::default(),
+        owner,
+        compacting: vec![false; nr_cpus],
+        gone: FxHashSet::default(),
+    };
     let every = (t.records.len() / SAMPLES).max(1);
     let mut series = Series::default();
     let mut clock = Clock::default();
     for (i, rec) in t.records.iter().enumerate() {
         let now_us = clock.at(rec.time_us);
         r.node.advance_to(now_us);
-        let cpu = rec.cpu as usize;
+        r.sync_owner();
+        let cpu = usize::from(rec.cpu);
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
                 let gfp = t.gfps.get(gfp).unwrap_or_default();
                 r.alloc(cpu, rec.pfn, u32::from(order), gfp, failed);
+                r.sync_owner();
             }
-            RecordKind::Free { order } => r.free(cpu, rec.pfn, u32::from(order)),
+            RecordKind::Free { order } => match r.kernels_free(cpu, rec.task) {
+                Some(migrated) => r.kernel_free(rec.pfn, migrated),
+                None => r.free(cpu, rec.pfn, u32::from(order)),
+            },
+            RecordKind::Compaction(k @ (CompactionEventKind::Begin | CompactionEventKind::End))
+                if rec.task == Task::Other && cpu < r.compacting.len() =>
+            {
+                r.compacting[cpu] = k == CompactionEventKind::Begin;
+            }
             _ => {}
         }
         if i % every == 0 {
@@ -181,6 +227,7 @@ pub fn replay(t: &LoadedTrace, node: Node, progress: &mut dyn FnMut(u64)) -> Rep
         .map(std::mem::take)
         .unwrap_or_default();
     Replayed {
+        closed_loop: r.owner.as_ref().map(Owner::counts),
         divergence: r.div,
         events,
         series,
@@ -211,6 +258,12 @@ struct Run {
     /// Per zone, the pages allocated before the trace began and not yet freed by it.
     preexisting: Vec<BusyPages>,
     div: Divergence,
+    /// Closed loop's owner of the replayed pages (`None`: open loop).
+    owner: Option<Owner>,
+    /// Per CPU: inside a direct compaction run (`mm_compaction_begin` .. `_end`).
+    compacting: Vec<bool>,
+    /// Traced head pfns whose simulated pages the simulation's reclaim took.
+    gone: FxHashSet<u64>,
 }
 
 impl Run {
@@ -225,7 +278,15 @@ impl Run {
                 if let Some((sim, o)) = self.map.insert(traced, p.0, order) {
                     // The trace never freed the block that was here: free it for the trace.
                     self.div.lost_frees += 1;
-                    let _ = self.node.free_pages(cpu, Pfn(sim), u32::from(o));
+                    self.release(cpu, sim, u32::from(o));
+                }
+                self.gone.remove(&traced);
+                if let Some(owner) = &self.owner {
+                    if let Some(kind) = MemoryUser::of(gfp).lru() {
+                        if self.node.lru_add(p, order, kind) {
+                            owner.track(p.0, traced);
+                        }
+                    }
                 }
             }
             (Err(_), true) => {}
@@ -233,11 +294,63 @@ impl Run {
         }
     }
 
+    /// Frees simulated block `sim` the trace held, telling closed loop's owner.
+    fn release(&mut self, cpu: usize, sim: u64, order: u32) {
+        if let Some(owner) = &self.owner {
+            owner.untrack(sim);
+        }
+        let _ = self.node.free_pages(cpu, Pfn(sim), order);
+    }
+
+    /// In closed loop, whether a free on `cpu` by `task` is the kernel's own: `Some(true)`
+    /// for a migration source, `Some(false)` for reclaim; `None`: the workload's (replayed).
+    fn kernels_free(&self, cpu: usize, task: Task) -> Option<bool> {
+        self.owner.as_ref()?;
+        match task {
+            Task::Kswapd => Some(false),
+            Task::Kcompactd => Some(true),
+            Task::Other => self.compacting.get(cpu).copied().unwrap_or(false).then_some(true),
+        }
+    }
+
+    /// The kernel freed traced page `traced` itself: the simulation keeps its copy (on its
+    /// lists; a migrated one in the pool for the workload's free of the target).
+    fn kernel_free(&mut self, traced: u64, migrated: bool) {
+        let Some(owner) = &self.owner else { return };
+        match self.map.take_containing(traced) {
+            Some(m) => owner.kernel_freed(m.sim, m.order, migrated),
+            None => owner.kernel_freed_untracked(migrated),
+        }
+    }
+
+    /// Applies what the simulation's reclaim and compaction did to the replayed pages.
+    fn sync_owner(&mut self) {
+        let Some(owner) = self.owner.as_ref().filter(|o| o.has_news()) else { return };
+        for (traced, sim, order) in owner.take_moved() {
+            if let Some(m) = self.map.take_containing(traced) {
+                debug_assert_eq!(m.order, order, "moved block {traced:#x}");
+                self.map.insert(m.traced, sim, m.order);
+            }
+        }
+        for traced in owner.take_reclaimed() {
+            if self.map.take_containing(traced).is_some() {
+                self.gone.insert(traced);
+            }
+        }
+    }
+
     fn free(&mut self, cpu: usize, traced: u64, order: u32) {
         let Some(m) = self.map.take_containing(traced) else {
+            if let Some(owner) = self.owner.as_ref().filter(|_| self.gone.remove(&traced)) {
+                owner.freed_after_reclaim();
+                return;
+            }
             self.free_preexisting(cpu, traced, order);
             return;
         };
+        if let Some(owner) = &self.owner {
+            owner.untrack(m.sim);
+        }
         if order > m.order && traced == m.traced && self.join(cpu, m, order) {
             return;
         }
@@ -299,6 +412,8 @@ impl Run {
     /// traced pfn can name: a block placed at the very top of the pfn space has none past it).
     fn split(&mut self, m: Mapped, order: u32) {
         let Some(z) = self.node.shared().zone_of(m.sim) else { return };
+        // The pieces leave the LRU lists: reclaim must not take the block whole any more.
+        self.node.lru_del(Pfn(m.sim));
         if !self.node.lock_zone(z).split_page(m.sim, m.order, order) {
             return;
         }
@@ -312,7 +427,8 @@ impl Run {
 
     /// A page the trace did not allocate: it was allocated when the trace began, and the
     /// starting state left it allocated at the same pfn (several such pages are gathered
-    /// into the block the trace frees).
+    /// into the block the trace frees); in closed loop, failing that, a page the kernel
+    /// migrated.
     fn free_preexisting(&mut self, cpu: usize, pfn: u64, order: u32) {
         let size = 1u64 << order.min(63);
         let zone = self.node.shared().zone_of(pfn);
@@ -331,7 +447,14 @@ impl Run {
             });
         match (freed, zone) {
             (true, Some(z)) => self.preexisting[z].clear(pfn, size),
-            _ => self.div.unmatched_frees += 1,
+            // Closed loop: the target of a page the kernel migrated (allocated without an
+            // event) is the simulation's copy of that page.
+            _ => match self.owner.as_ref().and_then(|o| o.take_migrated(order)) {
+                Some(sim) => {
+                    let _ = self.node.free_pages(cpu, Pfn(sim), order);
+                }
+                None => self.div.unmatched_frees += 1,
+            },
         }
     }
 }

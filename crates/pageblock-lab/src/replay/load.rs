@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::vmstat::VmStat;
 use pageblock_formats::zoneinfo::ZoneInfo;
@@ -19,7 +20,7 @@ use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
 use super::facts::TraceFacts;
 use super::kmem_counts::KmemCounts;
-use pageblock_trace::{trace_file, GfpTable, RecordKind, TraceError, TraceReader, TraceRecord};
+use pageblock_trace::{trace_file, GfpTable, RecordKind, Task, TraceError, TraceReader, TraceRecord};
 
 /// What the recording machine's `/proc` said.
 #[derive(Clone, Debug, Default)]
@@ -72,6 +73,9 @@ pub struct TraceCounts {
     pub lost_events: u64,
     /// Highest CPU number seen, plus one.
     pub cpus: u32,
+    /// Pages freed by kswapd and kcompactd (`mm_page_free` events): the kernel reclaimed or
+    /// compacted during the trace.
+    pub daemon_frees: u64,
 }
 
 /// A trace in memory.
@@ -136,7 +140,12 @@ pub fn load(
         let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
         count(&mut counts, &mut kmem, &rec);
         facts.observe(&rec);
-        if matches!(rec.kind, RecordKind::Alloc { .. } | RecordKind::Free { .. }) {
+        if matches!(
+            rec.kind,
+            RecordKind::Alloc { .. }
+                | RecordKind::Free { .. }
+                | RecordKind::Compaction(CompactionEventKind::Begin | CompactionEventKind::End)
+        ) {
             records.push(rec);
         }
         if line >= next_progress {
@@ -168,7 +177,7 @@ pub fn load(
 
 /// Count `rec` (kmem events by their index in `KMEM_EVENT_NAMES`, the rest by name).
 fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
-    c.cpus = c.cpus.max(rec.cpu + 1);
+    c.cpus = c.cpus.max(u32::from(rec.cpu) + 1);
     if let Some(i) = rec.kind.kmem_index() {
         kmem[i] += 1;
     }
@@ -180,6 +189,7 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
         }
         RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
         RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),
+        RecordKind::Free { .. } if rec.task != Task::Other => c.daemon_frees += 1,
         _ => {}
     }
 }

@@ -13,6 +13,7 @@
 //! Each policy's vmstat delta over the replay, in the kernel's names ([`PRESSURE_ROWS`]), sits
 //! beside the real kernel's (the snapshots' difference or `vmstat-delta.txt`).
 
+pub mod closed_loop;
 pub mod engine;
 pub mod facts;
 pub mod fidelity;
@@ -58,15 +59,30 @@ pub enum Stage<'a> {
     },
 }
 
-/// Replay the trace at `path` under each of `policies`, in order.
+/// Open or closed loop for a replay: as asked, or by default closed when the trace shows the
+/// kernel reclaiming or compacting (kswapd or kcompactd freed pages, or compaction ran).
+pub fn loop_for(t: &load::LoadedTrace, asked: Option<engine::Loop>) -> engine::Loop {
+    asked.unwrap_or_else(|| {
+        let compacted = t.counts.events.get("mm_compaction_begin").copied().unwrap_or(0) > 0;
+        if t.counts.daemon_frees > 0 || compacted {
+            engine::Loop::Closed
+        } else {
+            engine::Loop::Open
+        }
+    })
+}
+
+/// Replay the trace at `path` under each of `policies`, in order, in `mode` (`None`: as
+/// [`loop_for`] chooses).
 pub fn run(
     path: &Path,
     policies: &[NamedPolicy],
-    skip_bad: bool,
+    (skip_bad, mode): (bool, Option<engine::Loop>),
     progress: &mut dyn FnMut(Stage<'_>),
 ) -> Result<ReplayReport, String> {
     let started = Instant::now();
     let trace = load::load(path, skip_bad, &mut |bytes, total| progress(Stage::Loading { bytes, total }))?;
+    let mode = loop_for(&trace, mode);
     let config = machine::node_config(&trace)?;
     let mut results = Vec::new();
     let mut start_report = None;
@@ -77,7 +93,7 @@ pub fn run(
         let mixed_start = mixed_pageblocks(node.shared());
         let vmstat_start = show::vmstat(node.shared());
         let records = trace.records.len() as u64;
-        let done = engine::replay(&trace, node, &mut |done| {
+        let done = engine::replay(&trace, node, mode, &mut |done| {
             progress(Stage::Replaying { policy: p.name, done, total: records })
         });
         // A replay that breaks an invariant is a bug in the allocator or the replay.
@@ -97,7 +113,7 @@ pub fn run(
     }
     let start = start_report.unwrap_or_default();
     let real = trace.snapshots.real_vmstat_delta().map(|d| pressure_rows(&d));
-    Ok(ReplayReport::new(&trace, start, results, (fidelity, real), started.elapsed().as_secs_f64()))
+    Ok(ReplayReport::new(&trace, start, results, (fidelity, real), mode, started.elapsed().as_secs_f64()))
 }
 
 /// The rows of `delta` a run under pressure is judged by ([`PRESSURE_ROWS`]), by name; a

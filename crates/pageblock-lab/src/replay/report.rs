@@ -99,6 +99,8 @@ pub struct PolicyResult {
     pub vmstat: BTreeMap<String, u64>,
     /// Everything the simulation did differently.
     pub divergence: Divergence,
+    /// Closed loop's own counts (`null` in open loop).
+    pub closed_loop: Option<super::closed_loop::ClosedLoopCounts>,
     /// Trace records replayed per second of the replay loop.
     pub events_per_second: f64,
     /// Seconds of the replay loop.
@@ -143,6 +145,7 @@ impl PolicyResult {
             pcp_pages_end: node.nr_pcp_pages(),
             vmstat,
             divergence: r.divergence,
+            closed_loop: r.closed_loop,
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
             series: r.series.columns(),
@@ -165,6 +168,9 @@ pub struct ReplayReport {
     /// The real kernel's vmstat delta over the trace (the pressure rows), to set beside each
     /// policy's `vmstat`.
     pub real_vmstat_delta: Option<BTreeMap<String, u64>>,
+    /// `open` (every traced free replayed) or `closed` (only the workload's).
+    #[serde(rename = "loop")]
+    pub mode: super::engine::Loop,
     /// Seconds, end to end (read, decompress, decode, every replay).
     pub seconds: f64,
 }
@@ -176,6 +182,7 @@ impl ReplayReport {
         start: StartReport,
         policies: Vec<PolicyResult>,
         (fidelity, real_vmstat_delta): (Option<Fidelity>, Option<BTreeMap<String, u64>>),
+        mode: super::engine::Loop,
         seconds: f64,
     ) -> Self {
         let per_zone = |f: &dyn Fn(&super::start::PlanShortfall) -> u64| {
@@ -203,6 +210,7 @@ impl ReplayReport {
             policies,
             fidelity,
             real_vmstat_delta,
+            mode,
             seconds,
         }
     }
@@ -253,6 +261,15 @@ impl ReplayReport {
             "start: zones from {}, free memory from {}; {} pages on per-CPU lists; {} pages allocated before the trace that it frees",
             s.geometry, s.free_state, s.pcp_pages, s.busy_pages
         );
+        let _ = writeln!(
+            out,
+            "loop: {}",
+            match self.mode {
+                super::engine::Loop::Open => "open (every traced free replayed)",
+                super::engine::Loop::Closed =>
+                    "closed (the kernel's reclaim and migration frees left to the simulation's own)",
+            }
+        );
         if !s.unplaced_blocks.is_empty() {
             let _ = writeln!(out, "  snapshot blocks that found no place: {:?}", s.unplaced_blocks);
         }
@@ -289,6 +306,12 @@ impl ReplayReport {
             ("mm_page_pcpu_drain", Box::new(|p| p.events.mm_page_pcpu_drain.to_string())),
             ("pages on per-CPU lists, end", Box::new(|p| p.pcp_pages_end.to_string())),
             ("unmatched frees", Box::new(|p| p.divergence.unmatched_frees.to_string())),
+            ("kswapd frees left to the simulation", Box::new(|p| closed(p, |c| c.reclaim_frees_skipped))),
+            ("migration sources left to it", Box::new(|p| closed(p, |c| c.migration_frees_skipped))),
+            ("  freed later as migration targets", Box::new(|p| closed(p, |c| c.migrated_pages_freed))),
+            ("pages its reclaim took", Box::new(|p| closed(p, |c| c.pages_reclaimed))),
+            ("  freed later by the workload", Box::new(|p| closed(p, |c| c.reclaimed_then_freed))),
+            ("pages its compaction moved", Box::new(|p| closed(p, |c| c.pages_moved))),
             ("pages onlined (memory hotplug)", Box::new(|p| p.divergence.pages_onlined.to_string())),
             ("records per second", Box::new(|p| format!("{:.0}", p.events_per_second))),
         ];
@@ -314,6 +337,11 @@ impl ReplayReport {
             out.push('\n');
         }
     }
+}
+
+/// A closed-loop count of `p`, or `-` in open loop.
+fn closed(p: &PolicyResult, f: fn(&super::closed_loop::ClosedLoopCounts) -> u64) -> String {
+    p.closed_loop.as_ref().map_or_else(|| "-".to_owned(), |c| f(c).to_string())
 }
 
 impl ReplayReport {

@@ -19,6 +19,9 @@ use super::swar::{has_byte, padded_pid, usecs_at, word_at};
 /// Where the event name starts in the kernel's layout.
 pub(super) const EVENT_AT: usize = 51;
 
+/// The comm's field (`%16s`, right-aligned) in the kernel's layout.
+pub(super) const COMM_LEN: usize = 16;
+
 /// The CPU and the timestamp (µs) of a line in the kernel's layout, or `None`.
 #[inline]
 pub(super) fn kernel_layout(line: &[u8]) -> Option<(u32, u64)> {

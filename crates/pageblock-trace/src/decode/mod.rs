@@ -74,7 +74,8 @@ pub(crate) fn fast(line: &[u8], ascii: bool, dialect: Dialect, gfp: &mut GfpTabl
         return (!p.event.starts_with(b"mm_compaction_")).then_some(Decoded::Other);
     };
     let (pfn, kind) = kmem::decode(index, p.payload, gfp)?;
-    Some(Decoded::Record(TraceRecord { time_us: p.time_us, pfn, cpu: p.cpu, kind }))
+    let cpu = u16::try_from(p.cpu).ok()?;
+    Some(Decoded::Record(TraceRecord { time_us: p.time_us, pfn, cpu, task: p.task, kind }))
 }
 
 /// The strict path alone (for tests that hold the two paths together).
@@ -121,6 +122,8 @@ mod tests {
 
     /// Fast and strict decoding of `line`: if the fast path decides, the strict one agrees.
     /// Returns the fast result, gfp as a mask.
+    use crate::Task;
+
     fn agree(line: &[u8], dialect: Dialect) -> Option<(Decoded, Option<Gfp>)> {
         let (mut fast_gfp, mut strict_gfp) = (GfpTable::new(), GfpTable::new());
         let f = fast(line, line.is_ascii(), dialect, &mut fast_gfp)?;
@@ -150,7 +153,8 @@ mod tests {
             // Against the formats crate's models directly.
             let l = TraceLine::parse(line).unwrap();
             let k = l.kmem().unwrap();
-            assert_eq!((r.time_us, r.pfn, r.cpu), (l.timestamp.as_micros(), k.pfn(), l.cpu));
+            assert_eq!((r.time_us, r.pfn, u32::from(r.cpu)), (l.timestamp.as_micros(), k.pfn(), l.cpu));
+            assert_eq!(r.task, crate::Task::of_comm(l.comm.as_bytes()), "line {}", no + 1);
             match (k, r.kind) {
                 (KmemEvent::PageAlloc(e), RecordKind::Alloc { order, migratetype, gfp: id, failed }) => {
                     assert_eq!(
@@ -184,6 +188,40 @@ mod tests {
         "         python3  4067 [001]   237.320856: kmem:mm_page_alloc_zone_locked: page=0x147c73 pfn=0x147c73 order=0 migratetype=1 percpu_refill=1",
         "            bash  2783 [000]   237.600000:     kmem:mm_page_alloc_extfrag: page=0x190a000 pfn=0x190a000 alloc_order=3 fallback_order=3 pageblock_order=9 alloc_migratetype=0 fallback_migratetype=2 fragmenting=10 change_ownership=1",
     ];
+
+    /// kswapd's and kcompactd's events are told apart by their comm, the same on both paths
+    /// and in every shape (the kernel's layout, other spacing, perf script).
+    #[test]
+    fn the_daemons_are_told_apart_on_both_paths() {
+        let alloc = "mm_page_free: page=0xffffea0004000000 pfn=0x100000 order=0";
+        let lines = [
+            (
+                format!("         kswapd0-93      [001] .....   495.119171: {alloc}"),
+                Dialect::Ftrace,
+                Task::Kswapd,
+            ),
+            (
+                format!("      kcompactd0-94      [000] .....   495.119171: {alloc}"),
+                Dialect::Ftrace,
+                Task::Kcompactd,
+            ),
+            (format!("  kswapd1-95 [003] d..1. 12.000001: {alloc}"), Dialect::Ftrace, Task::Kswapd),
+            (
+                format!("             cc1-4242    [001] .....   495.119171: {alloc}"),
+                Dialect::Ftrace,
+                Task::Other,
+            ),
+            (
+                format!("kcompactd0    94 [000]   495.119171: kmem:{alloc}"),
+                Dialect::PerfScript,
+                Task::Kcompactd,
+            ),
+        ];
+        for (line, dialect, task) in lines {
+            let Some((Decoded::Record(r), _)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
+            assert_eq!(r.task, task, "{line}");
+        }
+    }
 
     #[test]
     fn perf_script_lines_take_the_fast_path() {

@@ -12,12 +12,15 @@ use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
 use super::layout;
 use super::swar::{padded_pid, same_name, usecs_at};
+use crate::Task;
 
 /// What the decoder needs from a line's context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Prefix<'a> {
     /// CPU number.
     pub cpu: u32,
+    /// The kind of task (from the comm).
+    pub task: Task,
     /// Timestamp in microseconds (saturating, as `Timestamp::as_micros`).
     pub time_us: u64,
     /// Event name, without a `perf script` system prefix.
@@ -55,6 +58,7 @@ pub(super) fn prefix(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
             if let Some((kmem, n)) = kmem_name_at(rest) {
                 return Some(Prefix {
                     cpu,
+                    task: Task::of_comm(&line[..layout::COMM_LEN]),
                     time_us,
                     event: &rest[..n],
                     kmem: Some(kmem),
@@ -72,6 +76,7 @@ fn general(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
     if open == 0 || line[open - 1] != b' ' || !task(&line[..open - 1], dialect) {
         return None;
     }
+    let task = Task::of_comm(comm(&line[..open - 1]));
     let (cpu, close) = digits_at(line, open + 1)?;
     if line.get(close) != Some(&b']') || line.get(close + 1) != Some(&b' ') {
         return None;
@@ -94,14 +99,14 @@ fn general(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
     };
     if let Some((kmem, end)) = named {
         let event = &rest[end - KMEM_NAMES[kmem].len()..end];
-        return Some(Prefix { cpu, time_us, event, kmem: Some(kmem), payload: &rest[end + 2..] });
+        return Some(Prefix { cpu, task, time_us, event, kmem: Some(kmem), payload: &rest[end + 2..] });
     }
     let (name, system_colon, after) = event_name(line, i)?;
     let event = match (dialect, system_colon) {
         (Dialect::PerfScript, Some(colon)) => &name[colon + 1..],
         _ => name,
     };
-    Some(Prefix { cpu, time_us, event, kmem: kmem_index(event), payload: &line[after..] })
+    Some(Prefix { cpu, task, time_us, event, kmem: kmem_index(event), payload: &line[after..] })
 }
 
 /// `KMEM_EVENT_NAMES` as bytes.
@@ -157,6 +162,19 @@ fn task(head: &[u8], dialect: Dialect) -> bool {
         return true;
     }
     task_scan(head, dialect)
+}
+
+/// The comm of a task field [`task`] accepted: what comes before the pid and its `-` (ftrace)
+/// or space (perf).
+fn comm(head: &[u8]) -> &[u8] {
+    let mut end = head.len();
+    while end > 0 && head[end - 1] == b' ' {
+        end -= 1;
+    }
+    while end > 0 && head[end - 1].is_ascii_digit() {
+        end -= 1;
+    }
+    &head[..end.saturating_sub(1)]
 }
 
 /// [`task`] byte by byte.

@@ -8,7 +8,7 @@ use pageblock_formats::ftrace::{Dialect, LineRef, TraceLineRef};
 use pageblock_formats::kmem::KmemEvent;
 
 use super::{Decoded, MAX_PAGE_ORDER};
-use crate::{GfpTable, LostEvents, RecordKind, TraceRecord};
+use crate::{GfpTable, LostEvents, RecordKind, Task, TraceRecord};
 
 /// Decodes one line with the strict parsers.
 pub(super) fn decode(line: &[u8], dialect: Dialect, gfp: &mut GfpTable) -> Result<Decoded, String> {
@@ -33,7 +33,10 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
     } else {
         return Ok(Decoded::Other);
     };
-    Ok(Decoded::Record(TraceRecord { time_us: ev.timestamp.as_micros(), pfn, cpu: ev.cpu, kind }))
+    let cpu =
+        u16::try_from(ev.cpu).map_err(|_| format!("CPU {} is beyond the 65,536 a record holds", ev.cpu))?;
+    let task = Task::of_comm(ev.comm.as_bytes());
+    Ok(Decoded::Record(TraceRecord { time_us: ev.timestamp.as_micros(), pfn, cpu, task, kind }))
 }
 
 /// An order as a record holds it: a block no larger than the trace machine's largest

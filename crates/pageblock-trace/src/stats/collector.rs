@@ -9,9 +9,9 @@ use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 use super::lifetimes::Lifetimes;
 use super::{
     AllocStats, DrainStats, FallbackPair, FallbackStats, GfpCount, GfpMix, LostStats, OrderMigratetype,
-    RefillStats, TimeSpan, TraceStats, GFP_TOP,
+    RefillStats, TaskEvents, TimeSpan, TraceStats, GFP_TOP,
 };
-use crate::{GfpTable, RecordKind, TraceReader, TraceRecord};
+use crate::{GfpTable, RecordKind, Task, TraceReader, TraceRecord};
 
 /// Pages in a block of `order` (saturating for orders no machine has).
 fn pages(order: u8) -> u64 {
@@ -39,7 +39,8 @@ pub(super) struct Collector {
     first_us: Option<u64>,
     last_us: Option<u64>,
     cpus: BTreeSet<u32>,
-    last_cpu: Option<u32>,
+    last_cpu: Option<u16>,
+    by_task: [TaskEvents; Task::ALL.len()],
 }
 
 impl Collector {
@@ -61,13 +62,14 @@ impl Collector {
             last_us: None,
             cpus: BTreeSet::new(),
             last_cpu: None,
+            by_task: Task::ALL.map(|t| TaskEvents { task: t.name(), ..TaskEvents::default() }),
         }
     }
 
     /// Counts one record.
     pub(super) fn add(&mut self, r: &TraceRecord) {
         if self.last_cpu != Some(r.cpu) {
-            self.cpus.insert(r.cpu);
+            self.cpus.insert(u32::from(r.cpu));
             self.last_cpu = Some(r.cpu);
         }
         if let RecordKind::Lost { events } = r.kind {
@@ -75,7 +77,7 @@ impl Collector {
             match events.count() {
                 Some(n) => {
                     self.lost_events = self.lost_events.saturating_add(n);
-                    let e = self.lost.events_by_cpu.entry(r.cpu).or_insert(0);
+                    let e = self.lost.events_by_cpu.entry(u32::from(r.cpu)).or_insert(0);
                     *e = e.saturating_add(n);
                 }
                 None => self.lost.markers_without_count += 1,
@@ -104,9 +106,17 @@ impl Collector {
                     bump(&mut self.alloc.failed_by_order, order);
                 } else {
                     self.lifetimes.alloc(r.pfn, r.time_us);
+                    let t = &mut self.by_task[r.task as usize];
+                    t.allocs += 1;
+                    t.alloc_pages = t.alloc_pages.saturating_add(pages(order));
                 }
             }
-            RecordKind::Free { .. } => self.lifetimes.free(r.pfn, r.time_us, false),
+            RecordKind::Free { order } => {
+                self.lifetimes.free(r.pfn, r.time_us, false);
+                let t = &mut self.by_task[r.task as usize];
+                t.frees += 1;
+                t.free_pages = t.free_pages.saturating_add(pages(order));
+            }
             RecordKind::FreeBatched => self.lifetimes.free(r.pfn, r.time_us, true),
             RecordKind::ZoneLocked { order, percpu_refill, .. } => {
                 if percpu_refill {
@@ -193,6 +203,7 @@ impl Collector {
                     .collect(),
                 ..self.fallbacks
             },
+            by_task: self.by_task.to_vec(),
         }
     }
 }

@@ -123,6 +123,22 @@ pub struct LostStats {
     pub events_by_cpu: BTreeMap<u32, u64>,
 }
 
+/// Page allocations and frees made in one kind of task: the daemons' frees are reclaim
+/// (kswapd) and migration (kcompactd), the kernel's own decisions rather than the workload's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TaskEvents {
+    /// `other`, `kswapd` or `kcompactd`.
+    pub task: &'static str,
+    /// Allocations served (`mm_page_alloc` with a page).
+    pub allocs: u64,
+    /// Their pages.
+    pub alloc_pages: u64,
+    /// Frees (`mm_page_free`).
+    pub frees: u64,
+    /// Their pages.
+    pub free_pages: u64,
+}
+
 /// First and last timestamps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct TimeSpan {
@@ -176,6 +192,8 @@ pub struct TraceStats {
     pub drain: DrainStats,
     /// Migratetype fallbacks.
     pub fallbacks: FallbackStats,
+    /// Allocations and frees by kind of task.
+    pub by_task: Vec<TaskEvents>,
 }
 
 impl TraceStats {

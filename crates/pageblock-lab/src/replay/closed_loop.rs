@@ -1,0 +1,287 @@
+//! Closed-loop replay: the trace supplies the workload's demand, the simulation supplies the
+//! kernel's decisions. This is the memory's owner the simulated node calls back when its own
+//! reclaim takes a page ([`Unmap`]) or its compaction moves one ([`Mover`]), and the rules
+//! that tell the workload's frees from the kernel's.
+//!
+//! What each inference rests on:
+//!
+//! * **Who a traced allocation belongs to**, from its gfp mask alone ([`MemoryUser::of`]):
+//!   a movable request with `__GFP_ZERO` is an anonymous fault (`vma_alloc_zeroed_movable_folio`
+//!   zeroes; the page cache does not), a movable one with `__GFP_NOMEMALLOC` an anonymous
+//!   (m)THP (`GFP_TRANSHUGE_LIGHT` has it, the page cache's masks do not: the shared trace's
+//!   order-9 requests are `GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE`), any other movable one
+//!   page cache, `__GFP_RECLAIMABLE` reclaimable slab, the rest kernel memory no reclaim can
+//!   take (page tables, unmovable slab, buffers).
+//! * **Which frees are the kernel's**: a free made by kswapd (reclaim) or kcompactd (the
+//!   source of a migration), told by the task's comm, or made on a CPU between
+//!   `mm_compaction_begin` and `mm_compaction_end` (direct compaction's migration sources).
+//!   These are not replayed: the simulation keeps the page and its own reclaim and compaction
+//!   decide. Direct reclaim's frees, made in the allocating task, cannot be told apart
+//!   without the vmscan tracepoints and are replayed as the workload's.
+//! * **Where a migrated page went**: the kernel allocates a migration target without an
+//!   `mm_page_alloc` event, so the workload's later free of the target names a pfn the trace
+//!   never allocated. The starting state already places an allocated page at every pfn the
+//!   trace frees without allocating (it cannot tell a target from a page allocated before
+//!   the trace), and such a free takes that page first. Failing that, the simulation's copy
+//!   of a migrated page, kept in a pool by order, is freed instead. A migrated page that was
+//!   allocated before the trace is kept where it was (the simulation cannot name it), so it
+//!   is counted twice once its target is placed at the start: a bounded overcount, at most
+//!   the number of `migration sources left to it` in the report.
+//! * **Which pages compaction may move**: those the replay made (and the migrated copies);
+//!   pages allocated before the trace have no owner to update and are treated as pinned.
+//! * **A page the simulation reclaimed** that the workload frees later: nothing to free.
+//!   The workload would have faulted it back in first, which the trace cannot show (the real
+//!   kernel had not reclaimed it); these are counted, a lower bound of the refaults the
+//!   simulation's reclaim would have caused.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use pageblock_core::compaction::{FolioState, MigrateFail, MigrateMode, Mover};
+use pageblock_core::vmscan::{LruKind, Unmap};
+use pageblock_core::{Gfp, Pfn};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Who a traced allocation belongs to, as reclaim sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryUser {
+    /// Anonymous memory (swapped out by reclaim).
+    Anon,
+    /// Page cache (dropped by reclaim).
+    File,
+    /// Reclaimable slab (freed by the shrinkers).
+    Slab,
+    /// Kernel memory reclaim cannot take.
+    Kernel,
+}
+
+impl MemoryUser {
+    /// The user of an allocation with `gfp` (see the module's first rule).
+    pub fn of(gfp: Gfp) -> MemoryUser {
+        if gfp.contains(Gfp::MOVABLE) {
+            if gfp.contains(Gfp::ZERO) || gfp.contains(Gfp::NOMEMALLOC) {
+                MemoryUser::Anon
+            } else {
+                MemoryUser::File
+            }
+        } else if gfp.contains(Gfp::RECLAIMABLE) {
+            MemoryUser::Slab
+        } else {
+            MemoryUser::Kernel
+        }
+    }
+
+    /// Its LRU list kind, if reclaim can take it.
+    pub fn lru(self) -> Option<LruKind> {
+        match self {
+            MemoryUser::Anon => Some(LruKind::Anon),
+            MemoryUser::File => Some(LruKind::File),
+            MemoryUser::Slab => Some(LruKind::Slab),
+            MemoryUser::Kernel => None,
+        }
+    }
+}
+
+/// What closed-loop replay did that open-loop replay does not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClosedLoopCounts {
+    /// Frees by kswapd, not replayed (the simulation's reclaim decides).
+    pub reclaim_frees_skipped: u64,
+    /// Frees of migration sources (kcompactd, direct compaction), not replayed.
+    pub migration_frees_skipped: u64,
+    /// Workload frees of a pfn the trace never allocated that took a migrated page from the
+    /// pool.
+    pub migrated_pages_freed: u64,
+    /// Pages the simulation's reclaim took.
+    pub pages_reclaimed: u64,
+    /// Of those, pages the workload freed later (it would have faulted them back first).
+    pub reclaimed_then_freed: u64,
+    /// Pages the simulation's compaction moved.
+    pub pages_moved: u64,
+}
+
+/// The owner's records, shared between the engine and the node's callbacks.
+#[derive(Debug, Default)]
+struct Records {
+    /// Simulated head pfn → traced head pfn, for pages reclaim or compaction may act on.
+    traced_of: FxHashMap<u64, u64>,
+    /// Simulated head pfn → order of pages kept after the kernel migrated them (the pool).
+    migrated: FxHashMap<u64, u32>,
+    /// The pool by order: simulated head pfns (stale entries skipped when taken).
+    pool: Vec<Vec<u64>>,
+    /// Traced pfns whose simulated page reclaim took, for the engine to forget.
+    reclaimed: Vec<u64>,
+    /// (traced head, new simulated head, order) of pages compaction moved.
+    moved: Vec<(u64, u64, u32)>,
+    counts: ClosedLoopCounts,
+}
+
+/// A handle on the records (what the node holds as its [`Unmap`] and [`Mover`]).
+#[derive(Clone, Debug, Default)]
+pub struct Owner(Rc<RefCell<Records>>);
+
+impl Owner {
+    /// A page the engine replayed: reclaim and compaction may act on it.
+    pub fn track(&self, sim: u64, traced: u64) {
+        self.0.borrow_mut().traced_of.insert(sim, traced);
+    }
+
+    /// The engine freed the page: forget it.
+    pub fn untrack(&self, sim: u64) {
+        self.0.borrow_mut().traced_of.remove(&sim);
+    }
+
+    /// The kernel freed the traced page itself (reclaim: `migrated` false; a migration
+    /// source: true). The simulation keeps its copy; a migrated one joins the pool.
+    pub fn kernel_freed(&self, sim: u64, order: u32, migrated: bool) {
+        let mut r = self.0.borrow_mut();
+        r.traced_of.remove(&sim);
+        if migrated {
+            r.counts.migration_frees_skipped += 1;
+            r.migrated.insert(sim, order);
+            let o = order as usize;
+            if r.pool.len() <= o {
+                r.pool.resize(o + 1, Vec::new());
+            }
+            r.pool[o].push(sim);
+        } else {
+            r.counts.reclaim_frees_skipped += 1;
+        }
+    }
+
+    /// A kernel free of a traced pfn the simulation no longer holds (counted only).
+    pub fn kernel_freed_untracked(&self, migrated: bool) {
+        let mut r = self.0.borrow_mut();
+        if migrated {
+            r.counts.migration_frees_skipped += 1;
+        } else {
+            r.counts.reclaim_frees_skipped += 1;
+        }
+    }
+
+    /// A migrated page of `order` from the pool, taken out of it, for a workload free the
+    /// trace cannot place.
+    pub fn take_migrated(&self, order: u32) -> Option<u64> {
+        let mut r = self.0.borrow_mut();
+        while let Some(sim) = r.pool.get_mut(order as usize).and_then(Vec::pop) {
+            if r.migrated.get(&sim) == Some(&order) {
+                r.migrated.remove(&sim);
+                r.counts.migrated_pages_freed += 1;
+                return Some(sim);
+            }
+        }
+        None
+    }
+
+    /// The workload freed a page the simulation had reclaimed.
+    pub fn freed_after_reclaim(&self) {
+        self.0.borrow_mut().counts.reclaimed_then_freed += 1;
+    }
+
+    /// Traced pfns whose pages reclaim took since the last call.
+    pub fn take_reclaimed(&self) -> Vec<u64> {
+        std::mem::take(&mut self.0.borrow_mut().reclaimed)
+    }
+
+    /// Pages compaction moved since the last call: (traced head, new simulated head, order).
+    pub fn take_moved(&self) -> Vec<(u64, u64, u32)> {
+        std::mem::take(&mut self.0.borrow_mut().moved)
+    }
+
+    /// Whether anything waits in [`Owner::take_reclaimed`] or [`Owner::take_moved`].
+    pub fn has_news(&self) -> bool {
+        let r = self.0.borrow();
+        !r.reclaimed.is_empty() || !r.moved.is_empty()
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> ClosedLoopCounts {
+        self.0.borrow().counts
+    }
+}
+
+impl Unmap for Owner {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
+        let mut r = self.0.borrow_mut();
+        r.counts.pages_reclaimed += 1;
+        if let Some(traced) = r.traced_of.remove(&pfn) {
+            r.reclaimed.push(traced);
+        }
+        r.migrated.remove(&pfn);
+        true
+    }
+}
+
+impl Mover for Owner {
+    fn migrate(&self, from: Pfn, to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
+        let mut r = self.0.borrow_mut();
+        r.counts.pages_moved += 1 << order;
+        if let Some(traced) = r.traced_of.remove(&from.0) {
+            r.traced_of.insert(to.0, traced);
+            r.moved.push((traced, to.0, order));
+        }
+        if let Some(o) = r.migrated.remove(&from.0) {
+            r.migrated.insert(to.0, o);
+            if let Some(list) = r.pool.get_mut(o as usize) {
+                list.push(to.0);
+            }
+        }
+        Ok(())
+    }
+
+    /// A page the replay did not make (allocated before the trace) cannot be moved: nobody
+    /// would know where it went. It reads as pinned.
+    fn folio_state(&self, pfn: Pfn, _order: u32) -> FolioState {
+        let r = self.0.borrow();
+        let known = r.traced_of.contains_key(&pfn.0) || r.migrated.contains_key(&pfn.0);
+        FolioState { pinned: !known, ..FolioState::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn users_come_from_the_gfp_mask() {
+        let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
+        assert_eq!(MemoryUser::of(anon), MemoryUser::Anon);
+        assert_eq!(MemoryUser::of(Gfp::HIGHUSER_MOVABLE), MemoryUser::File);
+        assert_eq!(MemoryUser::of(Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::WRITE.0)), MemoryUser::File);
+        assert_eq!(MemoryUser::of(Gfp::TRANSHUGE), MemoryUser::Anon);
+        assert_eq!(MemoryUser::of(Gfp::TRANSHUGE_LIGHT), MemoryUser::Anon);
+        assert_eq!(MemoryUser::of(Gfp(Gfp::KERNEL.0 | Gfp::RECLAIMABLE.0)), MemoryUser::Slab);
+        assert_eq!(MemoryUser::of(Gfp::KERNEL), MemoryUser::Kernel);
+        assert_eq!(MemoryUser::of(Gfp::ATOMIC), MemoryUser::Kernel);
+    }
+
+    #[test]
+    fn reclaim_and_migration_are_reported_to_the_engine() {
+        let o = Owner::default();
+        o.track(100, 7000);
+        o.track(200, 8000);
+        assert!(Mover::migrate(&o, Pfn(200), Pfn(300), 0, MigrateMode::Async).is_ok());
+        assert_eq!(o.take_moved(), vec![(8000, 300, 0)]);
+        assert!(o.try_to_unmap(100, 0, LruKind::Anon, false));
+        assert_eq!(o.take_reclaimed(), vec![7000]);
+        assert!(!o.has_news());
+        assert_eq!((o.counts().pages_reclaimed, o.counts().pages_moved), (1, 1));
+    }
+
+    #[test]
+    fn a_migrated_page_waits_in_the_pool_and_follows_compaction() {
+        let o = Owner::default();
+        o.track(100, 7000);
+        o.kernel_freed(100, 0, true);
+        assert!(Mover::migrate(&o, Pfn(100), Pfn(400), 0, MigrateMode::Async).is_ok());
+        assert_eq!(o.take_migrated(1), None, "no page of that order");
+        assert_eq!(o.take_migrated(0), Some(400), "where compaction put it");
+        assert_eq!(o.take_migrated(0), None);
+        o.track(500, 9000);
+        o.kernel_freed(500, 0, true);
+        assert!(o.try_to_unmap(500, 0, LruKind::File, false));
+        assert_eq!(o.take_migrated(0), None, "reclaim took it from the pool");
+        assert!(o.take_reclaimed().is_empty(), "it had no traced identity left");
+    }
+}
