@@ -556,3 +556,56 @@ fn the_demo_says_which_failed_requests_reached_the_oom_killer() {
     };
     assert_eq!((failed, oom), (counter("pgalloc_fail"), counter("pgalloc_oom")), "{line}");
 }
+
+/// `lab real --compare` on a session directory (no root needed: it only replays): the
+/// defrag_mode=0 trace replayed under vanilla and defrag_mode, beside the real change from
+/// the vmstat deltas of both settings' runs.
+#[test]
+fn lab_real_compare_tables_a_finished_session() {
+    use pageblock_formats::ftrace::{Timestamp, TraceLine};
+    use pageblock_formats::gfp::Gfp;
+    use pageblock_formats::kmem::{KmemEvent, MmPageAlloc, MmPageFree};
+    let dir = std::env::temp_dir().join(format!("pageblock-compare-{}", std::process::id()));
+    let (dm0, dm1) = (dir.join("dm0-always-madvise/run1"), dir.join("dm1-always-madvise/run1"));
+    for d in [&dm0, &dm1] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut lines = Vec::new();
+    let mut push = |ev: KmemEvent| {
+        let t = Timestamp::from_micros(1_000_000 + lines.len() as u64);
+        lines.push(TraceLine::from_kmem("cc1", 7, 0, Some("....."), t, &ev).render());
+    };
+    for i in 0..8u64 {
+        push(KmemEvent::PageAlloc(MmPageAlloc::new(Some(0x100000 + i * 512), 9, 1, Gfp::TRANSHUGE)));
+    }
+    for i in 0..8u64 {
+        push(KmemEvent::PageFree(MmPageFree::new(0x100000 + i * 512, 9)));
+    }
+    std::fs::write(dm0.join("trace.txt"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(
+        dm0.join("vmstat-delta.txt"),
+        "thp_fault_alloc=80\nthp_fault_fallback=20\npgscan_kswapd=100\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dm1.join("vmstat-delta.txt"),
+        "thp_fault_alloc=95\nthp_fault_fallback=5\npgscan_kswapd=150\n",
+    )
+    .unwrap();
+    let text = stdout_of(&["lab", "real", "--compare", dir.to_str().unwrap()]);
+    assert!(text.contains("dm0-always-madvise -> dm1-always-madvise"), "{text}");
+    let row = |name: &str| {
+        text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}")).to_owned()
+    };
+    assert!(row("THP success %").contains("+18.8%"), "80% -> 95%: {}", row("THP success %"));
+    assert!(row("pgscan_kswapd").contains("+50.0%"), "{}", row("pgscan_kswapd"));
+    assert!(row("direct reclaim stalls").starts_with("direct reclaim stalls"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("prediction.json")).unwrap()).unwrap();
+    assert_eq!(json["predictions"][0]["rows"].as_array().unwrap().len(), 4);
+    assert_eq!(std::fs::read_to_string(dir.join("prediction.txt")).unwrap(), text);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let refused = pageblock(&["lab", "real", "--compare", "/nonexistent-session"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("/nonexistent-session"));
+}

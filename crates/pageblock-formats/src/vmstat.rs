@@ -14,7 +14,7 @@ use crate::ParseError;
 
 /// The counters a run under memory pressure is judged by (reclaim, compaction, THP, swap), in
 /// the kernel's names: what `lab real` tables and `replay` compares with the real delta.
-pub const PRESSURE_ROWS: [&str; 17] = [
+pub const PRESSURE_ROWS: [&str; 19] = [
     "compact_stall",
     "compact_fail",
     "compact_success",
@@ -26,8 +26,10 @@ pub const PRESSURE_ROWS: [&str; 17] = [
     "pgsteal_kswapd",
     "pgscan_direct",
     "pgsteal_direct",
-    "allocstall_movable",
+    "allocstall_dma",
+    "allocstall_dma32",
     "allocstall_normal",
+    "allocstall_movable",
     "pgmigrate_success",
     "thp_fault_alloc",
     "thp_fault_fallback",

@@ -27,6 +27,15 @@ pub fn main(args: &RealArgs) -> ExitCode {
             Err(e) => fail(&e),
         };
     }
+    if let Some(dir) = &args.compare {
+        return match compare(dir) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        };
+    }
     let cfg = match config(args) {
         Ok(c) => c,
         Err(e) => return fail(&e),
@@ -43,6 +52,24 @@ pub fn main(args: &RealArgs) -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// `--compare DIR`: the prediction table, also written beside the runs.
+fn compare(dir: &std::path::Path) -> Result<String, String> {
+    use pageblock_lab::replay::predict;
+    let predictions =
+        predict::predict(dir, &mut |run| eprintln!("pageblock lab real: replaying {}", run.display()))?;
+    let text = predict::render(&predictions);
+    let out = |name: &str| crate::output::create_output(Some(&dir.join(name)));
+    if let Some(f) = out("prediction.txt")? {
+        f.write_text(&text)?;
+    }
+    if let Some(f) = out("prediction.json")? {
+        f.write_json(
+            &crate::meta::RunMeta::of_this_process().with(&serde_json::json!({ "predictions": predictions })),
+        )?;
+    }
+    Ok(text)
 }
 
 fn fail(message: &str) -> ExitCode {

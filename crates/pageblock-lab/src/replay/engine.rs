@@ -57,6 +57,8 @@ pub struct Divergence {
     /// Requests the kernel served and the simulation failed.
     #[serde(skip)]
     pub failed_requests: u64,
+    /// Huge page requests.
+    pub huge: HugeRequests,
     /// Requests the kernel failed and the simulation served.
     pub served_failed_requests: u64,
     /// Frees of pages that were neither allocated in the trace nor allocated at its start
@@ -68,6 +70,30 @@ pub struct Divergence {
     pub lost_frees: u64,
     /// Pages of offline memory the trace freed: memory onlined during the trace.
     pub pages_onlined: u64,
+}
+
+/// The trace's huge page requests (pageblock-order allocations for anonymous memory, a THP
+/// fault's attempts): how many the kernel served and how many the simulation did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HugeRequests {
+    /// Requests (`mm_page_alloc` events, failed ones included).
+    pub requests: u64,
+    /// Served by the traced kernel.
+    pub served_by_kernel: u64,
+    /// Served by the simulation.
+    pub served: u64,
+}
+
+impl HugeRequests {
+    /// The simulation's share served, percent (`None` without requests).
+    pub fn served_percent(&self) -> Option<f64> {
+        (self.requests > 0).then(|| 100.0 * self.served as f64 / self.requests as f64)
+    }
+
+    /// The kernel's share served, percent.
+    pub fn served_by_kernel_percent(&self) -> Option<f64> {
+        (self.requests > 0).then(|| 100.0 * self.served_by_kernel as f64 / self.requests as f64)
+    }
 }
 
 /// The simulated kernel's own events, counted as the trace counts the real one's.
@@ -269,7 +295,14 @@ struct Run {
 impl Run {
     fn alloc(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, failed: bool) {
         self.div.requests += 1;
-        match (self.node.alloc_pages(cpu, order, gfp), failed) {
+        let got = self.node.alloc_pages(cpu, order, gfp);
+        if order == self.node.shared().pageblock_order() && MemoryUser::of(gfp) == MemoryUser::Anon {
+            let h = &mut self.div.huge;
+            h.requests += 1;
+            h.served_by_kernel += u64::from(!failed);
+            h.served += u64::from(got.is_ok());
+        }
+        match (got, failed) {
             (Ok(p), true) => {
                 self.div.served_failed_requests += 1;
                 let _ = self.node.free_pages(cpu, p, order);

@@ -22,6 +22,7 @@ pub mod load;
 pub mod machine;
 pub mod pfnmap;
 pub mod pfntable;
+pub mod predict;
 pub mod report;
 pub mod series;
 pub mod snapshot;

@@ -1,0 +1,303 @@
+//! Prediction checked against the real kernel: the traces of a `lab real` session's
+//! `vm.defrag_mode=0` runs, replayed closed loop under `vanilla` and `defrag_mode`, predict
+//! how the session's `defrag_mode=1` runs differ from them.
+//!
+//! For each row the real change is the difference of the two settings' means over their
+//! runs, and the real spread the larger of the two settings' (highest − lowest) / mean: the
+//! run-to-run variation a change must exceed to mean anything. The predicted change is, per
+//! `defrag_mode=0` trace, `defrag_mode`'s replay against `vanilla`'s; its mean and range are
+//! reported. A row **agrees** when the real change exceeds the spread and the predicted mean
+//! has its sign, or when it does not and the predicted mean lies within the spread.
+//!
+//! THP success is the kernel's `thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback)`
+//! on the real side; a replay does not take the fault path, so its side is the share of the
+//! trace's huge page requests (pageblock-order anonymous allocations) it served. Both move
+//! with the same thing, free whole pageblocks when a fault comes.
+
+use std::path::{Path, PathBuf};
+
+use pageblock_core::named_policy::policy_named;
+use pageblock_formats::vmstat::VmStat;
+use serde::Serialize;
+
+use super::engine::Loop;
+use super::PolicyResult;
+
+/// The rows compared.
+pub const ROWS: [&str; 4] =
+    ["THP success %", "compaction pfns scanned", "direct reclaim stalls", "pgscan_kswapd"];
+
+/// A row's value in a real run's vmstat delta.
+fn real_value(row: &str, d: &VmStat) -> Option<f64> {
+    let g = |n: &str| d.get(n).unwrap_or(0) as f64;
+    match row {
+        "THP success %" => {
+            let (a, f) = (g("thp_fault_alloc"), g("thp_fault_fallback"));
+            (a + f > 0.0).then(|| 100.0 * a / (a + f))
+        }
+        "compaction pfns scanned" => Some(g("compact_migrate_scanned") + g("compact_free_scanned")),
+        "direct reclaim stalls" => {
+            Some(d.items.iter().filter(|(n, _)| n.starts_with("allocstall_")).map(|(_, v)| *v as f64).sum())
+        }
+        _ => Some(g(row)),
+    }
+}
+
+/// A row's value in a replay.
+fn predicted_value(row: &str, p: &PolicyResult) -> Option<f64> {
+    let g = |n: &str| p.vmstat.get(n).copied().unwrap_or(0) as f64;
+    match row {
+        "THP success %" => p.divergence.huge.served_percent(),
+        "compaction pfns scanned" => Some(g("compact_migrate_scanned") + g("compact_free_scanned")),
+        "direct reclaim stalls" => {
+            Some(p.vmstat.iter().filter(|(n, _)| n.starts_with("allocstall_")).map(|(_, v)| *v as f64).sum())
+        }
+        _ => Some(g(row)),
+    }
+}
+
+/// Values over runs: mean, lowest, highest.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    /// Each run's value.
+    pub values: Vec<f64>,
+    /// Their mean.
+    pub mean: f64,
+    /// The lowest.
+    pub min: f64,
+    /// The highest.
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(values: Vec<f64>) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(Spread { values, mean, min, max })
+    }
+
+    /// (highest − lowest) / mean, percent (0 for a mean of 0).
+    fn relative_percent(&self) -> f64 {
+        if self.mean.abs() < f64::EPSILON {
+            0.0
+        } else {
+            100.0 * (self.max - self.min) / self.mean.abs()
+        }
+    }
+}
+
+/// Change from `a` to `b`, percent (`None` from 0).
+fn change(a: f64, b: f64) -> Option<f64> {
+    (a.abs() > f64::EPSILON).then(|| 100.0 * (b - a) / a.abs())
+}
+
+/// One row of the comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PredictionRow {
+    /// The row.
+    pub name: &'static str,
+    /// The `defrag_mode=0` runs.
+    pub real_vanilla: Option<Spread>,
+    /// The `defrag_mode=1` runs.
+    pub real_defrag_mode: Option<Spread>,
+    /// Real change of the means, percent.
+    pub real_change: Option<f64>,
+    /// Real run-to-run spread, percent.
+    pub real_spread: f64,
+    /// Predicted change per `defrag_mode=0` trace, percent.
+    pub predicted: Option<Spread>,
+    /// Predicted mean change / real change.
+    pub ratio: Option<f64>,
+    /// Whether prediction and reality agree (see the module).
+    pub agrees: Option<bool>,
+}
+
+/// A session's comparison for one THP setting.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prediction {
+    /// The `defrag_mode=0` and `=1` settings compared (`dm0-always-madvise`, ...).
+    pub settings: (String, String),
+    /// The rows.
+    pub rows: Vec<PredictionRow>,
+}
+
+/// The runs (directories holding `vmstat-delta.txt`) of each setting under `dir`, by label.
+fn settings(dir: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, String> {
+    let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| err(dir, e))? {
+        let path = entry.map_err(|e| err(dir, e))?.path();
+        let Some(label) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else { continue };
+        if !path.is_dir() || !label.starts_with("dm") {
+            continue;
+        }
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(&path)
+            .map_err(|e| err(&path, e))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join("vmstat-delta.txt").is_file())
+            .collect();
+        runs.sort();
+        if !runs.is_empty() {
+            out.push((label, runs));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn delta(run: &Path) -> Result<VmStat, String> {
+    let p = run.join("vmstat-delta.txt");
+    let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+    VmStat::parse_delta(&text).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// Compares every `dm1-X` setting under `dir` (a `lab real` output directory) with its
+/// `dm0-X`, replaying each `dm0-X` trace under `vanilla` and `defrag_mode`; `progress` is
+/// told which trace is replayed.
+pub fn predict(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<Vec<Prediction>, String> {
+    let all = settings(dir)?;
+    let policies = ["vanilla", "defrag_mode"].map(|n| policy_named(n).expect("a shipped policy"));
+    let mut out = Vec::new();
+    for (base, base_runs) in all.iter().filter(|(l, _)| l.starts_with("dm0-")) {
+        let other_label = format!("dm1-{}", &base[4..]);
+        let Some((_, other_runs)) = all.iter().find(|(l, _)| *l == other_label) else { continue };
+        let real = |runs: &[PathBuf]| runs.iter().map(|r| delta(r)).collect::<Result<Vec<_>, _>>();
+        let (real_base, real_other) = (real(base_runs)?, real(other_runs)?);
+        let mut replays = Vec::new();
+        for run in base_runs {
+            progress(run);
+            let report = super::run(run, &policies, (false, Some(Loop::Closed)), &mut |_| {})?;
+            replays.push(report.policies);
+        }
+        let rows = ROWS
+            .iter()
+            .map(|&name| {
+                let spread =
+                    |ds: &[VmStat]| Spread::of(ds.iter().filter_map(|d| real_value(name, d)).collect());
+                let (rv, rd) = (spread(&real_base), spread(&real_other));
+                let real_change = rv.as_ref().zip(rd.as_ref()).and_then(|(v, d)| change(v.mean, d.mean));
+                let real_spread = [&rv, &rd]
+                    .iter()
+                    .filter_map(|s| s.as_ref())
+                    .map(Spread::relative_percent)
+                    .fold(0.0, f64::max);
+                let predicted = Spread::of(
+                    replays
+                        .iter()
+                        .filter_map(|p| {
+                            let v = predicted_value(name, &p[0])?;
+                            change(v, predicted_value(name, &p[1])?)
+                        })
+                        .collect(),
+                );
+                let ratio = real_change
+                    .zip(predicted.as_ref())
+                    .and_then(|(r, p)| (r.abs() > f64::EPSILON).then(|| p.mean / r));
+                let agrees = real_change.zip(predicted.as_ref()).map(|(r, p)| {
+                    if r.abs() > real_spread {
+                        p.mean.signum() == r.signum() && p.mean != 0.0
+                    } else {
+                        p.mean.abs() <= real_spread
+                    }
+                });
+                PredictionRow {
+                    name,
+                    real_vanilla: rv,
+                    real_defrag_mode: rd,
+                    real_change,
+                    real_spread,
+                    predicted,
+                    ratio,
+                    agrees,
+                }
+            })
+            .collect();
+        out.push(Prediction { settings: (base.clone(), other_label), rows });
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "{}: no dm0-X and dm1-X settings with runs to compare (a `lab real` output directory)",
+            dir.display()
+        ));
+    }
+    Ok(out)
+}
+
+/// The comparison as a table.
+pub fn render(predictions: &[Prediction]) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:+.1}%"));
+    for p in predictions {
+        let _ = writeln!(o, "{} -> {}: real change (vanilla runs -> defrag_mode runs) against predicted (replays of the vanilla traces)", p.settings.0, p.settings.1);
+        let _ = writeln!(
+            o,
+            "{:<26} {:>12} {:>10} {:>12} {:>22} {:>8} {:>7}",
+            "", "real change", "spread", "predicted", "predicted range", "ratio", "agrees"
+        );
+        for r in &p.rows {
+            let range =
+                r.predicted.as_ref().map_or("-".to_owned(), |s| format!("{:+.1}% .. {:+.1}%", s.min, s.max));
+            let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.2}"));
+            let agrees = match r.agrees {
+                Some(true) => "yes",
+                Some(false) => "NO",
+                None => "-",
+            };
+            let _ = writeln!(
+                o,
+                "{:<26} {:>12} {:>10} {:>12} {:>22} {:>8} {:>7}",
+                r.name,
+                pct(r.real_change),
+                format!("{:.1}%", r.real_spread),
+                pct(r.predicted.as_ref().map(|s| s.mean)),
+                range,
+                ratio,
+                agrees
+            );
+        }
+        o.push('\n');
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_come_from_the_real_delta() {
+        let d = VmStat::parse_delta(
+            "thp_fault_alloc=90\nthp_fault_fallback=10\ncompact_migrate_scanned=5\ncompact_free_scanned=7\n\
+             allocstall_normal=2\nallocstall_movable=3\npgscan_kswapd=11\n",
+        )
+        .unwrap();
+        let v: Vec<Option<f64>> = ROWS.iter().map(|r| real_value(r, &d)).collect();
+        assert_eq!(v, [Some(90.0), Some(12.0), Some(5.0), Some(11.0)]);
+        assert_eq!(real_value("THP success %", &VmStat::parse_delta("pswpout=1\n").unwrap()), None);
+    }
+
+    #[test]
+    fn spread_and_change() {
+        let s = Spread::of(vec![8.0, 10.0, 12.0]).unwrap();
+        assert_eq!((s.mean, s.relative_percent()), (10.0, 40.0));
+        assert_eq!(change(10.0, 15.0), Some(50.0));
+        assert_eq!(change(0.0, 15.0), None);
+    }
+
+    #[test]
+    fn a_directory_without_both_settings_is_refused() {
+        let dir = std::env::temp_dir().join(format!("pageblock-predict-{}", std::process::id()));
+        let run = dir.join("dm0-always-madvise/run1");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("vmstat-delta.txt"), "pswpout=0\n").unwrap();
+        let err = predict(&dir, &mut |_| {}).unwrap_err();
+        assert!(err.contains("no dm0-X and dm1-X settings"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
