@@ -125,6 +125,40 @@ fn closed_loop_leaves_the_daemons_frees_to_the_simulation() {
     assert!(report.render().contains("loop: closed"));
 }
 
+/// Closed loop: what a task frees between its `mm_vmscan_direct_reclaim_begin` and `_end`
+/// (on its CPU) is direct reclaim's, left to the simulation; after `_end` it is the
+/// workload's again.
+#[test]
+fn closed_loop_leaves_direct_reclaim_frees_to_the_simulation() {
+    let (a, b) = (0x100000, 0x100001);
+    let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
+    let mut t = Trace::default();
+    t.alloc(0, Some(a), 0, anon).alloc(0, Some(b), 0, anon);
+    let at = |t: &Trace| 1_000_000 + t.lines.len() as u64;
+    let line = |us: u64, event: &str| {
+        format!("            test-7       [000] ..... {:>5}.{:06}: {event}", us / 1_000_000, us % 1_000_000)
+    };
+    let l = line(at(&t), "mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE");
+    t.lines.push(l);
+    t.free(0, a, 0); // reclaim's
+    let l = line(at(&t), "mm_vmscan_direct_reclaim_end: nr_reclaimed=1");
+    t.lines.push(l);
+    t.free(0, b, 0); // the workload's
+    let path = t.write("direct-reclaim");
+    let policies = [policy_named("vanilla").unwrap()];
+    let closed =
+        replay::run(&path, &policies, (false, Some(replay::engine::Loop::Closed)), &mut |_| {}).unwrap();
+    let p = &closed.policies[0];
+    assert_eq!(p.closed_loop.unwrap().reclaim_frees_skipped, 1);
+    assert_eq!(p.events.mm_page_free, 1, "only the free after the window is replayed");
+    assert_eq!(closed.trace.events["mm_vmscan_direct_reclaim_begin"], 1);
+    assert_eq!(
+        run(&path, &["vanilla"]).mode,
+        replay::engine::Loop::Open,
+        "no daemon frees, no compaction: open"
+    );
+}
+
 #[test]
 fn a_free_the_start_cannot_explain_is_counted_not_forced() {
     let base = 0x200000;

@@ -96,6 +96,12 @@ pub enum RecordKind {
     },
     /// A compaction event (which one only).
     Compaction(CompactionEventKind),
+    /// `mm_vmscan_direct_reclaim_begin` (`begin`) or `_end`: a task reclaiming for its own
+    /// allocation; the pages freed on its CPU in between are reclaim's.
+    DirectReclaim {
+        /// The begin event (else the end).
+        begin: bool,
+    },
     /// `CPU:n [LOST …]`: the CPU's ring buffer dropped events before the next line.
     Lost {
         /// How many.
@@ -114,7 +120,9 @@ impl RecordKind {
             RecordKind::ZoneLocked { .. } => 3,
             RecordKind::PcpuDrain { .. } => 4,
             RecordKind::Extfrag { .. } => 5,
-            RecordKind::Compaction(_) | RecordKind::Lost { .. } => return None,
+            RecordKind::Compaction(_) | RecordKind::DirectReclaim { .. } | RecordKind::Lost { .. } => {
+                return None
+            }
         })
     }
 
@@ -122,8 +130,32 @@ impl RecordKind {
     pub fn event_name(&self) -> Option<&'static str> {
         match self {
             RecordKind::Compaction(k) => Some(k.name()),
+            RecordKind::DirectReclaim { begin } => Some(direct_reclaim_name(*begin)),
             _ => self.kmem_index().map(|i| KMEM_EVENT_NAMES[i]),
         }
+    }
+}
+
+/// The names of the direct reclaim tracepoints.
+pub const DIRECT_RECLAIM_BEGIN: &str = "mm_vmscan_direct_reclaim_begin";
+/// See [`DIRECT_RECLAIM_BEGIN`].
+pub const DIRECT_RECLAIM_END: &str = "mm_vmscan_direct_reclaim_end";
+
+/// The tracepoint name of a [`RecordKind::DirectReclaim`].
+pub fn direct_reclaim_name(begin: bool) -> &'static str {
+    if begin {
+        DIRECT_RECLAIM_BEGIN
+    } else {
+        DIRECT_RECLAIM_END
+    }
+}
+
+/// `Some(begin)` if `event` names a direct reclaim tracepoint.
+pub fn direct_reclaim_event(event: &[u8]) -> Option<bool> {
+    match event {
+        e if e == DIRECT_RECLAIM_BEGIN.as_bytes() => Some(true),
+        e if e == DIRECT_RECLAIM_END.as_bytes() => Some(false),
+        _ => None,
     }
 }
 

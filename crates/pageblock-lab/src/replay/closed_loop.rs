@@ -14,10 +14,12 @@
 //!   take (page tables, unmovable slab, buffers).
 //! * **Which frees are the kernel's**: a free made by kswapd (reclaim) or kcompactd (the
 //!   source of a migration), told by the task's comm, or made on a CPU between
-//!   `mm_compaction_begin` and `mm_compaction_end` (direct compaction's migration sources).
-//!   These are not replayed: the simulation keeps the page and its own reclaim and compaction
-//!   decide. Direct reclaim's frees, made in the allocating task, cannot be told apart
-//!   without the vmscan tracepoints and are replayed as the workload's.
+//!   `mm_compaction_begin` and `mm_compaction_end` (direct compaction's migration sources) or
+//!   between `mm_vmscan_direct_reclaim_begin` and `_end` (direct reclaim; `lab real` records
+//!   these, older recordings lack them and their direct reclaim's frees are replayed as the
+//!   workload's). A task is not migrated between CPUs inside either window often enough to
+//!   matter. These frees are not replayed: the simulation keeps the page and its own reclaim
+//!   and compaction decide.
 //! * **Where a migrated page went**: the kernel allocates a migration target without an
 //!   `mm_page_alloc` event, so the workload's later free of the target names a pfn the trace
 //!   never allocated. The starting state already places an allocated page at every pfn the

@@ -12,7 +12,7 @@
 //!   own doing: counted on the trace's side, and made anew by the simulation.
 //!
 //! In closed loop ([`Loop::Closed`], see [`super::closed_loop`]) the frees the kernel decided
-//! (kswapd's, migration sources') are not replayed: the simulation keeps those pages, and its
+//! (kswapd's, direct reclaim's, migration sources') are not replayed: the simulation keeps those pages, and its
 //! own reclaim and compaction act on the pages the trace's allocations made (on the LRU lists
 //! by their user, movable by its compaction).
 //!
@@ -212,6 +212,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
         div: Divergence::default(),
         owner,
         compacting: vec![false; nr_cpus],
+        reclaiming: vec![false; nr_cpus],
         gone: FxHashSet::default(),
     };
     let every = (t.records.len() / SAMPLES).max(1);
@@ -236,6 +237,9 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
                 if rec.task == Task::Other && cpu < r.compacting.len() =>
             {
                 r.compacting[cpu] = k == CompactionEventKind::Begin;
+            }
+            RecordKind::DirectReclaim { begin } if rec.task == Task::Other && cpu < r.reclaiming.len() => {
+                r.reclaiming[cpu] = begin;
             }
             _ => {}
         }
@@ -288,6 +292,8 @@ struct Run {
     owner: Option<Owner>,
     /// Per CPU: inside a direct compaction run (`mm_compaction_begin` .. `_end`).
     compacting: Vec<bool>,
+    /// Per CPU: inside direct reclaim (`mm_vmscan_direct_reclaim_begin` .. `_end`).
+    reclaiming: Vec<bool>,
     /// Traced head pfns whose simulated pages the simulation's reclaim took.
     gone: FxHashSet<u64>,
 }
@@ -342,7 +348,8 @@ impl Run {
         match task {
             Task::Kswapd => Some(false),
             Task::Kcompactd => Some(true),
-            Task::Other => self.compacting.get(cpu).copied().unwrap_or(false).then_some(true),
+            Task::Other if self.compacting.get(cpu) == Some(&true) => Some(true),
+            Task::Other => (self.reclaiming.get(cpu) == Some(&true)).then_some(false),
         }
     }
 

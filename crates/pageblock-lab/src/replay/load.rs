@@ -145,6 +145,7 @@ pub fn load(
             RecordKind::Alloc { .. }
                 | RecordKind::Free { .. }
                 | RecordKind::Compaction(CompactionEventKind::Begin | CompactionEventKind::End)
+                | RecordKind::DirectReclaim { .. }
         ) {
             records.push(rec);
         }
@@ -188,6 +189,11 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
             c.extfrag_change_ownership += u64::from(change_ownership);
         }
         RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
+        RecordKind::DirectReclaim { .. } => {
+            if let Some(name) = rec.kind.event_name() {
+                *c.events.entry(name).or_default() += 1;
+            }
+        }
         RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),
         RecordKind::Free { .. } if rec.task != Task::Other => c.daemon_frees += 1,
         _ => {}

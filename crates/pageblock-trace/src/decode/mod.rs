@@ -71,6 +71,17 @@ pub(crate) fn fast(line: &[u8], ascii: bool, dialect: Dialect, gfp: &mut GfpTabl
     }
     let p = prefix::prefix(line, dialect)?;
     let Some(index) = p.kmem else {
+        if let Some(begin) = crate::record::direct_reclaim_event(p.event) {
+            let cpu = u16::try_from(p.cpu).ok()?;
+            let kind = crate::RecordKind::DirectReclaim { begin };
+            return Some(Decoded::Record(TraceRecord {
+                time_us: p.time_us,
+                pfn: 0,
+                cpu,
+                task: p.task,
+                kind,
+            }));
+        }
         return (!p.event.starts_with(b"mm_compaction_")).then_some(Decoded::Other);
     };
     let (pfn, kind) = kmem::decode(index, p.payload, gfp)?;
@@ -221,6 +232,27 @@ mod tests {
             let Some((Decoded::Record(r), _)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
             assert_eq!(r.task, task, "{line}");
         }
+    }
+
+    /// Direct reclaim's begin and end (the real lines of a `lab real` recording) decode the
+    /// same on both paths; other vmscan events stay other events.
+    #[test]
+    fn direct_reclaim_windows_decode_on_both_paths() {
+        let begin = "       pageblock-32254   [001] ..... 43181.145533: mm_vmscan_direct_reclaim_begin: order=9 \
+                     gfp_flags=GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL";
+        let end = "       pageblock-32254   [001] ..... 43181.145736: mm_vmscan_direct_reclaim_end: nr_reclaimed=2567";
+        let perf =
+            "pageblock 32254 [001] 43181.145736: vmscan:mm_vmscan_direct_reclaim_end: nr_reclaimed=2567";
+        for (line, dialect, begin) in [
+            (begin, Dialect::Ftrace, true),
+            (end, Dialect::Ftrace, false),
+            (perf, Dialect::PerfScript, false),
+        ] {
+            let Some((Decoded::Record(r), _)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
+            assert_eq!((r.kind, r.cpu, r.pfn), (RecordKind::DirectReclaim { begin }, 1, 0), "{line}");
+        }
+        let wake = "         kswapd0-93      [000] ..... 43181.145533: mm_vmscan_kswapd_wake: nid=0 order=0";
+        assert_eq!(agree(wake.as_bytes(), Dialect::Ftrace).map(|d| d.0), Some(Decoded::Other));
     }
 
     #[test]
