@@ -350,6 +350,10 @@ pub struct ReplayArgs {
     /// Whose reclaim rules.
     #[arg(long, value_enum, default_value_t = KernelArg::Linux6_18)]
     pub kernel: KernelArg,
+    /// What if: the vm sysctls, on top of every policy replayed (the recorded machine's own
+    /// values are not in its snapshots; the policy's, the kernel's defaults, are the base).
+    #[command(flatten)]
+    pub sysctls: SysctlArgs,
     /// Replay every traced free, the kernel's reclaim and migration included (the default
     /// for a trace without reclaim or compaction).
     #[arg(long, conflicts_with = "closed_loop")]
@@ -359,6 +363,26 @@ pub struct ReplayArgs {
     /// compaction decide (the default when the trace shows reclaim or compaction).
     #[arg(long)]
     pub closed_loop: bool,
+}
+
+/// The vm sysctls a simulated machine takes, written on top of each policy as `sysctl -w`
+/// would (a value the kernel's handler refuses is an error naming it).
+#[derive(Debug, Args)]
+pub struct SysctlArgs {
+    /// vm.min_free_kbytes (default: the kernel's formula for the zone size, with THP).
+    #[arg(long)]
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor (1..=3000; default: the policy's, the kernel's 10).
+    #[arg(long, value_name = "N")]
+    pub watermark_scale_factor: Option<u32>,
+    /// vm.watermark_boost_factor (0 disables boosting; default: the policy's, the kernel's
+    /// 15000).
+    #[arg(long, value_name = "N")]
+    pub watermark_boost_factor: Option<u32>,
+    /// vm.percpu_pagelist_high_fraction: 0 auto-tunes the per-CPU high mark; 8 or more fixes
+    /// it at managed/N shared by the CPUs (default: the policy's, the kernel's 0).
+    #[arg(long, value_name = "N")]
+    pub percpu_pagelist_high_fraction: Option<u32>,
 }
 
 /// `pageblock bench ...`.
@@ -507,20 +531,9 @@ pub struct RunArgs {
     /// is the same).
     #[arg(long)]
     pub no_rmqueue_mode_memory: bool,
-    /// vm.min_free_kbytes (default: the kernel's formula for the zone size, with THP).
-    #[arg(long)]
-    pub min_free_kbytes: Option<u64>,
-    /// vm.watermark_scale_factor (1..=3000; default: the policy's, the kernel's 10).
-    #[arg(long, value_name = "N")]
-    pub watermark_scale_factor: Option<u32>,
-    /// vm.watermark_boost_factor (0 disables boosting; default: the policy's, the kernel's
-    /// 15000).
-    #[arg(long, value_name = "N")]
-    pub watermark_boost_factor: Option<u32>,
-    /// vm.percpu_pagelist_high_fraction: 0 auto-tunes the per-CPU high mark; 8 or more fixes
-    /// it at managed/N shared by the CPUs (default: the policy's, the kernel's 0).
-    #[arg(long, value_name = "N")]
-    pub percpu_pagelist_high_fraction: Option<u32>,
+    /// The vm sysctls.
+    #[command(flatten)]
+    pub sysctls: SysctlArgs,
     /// The per-CPU batch (default: the kernel's zone_batchsize, 63 for zones of 1 GiB+).
     #[arg(long)]
     pub pcp_batch: Option<u32>,

@@ -47,18 +47,10 @@ pub fn run_spec(
 /// `policy` with the policy flags applied: each sysctl flag written as `sysctl -w` would be
 /// (a value its handler refuses is an error naming it), each switch flag set.
 fn changed_by_flags(mut policy: Policy, args: &RunArgs) -> Result<Policy, String> {
-    let writes = [
-        (Sysctl::DefragMode, args.defrag_mode.then_some(1)),
-        (Sysctl::MinFreeKbytes, args.min_free_kbytes),
-        (Sysctl::WatermarkScaleFactor, args.watermark_scale_factor.map(u64::from)),
-        (Sysctl::WatermarkBoostFactor, args.watermark_boost_factor.map(u64::from)),
-        (Sysctl::PercpuPagelistHighFraction, args.percpu_pagelist_high_fraction.map(u64::from)),
-    ];
-    for (sysctl, value) in writes {
-        if let Some(value) = value {
-            policy.sysctls.write(sysctl, value).map_err(|e| e.to_string())?;
-        }
+    if args.defrag_mode {
+        policy.sysctls.write(Sysctl::DefragMode, 1).map_err(|e| e.to_string())?;
     }
+    write_sysctls(&mut policy, &args.sysctls)?;
     if let Some(batch) = args.pcp_batch {
         policy.boot.pcp_batch = Some(PcpBatch::new(batch).map_err(|e| e.to_string())?);
     }
@@ -80,6 +72,23 @@ fn changed_by_flags(mut policy: Policy, args: &RunArgs) -> Result<Policy, String
     }
     policy.kernel = args.kernel.map_or(policy.kernel, kernel_period);
     Ok(policy)
+}
+
+/// Writes the sysctl flags given in `args` into `policy`, as `sysctl -w` would: a value the
+/// handler refuses is an error naming it.
+pub fn write_sysctls(policy: &mut Policy, args: &crate::cli::SysctlArgs) -> Result<(), String> {
+    let writes = [
+        (Sysctl::MinFreeKbytes, args.min_free_kbytes),
+        (Sysctl::WatermarkScaleFactor, args.watermark_scale_factor.map(u64::from)),
+        (Sysctl::WatermarkBoostFactor, args.watermark_boost_factor.map(u64::from)),
+        (Sysctl::PercpuPagelistHighFraction, args.percpu_pagelist_high_fraction.map(u64::from)),
+    ];
+    for (sysctl, value) in writes {
+        if let Some(value) = value {
+            policy.sysctls.write(sysctl, value).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
 }
 
 /// The policies `--policy` names (repeated or comma-separated), in order, or `default()`

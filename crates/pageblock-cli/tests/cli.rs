@@ -609,3 +609,39 @@ fn lab_real_compare_tables_a_finished_session() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("/nonexistent-session"));
 }
+
+/// What-if sysctls on replay (issue 23, item 5): written on top of every policy, so a
+/// machine told to keep far more free than it has fails the requests the kernel served; a
+/// value the kernel's handler refuses is refused the same way.
+#[test]
+fn replay_takes_the_vm_sysctls_on_top_of_every_policy() {
+    use pageblock_formats::ftrace::{Timestamp, TraceLine};
+    use pageblock_formats::gfp::Gfp;
+    use pageblock_formats::kmem::{KmemEvent, MmPageAlloc};
+    let dir = std::env::temp_dir().join(format!("pageblock-whatif-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines: Vec<String> = (0..4u64)
+        .map(|i| {
+            let ev = KmemEvent::PageAlloc(MmPageAlloc::new(Some(0x100000 + i), 0, 0, Gfp::KERNEL));
+            TraceLine::from_kmem("cc1", 7, 0, Some("....."), Timestamp::from_micros(1_000_000 + i), &ev)
+                .render()
+        })
+        .collect();
+    let trace = dir.join("trace.txt");
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let failed = |extra: &[&str]| -> u64 {
+        let mut args = vec!["replay", trace.to_str().unwrap(), "--policy", "vanilla,defrag_mode"];
+        args.extend(extra);
+        let text = stdout_of(&args);
+        let row = text.lines().find(|l| l.starts_with("failed requests")).unwrap().to_owned();
+        row.split_whitespace().rev().take(2).map(|n| n.parse::<u64>().unwrap()).sum()
+    };
+    assert_eq!(failed(&[]), 0);
+    assert_eq!(failed(&["--min-free-kbytes", "10000000"]), 8, "every request, under both policies");
+    let refused = pageblock(&["replay", trace.to_str().unwrap(), "--watermark-scale-factor", "0"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("vm.watermark_scale_factor 0 is outside 1..=3000")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

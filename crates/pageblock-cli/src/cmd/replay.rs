@@ -22,6 +22,7 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
     let kernel = crate::spec::kernel_period(args.kernel);
     for p in &mut policies {
         p.policy.kernel = kernel;
+        crate::spec::write_sysctls(&mut p.policy, &args.sysctls)?;
     }
     let json = crate::output::create_output(args.json.as_deref())?;
     let html = crate::output::create_output(args.html.as_deref())?;
