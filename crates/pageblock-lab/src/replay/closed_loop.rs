@@ -134,31 +134,25 @@ impl Owner {
         self.0.borrow_mut().traced_of.remove(&sim);
     }
 
-    /// The kernel freed the traced page itself (reclaim: `migrated` false; a migration
-    /// source: true). The simulation keeps its copy; a migrated one joins the pool.
-    pub fn kernel_freed(&self, sim: u64, order: u32, migrated: bool) {
+    /// The kernel freed a traced page itself (reclaim: `migrated` false; a migration
+    /// source: true). The simulation keeps its copy, `page` (simulated head, order), if it
+    /// still holds one; a migrated one joins the pool.
+    pub fn kernel_freed(&self, page: Option<(u64, u32)>, migrated: bool) {
         let mut r = self.0.borrow_mut();
+        if !migrated {
+            r.counts.reclaim_frees_skipped += 1;
+        } else {
+            r.counts.migration_frees_skipped += 1;
+        }
+        let Some((sim, order)) = page else { return };
         r.traced_of.remove(&sim);
         if migrated {
-            r.counts.migration_frees_skipped += 1;
             r.migrated.insert(sim, order);
             let o = order as usize;
             if r.pool.len() <= o {
                 r.pool.resize(o + 1, Vec::new());
             }
             r.pool[o].push(sim);
-        } else {
-            r.counts.reclaim_frees_skipped += 1;
-        }
-    }
-
-    /// A kernel free of a traced pfn the simulation no longer holds (counted only).
-    pub fn kernel_freed_untracked(&self, migrated: bool) {
-        let mut r = self.0.borrow_mut();
-        if migrated {
-            r.counts.migration_frees_skipped += 1;
-        } else {
-            r.counts.reclaim_frees_skipped += 1;
         }
     }
 
@@ -275,13 +269,13 @@ mod tests {
     fn a_migrated_page_waits_in_the_pool_and_follows_compaction() {
         let o = Owner::default();
         o.track(100, 7000);
-        o.kernel_freed(100, 0, true);
+        o.kernel_freed(Some((100, 0)), true);
         assert!(Mover::migrate(&o, Pfn(100), Pfn(400), 0, MigrateMode::Async).is_ok());
         assert_eq!(o.take_migrated(1), None, "no page of that order");
         assert_eq!(o.take_migrated(0), Some(400), "where compaction put it");
         assert_eq!(o.take_migrated(0), None);
         o.track(500, 9000);
-        o.kernel_freed(500, 0, true);
+        o.kernel_freed(Some((500, 0)), true);
         assert!(o.try_to_unmap(500, 0, LruKind::File, false));
         assert_eq!(o.take_migrated(0), None, "reclaim took it from the pool");
         assert!(o.take_reclaimed().is_empty(), "it had no traced identity left");

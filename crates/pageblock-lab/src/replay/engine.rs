@@ -221,13 +221,14 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
     for (i, rec) in t.records.iter().enumerate() {
         let now_us = clock.at(rec.time_us);
         r.node.advance_to(now_us);
+        // What the daemons (just now) and the last allocation's reclaim and compaction did,
+        // before this record reads the map.
         r.sync_owner();
         let cpu = usize::from(rec.cpu);
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
                 let gfp = t.gfps.get(gfp).unwrap_or_default();
                 r.alloc(cpu, rec.pfn, u32::from(order), gfp, failed);
-                r.sync_owner();
             }
             RecordKind::Free { order } => match r.kernels_free(cpu, rec.task) {
                 Some(migrated) => r.kernel_free(rec.pfn, migrated),
@@ -302,7 +303,8 @@ impl Run {
     fn alloc(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, failed: bool) {
         self.div.requests += 1;
         let got = self.node.alloc_pages(cpu, order, gfp);
-        if order == self.node.shared().pageblock_order() && MemoryUser::of(gfp) == MemoryUser::Anon {
+        let user = MemoryUser::of(gfp);
+        if order == self.node.shared().pageblock_order() && user == MemoryUser::Anon {
             let h = &mut self.div.huge;
             h.requests += 1;
             h.served_by_kernel += u64::from(!failed);
@@ -321,7 +323,7 @@ impl Run {
                 }
                 self.gone.remove(&traced);
                 if let Some(owner) = &self.owner {
-                    if let Some(kind) = MemoryUser::of(gfp).lru() {
+                    if let Some(kind) = user.lru() {
                         if self.node.lru_add(p, order, kind) {
                             owner.track(p.0, traced);
                         }
@@ -357,10 +359,7 @@ impl Run {
     /// lists; a migrated one in the pool for the workload's free of the target).
     fn kernel_free(&mut self, traced: u64, migrated: bool) {
         let Some(owner) = &self.owner else { return };
-        match self.map.take_containing(traced) {
-            Some(m) => owner.kernel_freed(m.sim, m.order, migrated),
-            None => owner.kernel_freed_untracked(migrated),
-        }
+        owner.kernel_freed(self.map.take_containing(traced).map(|m| (m.sim, m.order)), migrated);
     }
 
     /// Applies what the simulation's reclaim and compaction did to the replayed pages.

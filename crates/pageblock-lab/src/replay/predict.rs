@@ -27,33 +27,31 @@ use super::PolicyResult;
 pub const ROWS: [&str; 4] =
     ["THP success %", "compaction pfns scanned", "direct reclaim stalls", "pgscan_kswapd"];
 
+/// A row's value from a run's counters (`name`, count) and its THP success: the same sums on
+/// the real side and the replay's.
+fn row_value<'a>(row: &str, thp: Option<f64>, counters: impl Iterator<Item = (&'a str, u64)>) -> Option<f64> {
+    let counted = |name: &str| match row {
+        "compaction pfns scanned" => name == "compact_migrate_scanned" || name == "compact_free_scanned",
+        "direct reclaim stalls" => name.starts_with("allocstall_"),
+        _ => name == row,
+    };
+    match row {
+        "THP success %" => thp,
+        _ => Some(counters.filter(|(n, _)| counted(n)).map(|(_, v)| v as f64).sum()),
+    }
+}
+
 /// A row's value in a real run's vmstat delta.
 fn real_value(row: &str, d: &VmStat) -> Option<f64> {
-    let g = |n: &str| d.get(n).unwrap_or(0) as f64;
-    match row {
-        "THP success %" => {
-            let (a, f) = (g("thp_fault_alloc"), g("thp_fault_fallback"));
-            (a + f > 0.0).then(|| 100.0 * a / (a + f))
-        }
-        "compaction pfns scanned" => Some(g("compact_migrate_scanned") + g("compact_free_scanned")),
-        "direct reclaim stalls" => {
-            Some(d.items.iter().filter(|(n, _)| n.starts_with("allocstall_")).map(|(_, v)| *v as f64).sum())
-        }
-        _ => Some(g(row)),
-    }
+    let (a, f) =
+        (d.get("thp_fault_alloc").unwrap_or(0) as f64, d.get("thp_fault_fallback").unwrap_or(0) as f64);
+    let thp = (a + f > 0.0).then(|| 100.0 * a / (a + f));
+    row_value(row, thp, d.items.iter().map(|(n, v)| (n.as_str(), *v)))
 }
 
 /// A row's value in a replay.
 fn predicted_value(row: &str, p: &PolicyResult) -> Option<f64> {
-    let g = |n: &str| p.vmstat.get(n).copied().unwrap_or(0) as f64;
-    match row {
-        "THP success %" => p.divergence.huge.served_percent(),
-        "compaction pfns scanned" => Some(g("compact_migrate_scanned") + g("compact_free_scanned")),
-        "direct reclaim stalls" => {
-            Some(p.vmstat.iter().filter(|(n, _)| n.starts_with("allocstall_")).map(|(_, v)| *v as f64).sum())
-        }
-        _ => Some(g(row)),
-    }
+    row_value(row, p.divergence.huge.served_percent(), p.vmstat.iter().map(|(n, v)| (n.as_str(), *v)))
 }
 
 /// Values over runs: mean, lowest, highest.

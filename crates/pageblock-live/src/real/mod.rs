@@ -423,23 +423,18 @@ impl Hog {
         }
         let hog = Hog { child: Some(child), mib };
         if line.trim() != "ready" && signals.received().is_none() {
-            hog.stop();
             return Err(format!("the hog could not take {mib} MiB"));
         }
         Ok(hog)
     }
 
     /// Lets the memory go; the hog's size, MiB.
-    fn stop(mut self) -> u64 {
-        if let Some(mut child) = self.child.take() {
-            drop(child.stdin.take());
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+    fn stop(self) -> u64 {
         self.mib
     }
 }
 
+/// However a hog ends (stopped, or dropped on an error path), its process goes with it.
 impl Drop for Hog {
     fn drop(&mut self) {
         if let Some(child) = &mut self.child {

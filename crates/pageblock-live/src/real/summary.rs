@@ -8,6 +8,9 @@ use serde::Serialize;
 
 use pageblock_formats::vmstat::PRESSURE_ROWS;
 
+/// A row of one run: its name and value (`None`: none, as THP success without faults).
+type Row = (String, Option<f64>);
+
 /// One finished run.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
@@ -46,7 +49,7 @@ impl RunResult {
     }
 
     /// The rows of the table, by name.
-    fn rows(&self) -> Vec<(String, Option<f64>)> {
+    fn rows(&self) -> Vec<Row> {
         let mut rows = vec![("thp_success_%".to_owned(), self.thp_success())];
         rows.extend(
             PRESSURE_ROWS
@@ -107,21 +110,27 @@ impl Summary {
                 settings.push(r.setting.clone());
             }
         }
+        // Each run's rows, once.
+        let values: Vec<(&str, Vec<Row>)> = runs.iter().map(|r| (r.setting.as_str(), r.rows())).collect();
         let names: Vec<String> =
-            runs.first().map(|r| r.rows().into_iter().map(|(n, _)| n).collect()).unwrap_or_default();
+            values.first().map(|(_, rows)| rows.iter().map(|(n, _)| n.clone()).collect()).unwrap_or_default();
         let rows = names
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(i, name)| {
                 let per = settings
                     .iter()
                     .map(|s| {
                         Spread::of(
-                            runs.iter().filter(|r| &r.setting == s).filter_map(|r| r.rows()[i].1).collect(),
+                            values
+                                .iter()
+                                .filter(|(setting, _)| setting == s)
+                                .filter_map(|(_, r)| r[i].1)
+                                .collect(),
                         )
                     })
                     .collect();
-                (name.clone(), per)
+                (name, per)
             })
             .collect();
         Summary { settings, rows, runs: runs.to_vec() }
