@@ -322,3 +322,82 @@ fn the_simulated_op_interval_is_the_real_traces_mean_gap() {
     let gap_us = (s.time.seconds * 1e6 / page_events as f64).round() as u64;
     assert_eq!(gap_us, pageblock_lab::sim::OP_INTERVAL_US, "{} s, {page_events} events", s.time.seconds);
 }
+
+/// A huge page fault the kernel served and the simulation cannot (its one free pageblock
+/// went to a kernel page first, the others hold pages allocated before the trace, and
+/// compaction can move neither): the fault retries with reclaim, then falls back to base
+/// pages as `do_anonymous_page` would, and the huge page's later free frees those base
+/// pages. The faults count as the kernel counts them.
+#[test]
+fn a_huge_page_the_simulation_refuses_falls_back_to_base_pages() {
+    // The machine is the trace's pfns from 0: DMA below 16 MiB, DMA32 from here on.
+    let base = 0x1000u64;
+    let first = Gfp(Gfp::TRANSHUGE.0 | Gfp::NORETRY.0 | Gfp::THISNODE.0);
+    let mut t = Trace::default();
+    t.alloc(0, Some(base + 512 + 7), 0, Gfp::KERNEL) // a free block in the simulation
+        .alloc(0, Some(base), 9, first) // served by the kernel, not by the simulation
+        .free_batched(0, base, 9);
+    // Pages allocated before the trace, in every other pageblock of the machine.
+    for block in (0..8).chain(9..12) {
+        t.free(1, block * 512 + 100, 0);
+    }
+    let p = &run(&t.write("thp-fallback"), &["vanilla"]).policies[0];
+    let f = p.divergence.fallbacks;
+    assert_eq!((f.thp_retries_served, f.base_page_requests, f.base_pages), (0, 1, 512));
+    assert_eq!(p.failed_requests, 0, "made up by the caller's fallback");
+    assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (0, 1));
+    assert_eq!(p.divergence.order_mismatches, 0, "the huge page's free frees its base pages");
+    assert_eq!(p.divergence.unmatched_frees, 0);
+    assert_eq!(p.events.mm_page_free, 512 + 11);
+}
+
+/// The kernel failed a fault's first attempt and served its retry; the simulation served
+/// the first attempt: one fault, served (its page given back, the retry replayed).
+#[test]
+fn a_fault_and_its_retry_count_once() {
+    let base = 0x100000u64;
+    let first = Gfp(Gfp::TRANSHUGE.0 | Gfp::NORETRY.0 | Gfp::THISNODE.0);
+    let mut t = Trace::default();
+    t.alloc(0, None, 9, first).alloc(0, Some(base), 9, Gfp::TRANSHUGE).free(0, base, 9);
+    t.alloc(1, Some(base + 512), 9, first); // a second fault, served at once
+    t.alloc(1, Some(base + 1024), 0, Gfp::KERNEL);
+    let p = &run(&t.write("thp-retry"), &["vanilla"]).policies[0];
+    assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (2, 0));
+    assert_eq!(p.divergence.huge.requests, 3);
+}
+
+/// Closed loop: the kernel's reclaim of a page allocated before the trace is replayed (the
+/// simulation has no owner for such a page to reclaim it itself).
+#[test]
+fn closed_loop_replays_the_kernels_frees_of_older_pages() {
+    let (a, older) = (0x100000u64, 0x100200u64);
+    let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
+    let mut t = Trace::default();
+    t.alloc(0, Some(a), 0, anon);
+    t.by("kswapd0").free(1, a, 0).free(1, older, 0);
+    let p = &run(&t.write("older"), &["vanilla"]).policies[0];
+    let c = p.closed_loop.expect("closed loop");
+    assert_eq!((c.reclaim_frees_skipped, c.start_frees_replayed), (1, 1));
+    assert_eq!(p.events.mm_page_free, 1, "the older page's free only");
+}
+
+/// Once a request reached the OOM killer the simulation has left the kernel's path: a huge
+/// page fault it refuses after that makes no fallback (it would fail after a full round of
+/// reclaim), and the report says so.
+#[test]
+fn no_fallback_after_the_oom_killer() {
+    let mut t = Trace::default();
+    // Kernel memory over the whole machine (the trace's pfns), more than the simulation
+    // can give once its reserves are kept.
+    for pfn in (0..0x1800u64).step_by(8) {
+        t.alloc(0, Some(pfn), 3, Gfp::KERNEL);
+    }
+    let first = Gfp(Gfp::TRANSHUGE.0 | Gfp::NORETRY.0 | Gfp::THISNODE.0);
+    t.alloc(0, Some(0x1000), 9, first);
+    let p = &run(&t.write("oom"), &["vanilla"]).policies[0];
+    assert!(p.divergence.oom_requests > 0, "kernel requests reached the OOM killer first");
+    let f = p.divergence.fallbacks;
+    assert_eq!((f.after_oom, f.base_page_requests, f.thp_retries_served), (1, 0, 0));
+    assert!(p.failed_requests > 1, "kernel requests and the fault");
+    assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (0, 1));
+}

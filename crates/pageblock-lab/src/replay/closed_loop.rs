@@ -19,16 +19,19 @@
 //!   these, older recordings lack them and their direct reclaim's frees are replayed as the
 //!   workload's). A task is not migrated between CPUs inside either window often enough to
 //!   matter. These frees are not replayed: the simulation keeps the page and its own reclaim
-//!   and compaction decide.
+//!   and compaction decide. Except for pages allocated before the trace began: the
+//!   simulation does not know whose they are (they are on no LRU list of it, and compaction
+//!   treats them as pinned), so it cannot reclaim or move them, and the kernel's free of
+//!   such a page is replayed (else every page the kernel reclaimed from the memory the
+//!   workload found would stay allocated in the simulation for good).
 //! * **Where a migrated page went**: the kernel allocates a migration target without an
 //!   `mm_page_alloc` event, so the workload's later free of the target names a pfn the trace
 //!   never allocated. The starting state already places an allocated page at every pfn the
 //!   trace frees without allocating (it cannot tell a target from a page allocated before
 //!   the trace), and such a free takes that page first. Failing that, the simulation's copy
 //!   of a migrated page, kept in a pool by order, is freed instead. A migrated page that was
-//!   allocated before the trace is kept where it was (the simulation cannot name it), so it
-//!   is counted twice once its target is placed at the start: a bounded overcount, at most
-//!   the number of `migration sources left to it` in the report.
+//!   allocated before the trace is freed where it was, as the kernel freed it (next rule's
+//!   exception), and its target is the page the starting state placed.
 //! * **Which pages compaction may move**: those the replay made (and the migrated copies);
 //!   pages allocated before the trace have no owner to update and are treated as pinned.
 //! * **A page the simulation reclaimed** that the workload frees later: nothing to free.
@@ -92,6 +95,9 @@ pub struct ClosedLoopCounts {
     pub reclaim_frees_skipped: u64,
     /// Frees of migration sources (kcompactd, direct compaction), not replayed.
     pub migration_frees_skipped: u64,
+    /// The kernel's reclaim and migration frees of pages allocated before the trace,
+    /// replayed: the simulation has no owner for them to reclaim or move them itself.
+    pub start_frees_replayed: u64,
     /// Workload frees of a pfn the trace never allocated that took a migrated page from the
     /// pool.
     pub migrated_pages_freed: u64,
@@ -154,6 +160,11 @@ impl Owner {
             }
             r.pool[o].push(sim);
         }
+    }
+
+    /// The kernel's reclaim or migration freed a page allocated before the trace: replayed.
+    pub fn kernel_freed_from_start(&self) {
+        self.0.borrow_mut().counts.start_frees_replayed += 1;
     }
 
     /// A migrated page of `order` from the pool, taken out of it, for a workload free the

@@ -29,6 +29,7 @@ use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent};
 use serde::Serialize;
 
 use super::closed_loop::{ClosedLoopCounts, MemoryUser, Owner};
+use super::fallback::{Caller, Fallbacks, ThpFaults};
 use super::load::LoadedTrace;
 use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
@@ -54,11 +55,14 @@ pub enum Loop {
 pub struct Divergence {
     /// Requests replayed (`mm_page_alloc` events).
     pub requests: u64,
-    /// Requests the kernel served and the simulation failed.
+    /// Requests the kernel served and the simulation failed, its caller's fallback included.
     #[serde(skip)]
     pub failed_requests: u64,
     /// Huge page requests.
     pub huge: HugeRequests,
+    /// Requests the kernel served that the simulation refused and their callers made up
+    /// otherwise (a huge page fault's retry, base pages).
+    pub fallbacks: Fallbacks,
     /// Requests the kernel failed and the simulation served.
     pub served_failed_requests: u64,
     /// Frees of pages that were neither allocated in the trace nor allocated at its start
@@ -70,6 +74,10 @@ pub struct Divergence {
     pub lost_frees: u64,
     /// Pages of offline memory the trace freed: memory onlined during the trace.
     pub pages_onlined: u64,
+    /// Requests that reached the OOM killer in the simulation (`pgalloc_oom`): from the
+    /// first on, the simulation has left the kernel's path (the kernel would have killed a
+    /// task), and the requests the kernel served are not made up any more.
+    pub oom_requests: u64,
 }
 
 /// The trace's huge page requests (pageblock-order allocations for anonymous memory, a THP
@@ -214,6 +222,9 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
         compacting: vec![false; nr_cpus],
         reclaiming: vec![false; nr_cpus],
         gone: FxHashSet::default(),
+        thp: ThpFaults::new(nr_cpus),
+        pbo,
+        oom_before: shared.event(VmEvent::PgAllocOom),
     };
     let every = (t.records.len() / SAMPLES).max(1);
     let mut series = Series::default();
@@ -231,7 +242,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
                 r.alloc(cpu, rec.pfn, u32::from(order), gfp, failed);
             }
             RecordKind::Free { order } => match r.kernels_free(cpu, rec.task) {
-                Some(migrated) => r.kernel_free(rec.pfn, migrated),
+                Some(migrated) => r.kernel_free(cpu, rec.pfn, u32::from(order), migrated),
                 None => r.free(cpu, rec.pfn, u32::from(order)),
             },
             RecordKind::Compaction(k @ (CompactionEventKind::Begin | CompactionEventKind::End))
@@ -249,6 +260,8 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
             progress(i as u64);
         }
     }
+    r.thp.finish(&r.node);
+    r.div.oom_requests = shared.event(VmEvent::PgAllocOom) - r.oom_before;
     series.sample(&shared, t.records.len() as u64, clock.now_us);
     progress(t.records.len() as u64);
     let mut sink = shared.trace().take_sink();
@@ -282,6 +295,17 @@ fn allocated_pages(z: &pageblock_core::ZoneShared) -> BusyPages {
     pages
 }
 
+/// What a caller's fallback made of a request the simulation refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MadeUp {
+    /// A block of the request's order (a huge page fault's retry).
+    Whole,
+    /// Base pages instead.
+    BasePages,
+    /// Nothing: the request failed.
+    No,
+}
+
 /// The state of a replay in progress.
 struct Run {
     node: Node,
@@ -297,41 +321,97 @@ struct Run {
     reclaiming: Vec<bool>,
     /// Traced head pfns whose simulated pages the simulation's reclaim took.
     gone: FxHashSet<u64>,
+    /// Huge page faults in progress.
+    thp: ThpFaults,
+    /// The pageblock order (a huge page's).
+    pbo: u32,
+    /// Requests that had reached the OOM killer before the replay (`pgalloc_oom`).
+    oom_before: u64,
 }
 
 impl Run {
     fn alloc(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, failed: bool) {
         self.div.requests += 1;
-        let got = self.node.alloc_pages(cpu, order, gfp);
-        let user = MemoryUser::of(gfp);
-        if order == self.node.shared().pageblock_order() && user == MemoryUser::Anon {
+        let caller = Caller::of(order, gfp, self.pbo);
+        let got = self.node.alloc_pages(cpu, order, gfp).ok();
+        if matches!(caller, Caller::ThpFirst | Caller::ThpRetry) {
             let h = &mut self.div.huge;
             h.requests += 1;
             h.served_by_kernel += u64::from(!failed);
-            h.served += u64::from(got.is_ok());
+            h.served += u64::from(got.is_some());
         }
-        match (got, failed) {
-            (Ok(p), true) => {
+        let served = match (got, failed) {
+            (Some(p), true) => {
                 self.div.served_failed_requests += 1;
                 let _ = self.node.free_pages(cpu, p, order);
+                true
             }
-            (Ok(p), false) => {
-                if let Some((sim, o)) = self.map.insert(traced, p.0, order) {
-                    // The trace never freed the block that was here: free it for the trace.
-                    self.div.lost_frees += 1;
-                    self.release(cpu, sim, u32::from(o));
-                }
-                self.gone.remove(&traced);
-                if let Some(owner) = &self.owner {
-                    if let Some(kind) = user.lru() {
-                        if self.node.lru_add(p, order, kind) {
-                            owner.track(p.0, traced);
-                        }
-                    }
+            (Some(p), false) => {
+                self.hold(cpu, traced, p, order, gfp);
+                true
+            }
+            (None, true) => false,
+            (None, false) => self.fall_back(cpu, traced, order, gfp, caller),
+        };
+        self.thp.request(&self.node, cpu, caller, served);
+    }
+
+    /// The kernel served this request and the simulation did not: its caller's fallback
+    /// ([`super::fallback`]). Returns whether the request got a block of its order.
+    fn fall_back(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, caller: Caller) -> bool {
+        let made = self.make_up(cpu, traced, order, gfp, caller);
+        self.div.failed_requests += u64::from(made == MadeUp::No);
+        made == MadeUp::Whole
+    }
+
+    fn make_up(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, caller: Caller) -> MadeUp {
+        let Some(base) = caller.base_pages(gfp) else { return MadeUp::No };
+        // Past the OOM killer the simulation has left the kernel's path (the kernel would
+        // have killed a task and got its memory back); every fallback would fail the same
+        // way, each after a full round of reclaim.
+        if self.node.shared().event(VmEvent::PgAllocOom) > self.oom_before {
+            self.div.fallbacks.after_oom += 1;
+            return MadeUp::No;
+        }
+        if let Some(retry) = Caller::thp_retry(gfp).filter(|_| caller == Caller::ThpFirst) {
+            if let Ok(p) = self.node.alloc_pages(cpu, order, retry) {
+                self.div.fallbacks.thp_retries_served += 1;
+                self.hold(cpu, traced, p, order, retry);
+                return MadeUp::Whole;
+            }
+        }
+        // The caller stops at the first refusal (readahead stops; a fault fails).
+        let mut got = 0;
+        for at in (0..1u64 << order).map_while(|k| traced.checked_add(k)) {
+            let Ok(p) = self.node.alloc_pages(cpu, 0, base) else { break };
+            self.hold(cpu, at, p, 0, base);
+            got += 1;
+        }
+        let f = &mut self.div.fallbacks;
+        f.base_page_requests += 1;
+        f.base_pages += got;
+        if got < 1u64 << order {
+            f.base_pages_refused += 1;
+            return MadeUp::No;
+        }
+        MadeUp::BasePages
+    }
+
+    /// The simulation's block `p` of `order` stands for traced block `traced` from now on
+    /// (on the LRU lists of its user, in closed loop).
+    fn hold(&mut self, cpu: usize, traced: u64, p: Pfn, order: u32, gfp: Gfp) {
+        if let Some((sim, o)) = self.map.insert(traced, p.0, order) {
+            // The trace never freed the block that was here: free it for the trace.
+            self.div.lost_frees += 1;
+            self.release(cpu, sim, u32::from(o));
+        }
+        self.gone.remove(&traced);
+        if let Some(owner) = &self.owner {
+            if let Some(kind) = MemoryUser::of(gfp).lru() {
+                if self.node.lru_add(p, order, kind) {
+                    owner.track(p.0, traced);
                 }
             }
-            (Err(_), true) => {}
-            (Err(_), false) => self.div.failed_requests += 1,
         }
     }
 
@@ -356,10 +436,16 @@ impl Run {
     }
 
     /// The kernel freed traced page `traced` itself: the simulation keeps its copy (on its
-    /// lists; a migrated one in the pool for the workload's free of the target).
-    fn kernel_free(&mut self, traced: u64, migrated: bool) {
-        let Some(owner) = &self.owner else { return };
-        owner.kernel_freed(self.map.take_containing(traced).map(|m| (m.sim, m.order)), migrated);
+    /// lists; a migrated one in the pool for the workload's free of the target). A page
+    /// from before the trace is freed as the kernel freed it (the simulation cannot reclaim
+    /// or move it itself).
+    fn kernel_free(&mut self, cpu: usize, traced: u64, order: u32, migrated: bool) {
+        let Some(owner) = self.owner.clone() else { return };
+        match self.map.take_containing(traced) {
+            Some(m) => owner.kernel_freed(Some((m.sim, m.order)), migrated),
+            None if self.free_from_start(cpu, traced, order) => owner.kernel_freed_from_start(),
+            None => owner.kernel_freed(None, migrated),
+        }
     }
 
     /// Applies what the simulation's reclaim and compaction did to the replayed pages.
@@ -418,18 +504,22 @@ impl Run {
     }
 
     /// A free of `order` at the head of remembered piece `m` of a smaller order: the pieces
-    /// of a split the kernel frees as one block again. Joins and frees them if every piece
-    /// of the block is remembered and contiguous in the simulation; else leaves the other
-    /// pieces remembered and returns false (the caller still holds `m`).
+    /// of a split the kernel frees as one block again, or base pages the simulation gave a
+    /// caller for a block it refused ([`super::fallback`]). If every piece of the block is
+    /// remembered, frees them: joined if they are contiguous in the simulation, else one by
+    /// one. Otherwise leaves the other pieces remembered and returns false (the caller still
+    /// holds `m`).
     fn join(&mut self, cpu: usize, m: Mapped, order: u32) -> bool {
         let step = 1u64 << m.order;
         let mut pieces = vec![m];
+        let mut contiguous = true;
         for off in (step..1u64 << order).step_by(step as usize) {
             // A traced block cannot reach past the last pfn: no piece is there.
             let at = m.traced.checked_add(off);
             match at.and_then(|at| self.map.take_containing(at)) {
-                Some(p) if Some(p.traced) == at && p.order == m.order && p.sim == m.sim + off => {
-                    pieces.push(p)
+                Some(p) if Some(p.traced) == at && p.order == m.order => {
+                    contiguous &= p.sim == m.sim + off;
+                    pieces.push(p);
                 }
                 other => {
                     pieces.extend(other);
@@ -437,6 +527,12 @@ impl Run {
                     return false;
                 }
             }
+        }
+        if !contiguous {
+            for p in pieces {
+                self.release(cpu, p.sim, p.order);
+            }
+            return true;
         }
         let Some(z) = self.node.shared().zone_of(m.sim) else { return false };
         if !self.node.lock_zone(z).adopt_allocated(m.sim, order) {
@@ -470,31 +566,39 @@ impl Run {
     /// migrated.
     fn free_preexisting(&mut self, cpu: usize, pfn: u64, order: u32) {
         let size = 1u64 << order.min(63);
-        let zone = self.node.shared().zone_of(pfn);
         // Memory being onlined: the kernel frees it into the buddy lists page block by block.
-        if zone.is_some_and(|z| self.node.zone(z).is_offline(pfn, size))
+        if self.node.shared().zone_of(pfn).is_some_and(|z| self.node.zone(z).is_offline(pfn, size))
             && pageblock_core::memory_hotplug::online_pages(&self.node, cpu, pfn, size).is_ok()
         {
             self.div.pages_onlined += size;
             return;
         }
-        let owned = zone.is_some_and(|z| (pfn..pfn + size).all(|p| self.preexisting[z].is_busy(p)));
-        let freed = owned
-            && zone.is_some_and(|z| {
-                self.node.lock_zone(z).adopt_allocated(pfn, order)
-                    && self.node.free_pages(cpu, Pfn(pfn), order).is_ok()
-            });
-        match (freed, zone) {
-            (true, Some(z)) => self.preexisting[z].clear(pfn, size),
-            // Closed loop: the target of a page the kernel migrated (allocated without an
-            // event) is the simulation's copy of that page.
-            _ => match self.owner.as_ref().and_then(|o| o.take_migrated(order)) {
-                Some(sim) => {
-                    let _ = self.node.free_pages(cpu, Pfn(sim), order);
-                }
-                None => self.div.unmatched_frees += 1,
-            },
+        if self.free_from_start(cpu, pfn, order) {
+            return;
         }
+        // Closed loop: the target of a page the kernel migrated (allocated without an event)
+        // is the simulation's copy of that page.
+        match self.owner.as_ref().and_then(|o| o.take_migrated(order)) {
+            Some(sim) => {
+                let _ = self.node.free_pages(cpu, Pfn(sim), order);
+            }
+            None => self.div.unmatched_frees += 1,
+        }
+    }
+
+    /// Frees block `pfn` of `order` if the starting state left every page of it allocated
+    /// (pages allocated before the trace began). Returns whether it did.
+    fn free_from_start(&mut self, cpu: usize, pfn: u64, order: u32) -> bool {
+        let size = 1u64 << order.min(63);
+        let Some(z) = self.node.shared().zone_of(pfn) else { return false };
+        let owned = (pfn..pfn.saturating_add(size)).all(|p| self.preexisting[z].is_busy(p));
+        let freed = owned
+            && self.node.lock_zone(z).adopt_allocated(pfn, order)
+            && self.node.free_pages(cpu, Pfn(pfn), order).is_ok();
+        if freed {
+            self.preexisting[z].clear(pfn, size);
+        }
+        freed
     }
 }
 

@@ -6,6 +6,7 @@
 //! load      the trace into 32-byte records (once), its own event counts, the snapshots
 //! machine   the recorded machine's zones and CPUs, booted in the trace's starting state
 //! engine    the trace's requests through the one allocation path, per policy
+//! fallback  what a caller does when the simulation refuses what the kernel served
 //! series    huge-page availability over time
 //! fidelity  the simulation's kernel events and end state next to the real ones
 //! ```
@@ -16,6 +17,7 @@
 pub mod closed_loop;
 pub mod engine;
 pub mod facts;
+pub mod fallback;
 pub mod fidelity;
 pub mod kmem_counts;
 pub mod load;

@@ -9,10 +9,9 @@
 //! reported. A row **agrees** when the real change exceeds the spread and the predicted mean
 //! has its sign, or when it does not and the predicted mean lies within the spread.
 //!
-//! THP success is the kernel's `thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback)`
-//! on the real side; a replay does not take the fault path, so its side is the share of the
-//! trace's huge page requests (pageblock-order anonymous allocations) it served. Both move
-//! with the same thing, free whole pageblocks when a fault comes.
+//! THP success is `thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback)` on both sides:
+//! the replay counts the trace's huge page faults as the kernel does, each served if the
+//! simulation served its first attempt or the retry ([`super::fallback`]).
 
 use std::path::{Path, PathBuf};
 
@@ -41,17 +40,21 @@ fn row_value<'a>(row: &str, thp: Option<f64>, counters: impl Iterator<Item = (&'
     }
 }
 
+/// THP success, percent, from a counter lookup (`None` without faults).
+fn thp_success(get: impl Fn(&str) -> Option<u64>) -> Option<f64> {
+    let (a, f) = (get("thp_fault_alloc").unwrap_or(0) as f64, get("thp_fault_fallback").unwrap_or(0) as f64);
+    (a + f > 0.0).then(|| 100.0 * a / (a + f))
+}
+
 /// A row's value in a real run's vmstat delta.
 fn real_value(row: &str, d: &VmStat) -> Option<f64> {
-    let (a, f) =
-        (d.get("thp_fault_alloc").unwrap_or(0) as f64, d.get("thp_fault_fallback").unwrap_or(0) as f64);
-    let thp = (a + f > 0.0).then(|| 100.0 * a / (a + f));
-    row_value(row, thp, d.items.iter().map(|(n, v)| (n.as_str(), *v)))
+    row_value(row, thp_success(|n| d.get(n)), d.items.iter().map(|(n, v)| (n.as_str(), *v)))
 }
 
 /// A row's value in a replay.
 fn predicted_value(row: &str, p: &PolicyResult) -> Option<f64> {
-    row_value(row, p.divergence.huge.served_percent(), p.vmstat.iter().map(|(n, v)| (n.as_str(), *v)))
+    let thp = thp_success(|n| p.vmstat.get(n).copied());
+    row_value(row, thp, p.vmstat.iter().map(|(n, v)| (n.as_str(), *v)))
 }
 
 /// Values over runs: mean, lowest, highest.

@@ -291,6 +291,14 @@ impl ReplayReport {
         let rows: Vec<(&str, Cell)> = vec![
             ("requests replayed", Box::new(|p| p.divergence.requests.to_string())),
             ("failed requests (kernel served)", Box::new(|p| p.failed_requests.to_string())),
+            (
+                "served by the caller's fallback",
+                Box::new(|p| fallback(p, |f| f.thp_retries_served + f.base_page_requests)),
+            ),
+            ("  huge page fault retried", Box::new(|p| fallback(p, |f| f.thp_retries_served))),
+            ("  base pages instead", Box::new(|p| fallback(p, |f| f.base_page_requests))),
+            ("  none: past the OOM killer", Box::new(|p| fallback(p, |f| f.after_oom))),
+            ("requests reaching the OOM killer", Box::new(|p| p.divergence.oom_requests.to_string())),
             ("free pageblocks, mean", Box::new(|p| format!("{:.1}", p.free_pageblocks.mean))),
             ("free pageblocks, min", Box::new(|p| format!("{:.0}", p.free_pageblocks.min))),
             ("free pageblocks, end", Box::new(|p| format!("{:.0}", p.free_pageblocks.end))),
@@ -308,6 +316,7 @@ impl ReplayReport {
             ("unmatched frees", Box::new(|p| p.divergence.unmatched_frees.to_string())),
             ("kswapd frees left to the simulation", Box::new(|p| closed(p, |c| c.reclaim_frees_skipped))),
             ("migration sources left to it", Box::new(|p| closed(p, |c| c.migration_frees_skipped))),
+            ("kernel's frees of older pages", Box::new(|p| closed(p, |c| c.start_frees_replayed))),
             ("  freed later as migration targets", Box::new(|p| closed(p, |c| c.migrated_pages_freed))),
             ("pages its reclaim took", Box::new(|p| closed(p, |c| c.pages_reclaimed))),
             ("  freed later by the workload", Box::new(|p| closed(p, |c| c.reclaimed_then_freed))),
@@ -340,6 +349,11 @@ impl ReplayReport {
 }
 
 /// A closed-loop count of `p`, or `-` in open loop.
+/// A count of the requests the simulation refused and their callers made up.
+fn fallback(p: &PolicyResult, f: fn(&super::fallback::Fallbacks) -> u64) -> String {
+    f(&p.divergence.fallbacks).to_string()
+}
+
 fn closed(p: &PolicyResult, f: fn(&super::closed_loop::ClosedLoopCounts) -> u64) -> String {
     p.closed_loop.as_ref().map_or_else(|| "-".to_owned(), |c| f(c).to_string())
 }
