@@ -109,6 +109,17 @@ pub struct ClosedLoopCounts {
     pub pages_moved: u64,
 }
 
+/// A replayed block compaction moved: traced head, simulated head before and after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Moved {
+    /// The traced head pfn.
+    pub traced: u64,
+    /// The simulated head it was at.
+    pub from: u64,
+    /// Where it is now.
+    pub to: u64,
+}
+
 /// The owner's records, shared between the engine and the node's callbacks.
 #[derive(Debug, Default)]
 struct Records {
@@ -118,10 +129,10 @@ struct Records {
     migrated: FxHashMap<u64, u32>,
     /// The pool by order: simulated head pfns (stale entries skipped when taken).
     pool: Vec<Vec<u64>>,
-    /// Traced pfns whose simulated page reclaim took, for the engine to forget.
-    reclaimed: Vec<u64>,
-    /// (traced head, new simulated head, order) of pages compaction moved.
-    moved: Vec<(u64, u64, u32)>,
+    /// (traced head, simulated head) of pages reclaim took, for the engine to forget.
+    reclaimed: Vec<(u64, u64)>,
+    /// Pages compaction moved.
+    moved: Vec<Moved>,
     counts: ClosedLoopCounts,
 }
 
@@ -186,13 +197,15 @@ impl Owner {
         self.0.borrow_mut().counts.reclaimed_then_freed += 1;
     }
 
-    /// Traced pfns whose pages reclaim took since the last call.
-    pub fn take_reclaimed(&self) -> Vec<u64> {
+    /// Pages reclaim took since the last call: (traced head, simulated head). The engine
+    /// acts on one only if the traced block is still simulated there (a lost free may have
+    /// let the trace allocate the same head again meanwhile).
+    pub fn take_reclaimed(&self) -> Vec<(u64, u64)> {
         std::mem::take(&mut self.0.borrow_mut().reclaimed)
     }
 
-    /// Pages compaction moved since the last call: (traced head, new simulated head, order).
-    pub fn take_moved(&self) -> Vec<(u64, u64, u32)> {
+    /// Pages compaction moved since the last call, in order.
+    pub fn take_moved(&self) -> Vec<Moved> {
         std::mem::take(&mut self.0.borrow_mut().moved)
     }
 
@@ -213,7 +226,7 @@ impl Unmap for Owner {
         let mut r = self.0.borrow_mut();
         r.counts.pages_reclaimed += 1;
         if let Some(traced) = r.traced_of.remove(&pfn) {
-            r.reclaimed.push(traced);
+            r.reclaimed.push((traced, pfn));
         }
         r.migrated.remove(&pfn);
         true
@@ -226,7 +239,7 @@ impl Mover for Owner {
         r.counts.pages_moved += 1 << order;
         if let Some(traced) = r.traced_of.remove(&from.0) {
             r.traced_of.insert(to.0, traced);
-            r.moved.push((traced, to.0, order));
+            r.moved.push(Moved { traced, from: from.0, to: to.0 });
         }
         if let Some(o) = r.migrated.remove(&from.0) {
             r.migrated.insert(to.0, o);
@@ -269,9 +282,9 @@ mod tests {
         o.track(100, 7000);
         o.track(200, 8000);
         assert!(Mover::migrate(&o, Pfn(200), Pfn(300), 0, MigrateMode::Async).is_ok());
-        assert_eq!(o.take_moved(), vec![(8000, 300, 0)]);
+        assert_eq!(o.take_moved(), vec![Moved { traced: 8000, from: 200, to: 300 }]);
         assert!(o.try_to_unmap(100, 0, LruKind::Anon, false));
-        assert_eq!(o.take_reclaimed(), vec![7000]);
+        assert_eq!(o.take_reclaimed(), vec![(7000, 100)]);
         assert!(!o.has_news());
         assert_eq!((o.counts().pages_reclaimed, o.counts().pages_moved), (1, 1));
     }

@@ -400,6 +400,8 @@ impl Run {
     /// The simulation's block `p` of `order` stands for traced block `traced` from now on
     /// (on the LRU lists of its user, in closed loop).
     fn hold(&mut self, cpu: usize, traced: u64, p: Pfn, order: u32, gfp: Gfp) {
+        // What the allocation's own reclaim and compaction did, before the map is read.
+        self.sync_owner();
         if let Some((sim, o)) = self.map.insert(traced, p.0, order) {
             // The trace never freed the block that was here: free it for the trace.
             self.div.lost_frees += 1;
@@ -448,17 +450,15 @@ impl Run {
         }
     }
 
-    /// Applies what the simulation's reclaim and compaction did to the replayed pages.
+    /// Applies what the simulation's reclaim and compaction did to the replayed pages (each
+    /// report only if the traced block is still the simulated block it names).
     fn sync_owner(&mut self) {
         let Some(owner) = self.owner.as_ref().filter(|o| o.has_news()) else { return };
-        for (traced, sim, order) in owner.take_moved() {
-            if let Some(m) = self.map.take_containing(traced) {
-                debug_assert_eq!(m.order, order, "moved block {traced:#x}");
-                self.map.insert(m.traced, sim, m.order);
-            }
+        for m in owner.take_moved() {
+            self.map.moved(m.traced, m.from, m.to);
         }
-        for traced in owner.take_reclaimed() {
-            if self.map.take_containing(traced).is_some() {
+        for (traced, sim) in owner.take_reclaimed() {
+            if self.map.forget_at(traced, sim) {
                 self.gone.insert(traced);
             }
         }

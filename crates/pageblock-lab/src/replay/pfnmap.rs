@@ -63,6 +63,30 @@ impl PfnMap {
         Some(Mapped { traced: head, sim, order })
     }
 
+    /// Traced block `traced` (a head) moved in the simulation from `from` to `to`: remember
+    /// it there if it is still remembered at `from`; a block the trace allocated at the same
+    /// head since (after a lost free) is left alone. Returns whether it moved.
+    pub fn moved(&mut self, traced: u64, from: u64, to: u64) -> bool {
+        match unpack(self.blocks.get(traced)) {
+            Some((sim, order)) if sim == from => {
+                *self.blocks.entry(traced) = pack(to, u32::from(order));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Forget traced block `traced` (a head) if it is still simulated at `sim` (see
+    /// [`PfnMap::moved`]). Returns whether it was.
+    pub fn forget_at(&mut self, traced: u64, sim: u64) -> bool {
+        if !matches!(unpack(self.blocks.get(traced)), Some((s, _)) if s == sim) {
+            return false;
+        }
+        *self.blocks.entry(traced) = 0;
+        self.len -= 1;
+        true
+    }
+
     /// Blocks remembered.
     pub fn len(&self) -> usize {
         self.len
@@ -87,6 +111,24 @@ mod tests {
         assert_eq!(m.take_containing(0x1003), None, "taken");
         assert_eq!(m.take_containing(0x2001), None, "an order-0 block contains only itself");
         assert_eq!(m.take_containing(0x2000).map(|b| b.sim), Some(0x6000));
+        assert!(m.is_empty());
+    }
+
+    /// Regression: the engine applied a reclaim or move report to whatever the traced head
+    /// named when it read the report, so a report about a block the trace had since
+    /// allocated again at the same head (its free lost) forgot or moved the newer block.
+    #[test]
+    fn a_stale_report_leaves_a_newer_block_alone() {
+        let mut m = PfnMap::new(10);
+        m.insert(0x1000, 0x5000, 0);
+        m.insert(0x1000, 0x6000, 0); // allocated again: the free of 0x5000 was lost
+        assert!(!m.moved(0x1000, 0x5000, 0x7000), "the old block moved, not this one");
+        assert!(!m.forget_at(0x1000, 0x5000), "the old block was reclaimed, not this one");
+        assert_eq!(m.take_containing(0x1000).map(|b| b.sim), Some(0x6000));
+        m.insert(0x2000, 0x8000, 2);
+        assert!(m.moved(0x2000, 0x8000, 0x9000));
+        assert!(m.moved(0x2000, 0x9000, 0xa000), "moved twice between two reads");
+        assert!(m.forget_at(0x2000, 0xa000));
         assert!(m.is_empty());
     }
 }
