@@ -354,13 +354,19 @@ pub struct ReplayArgs {
     /// values are not in its snapshots; the policy's, the kernel's defaults, are the base).
     #[command(flatten)]
     pub sysctls: SysctlArgs,
+    /// What if: a balloon takes SIZE of free memory (largest blocks first, without
+    /// reclaiming) away from the recorded machine before the replay; a trace recorded with
+    /// room to spare becomes a pressure experiment (e.g. 2G).
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
+    pub balloon: Option<u64>,
     /// Replay every traced free, the kernel's reclaim and migration included (the default
-    /// for a trace without reclaim or compaction).
+    /// for a trace without reclaim or compaction, replayed without a balloon).
     #[arg(long, conflicts_with = "closed_loop")]
     pub open_loop: bool,
     /// Replay only the workload's frees: pages kswapd or kcompactd freed, and migration
     /// sources freed in direct compaction, stay with the simulation, whose own reclaim and
-    /// compaction decide (the default when the trace shows reclaim or compaction).
+    /// compaction decide (the default when the trace shows reclaim or compaction, or with
+    /// --balloon).
     #[arg(long)]
     pub closed_loop: bool,
 }

@@ -643,5 +643,16 @@ fn replay_takes_the_vm_sysctls_on_top_of_every_policy() {
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("vm.watermark_scale_factor 0 is outside 1..=3000")
     );
+    // A balloon: taken before the replay, said in the report; more than the machine can
+    // give, or not a size, is refused.
+    let text = stdout_of(&["replay", trace.to_str().unwrap(), "--policy", "vanilla", "--balloon", "2M"]);
+    let row = text.lines().find(|l| l.starts_with("pages taken by a balloon")).unwrap();
+    assert_eq!(row.split_whitespace().last(), Some("512"), "{row}");
+    assert!(text.contains("loop: closed"), "a squeezed machine replays closed loop");
+    for (size, says) in [("1T", "--balloon: the machine had"), ("lots", "lots")] {
+        let refused = pageblock(&["replay", trace.to_str().unwrap(), "--balloon", size]);
+        assert_ne!(refused.status.code(), Some(0), "{size}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains(says), "{size}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

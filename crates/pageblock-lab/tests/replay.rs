@@ -54,9 +54,13 @@ impl Trace {
     }
 }
 
+fn open_loop() -> replay::Options {
+    replay::Options { mode: Some(replay::engine::Loop::Open), ..Default::default() }
+}
+
 fn run(path: &Path, policies: &[&str]) -> replay::ReplayReport {
     let policies: Vec<_> = policies.iter().map(|p| policy_named(p).unwrap()).collect();
-    replay::run(path, &policies, (false, None), &mut |_| {}).unwrap()
+    replay::run(path, &policies, replay::Options::default(), &mut |_| {}).unwrap()
 }
 
 #[test]
@@ -117,7 +121,7 @@ fn closed_loop_leaves_the_daemons_frees_to_the_simulation() {
     assert_eq!(p.events.mm_page_free, 1, "only the workload's free is replayed");
     assert_eq!(report.start.busy_pages, 1, "the target, placed at the start");
     let policies = [policy_named("vanilla").unwrap()];
-    let open = replay::run(&path, &policies, (false, Some(replay::engine::Loop::Open)), &mut |_| {}).unwrap();
+    let open = replay::run(&path, &policies, open_loop(), &mut |_| {}).unwrap();
     let o = &open.policies[0];
     assert!(o.closed_loop.is_none());
     assert_eq!(o.divergence.unmatched_frees, 0);
@@ -146,8 +150,13 @@ fn closed_loop_leaves_direct_reclaim_frees_to_the_simulation() {
     t.free(0, b, 0); // the workload's
     let path = t.write("direct-reclaim");
     let policies = [policy_named("vanilla").unwrap()];
-    let closed =
-        replay::run(&path, &policies, (false, Some(replay::engine::Loop::Closed)), &mut |_| {}).unwrap();
+    let closed = replay::run(
+        &path,
+        &policies,
+        replay::Options { mode: Some(replay::engine::Loop::Closed), ..Default::default() },
+        &mut |_| {},
+    )
+    .unwrap();
     let p = &closed.policies[0];
     assert_eq!(p.closed_loop.unwrap().reclaim_frees_skipped, 1);
     assert_eq!(p.events.mm_page_free, 1, "only the free after the window is replayed");
@@ -199,9 +208,17 @@ fn bad_lines_name_the_file_and_line() {
     t.lines.push("this is not a trace line".into());
     let path = t.write("bad");
     let err =
-        replay::run(&path, &[policy_named("vanilla").unwrap()], (false, None), &mut |_| {}).err().unwrap();
+        replay::run(&path, &[policy_named("vanilla").unwrap()], replay::Options::default(), &mut |_| {})
+            .err()
+            .unwrap();
     assert!(err.contains("trace.txt:2:"), "{err}");
-    let ok = replay::run(&path, &[policy_named("vanilla").unwrap()], (true, None), &mut |_| {}).unwrap();
+    let ok = replay::run(
+        &path,
+        &[policy_named("vanilla").unwrap()],
+        replay::Options { skip_bad: true, ..Default::default() },
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(ok.trace.bad_lines, 1);
     assert!(policy_named("nope").unwrap_err().contains("known: vanilla"));
 }
@@ -260,7 +277,7 @@ fn a_vmstat_delta_file_is_the_real_side_and_a_bad_one_names_its_line() {
     assert!(report.render().lines().any(|l| l.starts_with("compact_stall") && l.trim_end().ends_with(" 7")));
     std::fs::write(dir.join("vmstat-delta.txt"), "compact_stall=7\npswpout three\n").unwrap();
     let policies = [policy_named("vanilla").unwrap()];
-    let err = replay::run(dir, &policies, (false, None), &mut |_| {}).unwrap_err();
+    let err = replay::run(dir, &policies, replay::Options::default(), &mut |_| {}).unwrap_err();
     assert!(err.contains("vmstat-delta.txt") && err.contains("line 2"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -400,4 +417,34 @@ fn no_fallback_after_the_oom_killer() {
     assert_eq!((f.after_oom, f.base_page_requests, f.thp_retries_served), (1, 0, 0));
     assert!(p.failed_requests > 1, "kernel requests and the fault");
     assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (0, 1));
+}
+
+/// `--balloon`: memory taken before the replay squeezes the machine (closed loop by
+/// default, so the simulation's reclaim has the workload's pages); a balloon larger than
+/// the machine can give is refused, naming what it could give.
+#[test]
+fn a_balloon_squeezes_the_recorded_machine() {
+    let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
+    let mut t = Trace::default();
+    for pfn in (0..0x1800u64).step_by(2) {
+        t.alloc(0, Some(pfn), 0, anon);
+    }
+    let path = t.write("balloon");
+    let policies = [policy_named("vanilla").unwrap()];
+    let with = |balloon_pages| replay::Options { balloon_pages, ..Default::default() };
+    let free = run(&path, &["vanilla"]);
+    assert_eq!(free.mode, replay::engine::Loop::Open);
+    assert_eq!(free.policies[0].balloon_pages, 0);
+    let err = replay::run(&path, &policies, with(1 << 20), &mut |_| {}).unwrap_err();
+    assert!(err.contains("--balloon") && err.contains("to give"), "{err}");
+    // All it could give but 1,024 pages: the trace's 3,072 must be reclaimed to fit.
+    let most: u64 = err.split("had ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    assert!(most > 4096, "{err}");
+    let squeezed = replay::run(&path, &policies, with(most - 1024), &mut |_| {}).unwrap();
+    assert_eq!(squeezed.mode, replay::engine::Loop::Closed, "a balloon makes pressure: closed");
+    let p = &squeezed.policies[0];
+    assert_eq!(p.balloon_pages, most - 1024);
+    assert_eq!(p.events.mm_page_alloc, 3072, "the balloon's own allocations are not counted");
+    assert!(p.vmstat["pgscan_kswapd"] + p.vmstat["pgscan_direct"] > 0, "the squeezed machine reclaims");
+    assert!(squeezed.render().contains("pages taken by a balloon"));
 }

@@ -146,7 +146,12 @@ fn stats(path: &Path, skip_bad: bool) -> Result<TraceStats, String> {
 fn replay(path: &Path, skip_bad: bool) -> Result<replay::ReplayReport, String> {
     let path = path.to_owned();
     bounded("replay", move || {
-        replay::run(&path, &[policy_named("vanilla").unwrap()], (skip_bad, None), &mut |_| {})
+        replay::run(
+            &path,
+            &[policy_named("vanilla").unwrap()],
+            replay::Options { skip_bad, ..Default::default() },
+            &mut |_| {},
+        )
     })
 }
 

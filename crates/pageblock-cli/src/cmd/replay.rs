@@ -33,7 +33,9 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         (_, true) => Some(replay::engine::Loop::Closed),
         _ => None,
     };
-    let report = replay::run(&args.trace, &policies, (args.skip_bad, mode), &mut |stage| match stage {
+    let balloon_pages = args.balloon.unwrap_or(0) / pageblock_core::types::PAGE_SIZE;
+    let options = replay::Options { skip_bad: args.skip_bad, mode, balloon_pages };
+    let report = replay::run(&args.trace, &policies, options, &mut |stage| match stage {
         Stage::Loading { bytes, total } => {
             reading.get_or_insert_with(|| crate::progress::bytes_bar(total, "reading")).set_position(bytes);
         }

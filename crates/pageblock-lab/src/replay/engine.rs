@@ -165,6 +165,8 @@ pub struct Replayed {
     pub pgfree_pages: u64,
     /// What closed loop did (`None` in open loop).
     pub closed_loop: Option<ClosedLoopCounts>,
+    /// Base pages the balloon took before the replay.
+    pub balloon_pages: u64,
     /// Seconds the loop took.
     pub seconds: f64,
 }
@@ -196,9 +198,15 @@ impl Clock {
     }
 }
 
-/// Replay `t` on `node` (booted in the trace's starting state), calling `progress(records)`
-/// now and then.
-pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn FnMut(u64)) -> Replayed {
+/// Replay `t` on `node` (booted in the trace's starting state) in `mode`, a balloon first
+/// taking up to `balloon` base pages ([`super::balloon`]), calling `progress(records)` now
+/// and then.
+pub fn replay(
+    t: &LoadedTrace,
+    mut node: Node,
+    (mode, balloon): (Loop, u64),
+    progress: &mut dyn FnMut(u64),
+) -> Replayed {
     let started = std::time::Instant::now();
     let owner = (mode == Loop::Closed).then(|| {
         let owner = Owner::default();
@@ -208,8 +216,11 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
     });
     let shared = std::sync::Arc::clone(node.shared());
     let pbo = shared.pageblock_order();
-    shared.trace().set_sink(Some(Box::new(EventCounts { pageblock_order: pbo, ..EventCounts::default() })));
     let preexisting = shared.zones().iter().map(|z| allocated_pages(z)).collect();
+    // After the starting state is read (a traced free never reaches a balloon page), before
+    // anything is counted.
+    let balloon_pages = super::balloon::inflate(&node, balloon);
+    shared.trace().set_sink(Some(Box::new(EventCounts { pageblock_order: pbo, ..EventCounts::default() })));
     let counted = |ev| shared.event(ev);
     let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
     let nr_cpus = shared.nr_cpus();
@@ -278,6 +289,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, mode: Loop, progress: &mut dyn Fn
         pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
         pgfree_pages: shared.event(VmEvent::PgFree) - pgfree0,
         node: r.node,
+        balloon_pages,
         seconds: started.elapsed().as_secs_f64(),
     }
 }

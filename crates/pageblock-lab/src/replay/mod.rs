@@ -5,6 +5,7 @@
 //! ```text
 //! load      the trace into 32-byte records (once), its own event counts, the snapshots
 //! machine   the recorded machine's zones and CPUs, booted in the trace's starting state
+//! balloon   what-if: memory taken away from the recorded machine first
 //! engine    the trace's requests through the one allocation path, per policy
 //! fallback  what a caller does when the simulation refuses what the kernel served
 //! series    huge-page availability over time
@@ -14,6 +15,7 @@
 //! Each policy's vmstat delta over the replay, in the kernel's names ([`PRESSURE_ROWS`]), sits
 //! beside the real kernel's (the snapshots' difference or `vmstat-delta.txt`).
 
+pub mod balloon;
 pub mod closed_loop;
 pub mod engine;
 pub mod facts;
@@ -63,11 +65,13 @@ pub enum Stage<'a> {
 }
 
 /// Open or closed loop for a replay: as asked, or by default closed when the trace shows the
-/// kernel reclaiming or compacting (kswapd or kcompactd freed pages, or compaction ran).
-pub fn loop_for(t: &load::LoadedTrace, asked: Option<engine::Loop>) -> engine::Loop {
-    asked.unwrap_or_else(|| {
+/// kernel reclaiming or compacting (kswapd or kcompactd freed pages, or compaction ran) or a
+/// balloon squeezes the machine (the simulation's reclaim then needs the workload's pages
+/// on its lists).
+pub fn loop_for(t: &load::LoadedTrace, options: Options) -> engine::Loop {
+    options.mode.unwrap_or_else(|| {
         let compacted = t.counts.events.get("mm_compaction_begin").copied().unwrap_or(0) > 0;
-        if t.counts.daemon_frees > 0 || compacted {
+        if t.counts.daemon_frees > 0 || compacted || options.balloon_pages > 0 {
             engine::Loop::Closed
         } else {
             engine::Loop::Open
@@ -75,17 +79,28 @@ pub fn loop_for(t: &load::LoadedTrace, asked: Option<engine::Loop>) -> engine::L
     })
 }
 
-/// Replay the trace at `path` under each of `policies`, in order, in `mode` (`None`: as
-/// [`loop_for`] chooses).
+/// How to replay, beyond the policies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Count malformed lines and go on instead of stopping at the first.
+    pub skip_bad: bool,
+    /// Open or closed loop (`None`: as [`loop_for`] chooses).
+    pub mode: Option<engine::Loop>,
+    /// Base pages of free memory a balloon takes away before the replay ([`balloon`]).
+    pub balloon_pages: u64,
+}
+
+/// Replay the trace at `path` under each of `policies`, in order, as `options` say.
 pub fn run(
     path: &Path,
     policies: &[NamedPolicy],
-    (skip_bad, mode): (bool, Option<engine::Loop>),
+    options: Options,
     progress: &mut dyn FnMut(Stage<'_>),
 ) -> Result<ReplayReport, String> {
     let started = Instant::now();
-    let trace = load::load(path, skip_bad, &mut |bytes, total| progress(Stage::Loading { bytes, total }))?;
-    let mode = loop_for(&trace, mode);
+    let trace =
+        load::load(path, options.skip_bad, &mut |bytes, total| progress(Stage::Loading { bytes, total }))?;
+    let mode = loop_for(&trace, options);
     let config = machine::node_config(&trace)?;
     let mut results = Vec::new();
     let mut start_report = None;
@@ -96,9 +111,15 @@ pub fn run(
         let mixed_start = mixed_pageblocks(node.shared());
         let vmstat_start = show::vmstat(node.shared());
         let records = trace.records.len() as u64;
-        let done = engine::replay(&trace, node, mode, &mut |done| {
+        let done = engine::replay(&trace, node, (mode, options.balloon_pages), &mut |done| {
             progress(Stage::Replaying { policy: p.name, done, total: records })
         });
+        if done.balloon_pages < options.balloon_pages {
+            return Err(format!(
+                "--balloon: the machine had {} pages to give above its watermarks, not {} ({})",
+                done.balloon_pages, options.balloon_pages, p.name
+            ));
+        }
         // A replay that breaks an invariant is a bug in the allocator or the replay.
         done.node.verify().map_err(|e| format!("{}: after the replay: {e}", p.name))?;
         let vmstat = pressure_rows(&VmStat::delta(&vmstat_start, &show::vmstat(done.node.shared())));

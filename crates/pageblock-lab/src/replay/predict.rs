@@ -172,7 +172,12 @@ pub fn predict(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<Vec<Predic
         let mut replays = Vec::new();
         for run in base_runs {
             progress(run);
-            let report = super::run(run, &policies, (false, Some(Loop::Closed)), &mut |_| {})?;
+            let report = super::run(
+                run,
+                &policies,
+                super::Options { mode: Some(Loop::Closed), ..Default::default() },
+                &mut |_| {},
+            )?;
             replays.push(report.policies);
         }
         let rows = ROWS

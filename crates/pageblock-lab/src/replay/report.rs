@@ -101,6 +101,8 @@ pub struct PolicyResult {
     pub divergence: Divergence,
     /// Closed loop's own counts (`null` in open loop).
     pub closed_loop: Option<super::closed_loop::ClosedLoopCounts>,
+    /// Base pages a balloon took before the replay (`--balloon`).
+    pub balloon_pages: u64,
     /// Trace records replayed per second of the replay loop.
     pub events_per_second: f64,
     /// Seconds of the replay loop.
@@ -146,6 +148,7 @@ impl PolicyResult {
             vmstat,
             divergence: r.divergence,
             closed_loop: r.closed_loop,
+            balloon_pages: r.balloon_pages,
             events_per_second: records as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
             series: r.series.columns(),
@@ -289,6 +292,7 @@ impl ReplayReport {
     fn render_policies(&self, out: &mut String) {
         type Cell = Box<dyn Fn(&PolicyResult) -> String>;
         let rows: Vec<(&str, Cell)> = vec![
+            ("pages taken by a balloon", Box::new(|p| p.balloon_pages.to_string())),
             ("requests replayed", Box::new(|p| p.divergence.requests.to_string())),
             ("failed requests (kernel served)", Box::new(|p| p.failed_requests.to_string())),
             (
