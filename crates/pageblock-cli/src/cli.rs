@@ -359,6 +359,10 @@ pub struct ReplayArgs {
     /// room to spare becomes a pressure experiment (e.g. 2G).
     #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
     pub balloon: Option<u64>,
+    /// What if: the simulated machine has N CPUs instead of the recorded machine's (each
+    /// per-CPU page list is one CPU's; traced CPU c replays on c mod N).
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
     /// Replay every traced free, the kernel's reclaim and migration included (the default
     /// for a trace without reclaim or compaction, replayed without a balloon).
     #[arg(long, conflicts_with = "closed_loop")]

@@ -448,3 +448,28 @@ fn a_balloon_squeezes_the_recorded_machine() {
     assert!(p.vmstat["pgscan_kswapd"] + p.vmstat["pgscan_direct"] > 0, "the squeezed machine reclaims");
     assert!(squeezed.render().contains("pages taken by a balloon"));
 }
+
+/// `--cpus`: the simulated machine's CPUs instead of the recorded machine's; the trace's
+/// CPUs fold onto them, so one CPU's lists serve what two CPUs' did (fewer refills), and a
+/// CPU count the kernel cannot have is refused.
+#[test]
+fn cpus_fold_the_traced_cpus_onto_the_simulated_machine() {
+    let mut t = Trace::default();
+    for k in 0..64u64 {
+        t.alloc((k % 2) as u32, Some(0x100000 + k), 0, Gfp::KERNEL);
+    }
+    for k in 0..64u64 {
+        t.free(((k + 1) % 2) as u32, 0x100000 + k, 0);
+    }
+    let path = t.write("cpus");
+    let policies = [policy_named("vanilla").unwrap()];
+    let on =
+        |cpus| replay::run(&path, &policies, replay::Options { cpus, ..Default::default() }, &mut |_| {});
+    let two = on(None).unwrap();
+    let one = on(Some(1)).unwrap();
+    let (r2, r1) =
+        (two.policies[0].events.mm_page_alloc_zone_locked, one.policies[0].events.mm_page_alloc_zone_locked);
+    assert!(r1 < r2, "one CPU's lists refill less often than two: {r1} against {r2}");
+    assert_eq!(one.policies[0].divergence.requests, 64);
+    assert!(on(Some(0)).unwrap_err().contains("0 CPUs"));
+}

@@ -34,7 +34,7 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         _ => None,
     };
     let balloon_pages = args.balloon.unwrap_or(0) / pageblock_core::types::PAGE_SIZE;
-    let options = replay::Options { skip_bad: args.skip_bad, mode, balloon_pages };
+    let options = replay::Options { skip_bad: args.skip_bad, mode, balloon_pages, cpus: args.cpus };
     let report = replay::run(&args.trace, &policies, options, &mut |stage| match stage {
         Stage::Loading { bytes, total } => {
             reading.get_or_insert_with(|| crate::progress::bytes_bar(total, "reading")).set_position(bytes);

@@ -224,14 +224,16 @@ pub fn replay(
     let counted = |ev| shared.event(ev);
     let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
     let nr_cpus = shared.nr_cpus();
+    // The recorded machine's CPUs, which the windows below are per (`--cpus` may fold them).
+    let traced_cpus = nr_cpus.max(t.counts.cpus as usize);
     let mut r = Run {
         map: PfnMap::new(shared.max_order()),
         node,
         preexisting,
         div: Divergence::default(),
         owner,
-        compacting: vec![false; nr_cpus],
-        reclaiming: vec![false; nr_cpus],
+        compacting: vec![false; traced_cpus],
+        reclaiming: vec![false; traced_cpus],
         gone: FxHashSet::default(),
         thp: ThpFaults::new(nr_cpus),
         pbo,
@@ -246,23 +248,26 @@ pub fn replay(
         // What the daemons (just now) and the last allocation's reclaim and compaction did,
         // before this record reads the map.
         r.sync_owner();
-        let cpu = usize::from(rec.cpu);
+        // The traced CPU (its windows), and the simulated one it replays on.
+        let (traced_cpu, cpu) = (usize::from(rec.cpu), usize::from(rec.cpu) % nr_cpus);
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
                 let gfp = t.gfps.get(gfp).unwrap_or_default();
                 r.alloc(cpu, rec.pfn, u32::from(order), gfp, failed);
             }
-            RecordKind::Free { order } => match r.kernels_free(cpu, rec.task) {
+            RecordKind::Free { order } => match r.kernels_free(traced_cpu, rec.task) {
                 Some(migrated) => r.kernel_free(cpu, rec.pfn, u32::from(order), migrated),
                 None => r.free(cpu, rec.pfn, u32::from(order)),
             },
             RecordKind::Compaction(k @ (CompactionEventKind::Begin | CompactionEventKind::End))
-                if rec.task == Task::Other && cpu < r.compacting.len() =>
+                if rec.task == Task::Other && traced_cpu < r.compacting.len() =>
             {
-                r.compacting[cpu] = k == CompactionEventKind::Begin;
+                r.compacting[traced_cpu] = k == CompactionEventKind::Begin;
             }
-            RecordKind::DirectReclaim { begin } if rec.task == Task::Other && cpu < r.reclaiming.len() => {
-                r.reclaiming[cpu] = begin;
+            RecordKind::DirectReclaim { begin }
+                if rec.task == Task::Other && traced_cpu < r.reclaiming.len() =>
+            {
+                r.reclaiming[traced_cpu] = begin;
             }
             _ => {}
         }

@@ -185,9 +185,14 @@ fn fill_pagesets(node: &Node, i: usize, zi: &pageblock_formats::zoneinfo::ZoneIn
             && !busy.is_busy(p)
     });
     let mut placed = 0;
-    for ps in pagesets.iter().filter(|ps| (ps.cpu as usize) < shared.nr_cpus()) {
-        let cpu = ps.cpu as usize;
-        node.lock_pcp(cpu, i).set_high(z, ps.high.max(0) as u64);
+    let nr_cpus = shared.nr_cpus();
+    for ps in &pagesets {
+        // With fewer CPUs than recorded (`--cpus`), a dropped CPU's pages go to the CPU its
+        // records replay on; its high mark is not kept.
+        let cpu = ps.cpu as usize % nr_cpus;
+        if (ps.cpu as usize) < nr_cpus {
+            node.lock_pcp(cpu, i).set_high(z, ps.high.max(0) as u64);
+        }
         for _ in 0..ps.count.max(0) {
             let Some(pfn) = candidates.next() else { return placed };
             if node.free_pages(cpu, pageblock_core::Pfn(pfn), 0).is_ok() {

@@ -88,6 +88,9 @@ pub struct Options {
     pub mode: Option<engine::Loop>,
     /// Base pages of free memory a balloon takes away before the replay ([`balloon`]).
     pub balloon_pages: u64,
+    /// CPUs of the simulated machine instead of the recorded machine's (the trace's CPUs
+    /// are folded onto them: CPU `c` replays on `c % cpus`).
+    pub cpus: Option<u32>,
 }
 
 /// Replay the trace at `path` under each of `policies`, in order, as `options` say.
@@ -101,7 +104,12 @@ pub fn run(
     let trace =
         load::load(path, options.skip_bad, &mut |bytes, total| progress(Stage::Loading { bytes, total }))?;
     let mode = loop_for(&trace, options);
-    let config = machine::node_config(&trace)?;
+    let mut config = machine::node_config(&trace)?;
+    if let Some(cpus) = options.cpus {
+        for z in &mut config.zones {
+            z.nr_cpus = cpus;
+        }
+    }
     let mut results = Vec::new();
     let mut start_report = None;
     let mut fidelity = None;
