@@ -36,6 +36,15 @@ pub const PRESSURE_ROWS: [&str; 19] = [
     "pswpout",
 ];
 
+/// THP success, percent: faults served with a huge page out of all huge page faults,
+/// `thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback)`, from a counter lookup (a
+/// missing counter counts 0; `None` without any fault).
+pub fn thp_success_percent(get: impl Fn(&str) -> Option<u64>) -> Option<f64> {
+    let alloc = get("thp_fault_alloc").unwrap_or(0);
+    let fallback = get("thp_fault_fallback").unwrap_or(0);
+    (alloc + fallback > 0).then(|| 100.0 * alloc as f64 / (alloc + fallback) as f64)
+}
+
 /// Whether counter `name` is a gauge (`nr_free_pages`; mTHP's `hugepages-2048kB/nr_anon`): a
 /// level, not a count of events, so its difference over a run means nothing.
 pub fn is_gauge(name: &str) -> bool {

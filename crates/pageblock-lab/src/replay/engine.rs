@@ -81,7 +81,8 @@ pub struct Divergence {
 }
 
 /// The trace's huge page requests (pageblock-order allocations for anonymous memory, a THP
-/// fault's attempts): how many the kernel served and how many the simulation did.
+/// fault's attempts): how many the kernel served and how many the simulation did at the
+/// traced mask (the faults' outcome, retry and fallback included, is `thp_fault_*`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct HugeRequests {
     /// Requests (`mm_page_alloc` events, failed ones included).
@@ -90,18 +91,6 @@ pub struct HugeRequests {
     pub served_by_kernel: u64,
     /// Served by the simulation.
     pub served: u64,
-}
-
-impl HugeRequests {
-    /// The simulation's share served, percent (`None` without requests).
-    pub fn served_percent(&self) -> Option<f64> {
-        (self.requests > 0).then(|| 100.0 * self.served as f64 / self.requests as f64)
-    }
-
-    /// The kernel's share served, percent.
-    pub fn served_by_kernel_percent(&self) -> Option<f64> {
-        (self.requests > 0).then(|| 100.0 * self.served_by_kernel as f64 / self.requests as f64)
-    }
 }
 
 /// The simulated kernel's own events, counted as the trace counts the real one's.

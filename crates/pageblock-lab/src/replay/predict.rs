@@ -16,7 +16,8 @@
 use std::path::{Path, PathBuf};
 
 use pageblock_core::named_policy::policy_named;
-use pageblock_formats::vmstat::VmStat;
+use pageblock_formats::vmstat::{thp_success_percent, VmStat};
+use pageblock_view::Spread;
 use serde::Serialize;
 
 use super::engine::Loop;
@@ -40,55 +41,15 @@ fn row_value<'a>(row: &str, thp: Option<f64>, counters: impl Iterator<Item = (&'
     }
 }
 
-/// THP success, percent, from a counter lookup (`None` without faults).
-fn thp_success(get: impl Fn(&str) -> Option<u64>) -> Option<f64> {
-    let (a, f) = (get("thp_fault_alloc").unwrap_or(0) as f64, get("thp_fault_fallback").unwrap_or(0) as f64);
-    (a + f > 0.0).then(|| 100.0 * a / (a + f))
-}
-
 /// A row's value in a real run's vmstat delta.
 fn real_value(row: &str, d: &VmStat) -> Option<f64> {
-    row_value(row, thp_success(|n| d.get(n)), d.items.iter().map(|(n, v)| (n.as_str(), *v)))
+    row_value(row, thp_success_percent(|n| d.get(n)), d.items.iter().map(|(n, v)| (n.as_str(), *v)))
 }
 
 /// A row's value in a replay.
 fn predicted_value(row: &str, p: &PolicyResult) -> Option<f64> {
-    let thp = thp_success(|n| p.vmstat.get(n).copied());
+    let thp = thp_success_percent(|n| p.vmstat.get(n).copied());
     row_value(row, thp, p.vmstat.iter().map(|(n, v)| (n.as_str(), *v)))
-}
-
-/// Values over runs: mean, lowest, highest.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Spread {
-    /// Each run's value.
-    pub values: Vec<f64>,
-    /// Their mean.
-    pub mean: f64,
-    /// The lowest.
-    pub min: f64,
-    /// The highest.
-    pub max: f64,
-}
-
-impl Spread {
-    fn of(values: Vec<f64>) -> Option<Spread> {
-        if values.is_empty() {
-            return None;
-        }
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
-        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Some(Spread { values, mean, min, max })
-    }
-
-    /// (highest − lowest) / mean, percent (0 for a mean of 0).
-    fn relative_percent(&self) -> f64 {
-        if self.mean.abs() < f64::EPSILON {
-            0.0
-        } else {
-            100.0 * (self.max - self.min) / self.mean.abs()
-        }
-    }
 }
 
 /// Change from `a` to `b`, percent (`None` from 0).
@@ -289,9 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn spread_and_change() {
-        let s = Spread::of(vec![8.0, 10.0, 12.0]).unwrap();
-        assert_eq!((s.mean, s.relative_percent()), (10.0, 40.0));
+    fn change_is_relative_to_the_first() {
         assert_eq!(change(10.0, 15.0), Some(50.0));
         assert_eq!(change(0.0, 15.0), None);
     }

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use pageblock_formats::vmstat::PRESSURE_ROWS;
+use pageblock_formats::vmstat::{thp_success_percent, PRESSURE_ROWS};
+use pageblock_view::Spread;
 
 /// A row of one run: its name and value (`None`: none, as THP success without faults).
 type Row = (String, Option<f64>);
@@ -43,9 +44,7 @@ pub struct RunResult {
 impl RunResult {
     /// THP faults served with a huge page, percent of huge page faults (`None` without any).
     pub fn thp_success(&self) -> Option<f64> {
-        let alloc = self.vmstat.get("thp_fault_alloc").copied().unwrap_or(0);
-        let fallback = self.vmstat.get("thp_fault_fallback").copied().unwrap_or(0);
-        (alloc + fallback > 0).then(|| 100.0 * alloc as f64 / (alloc + fallback) as f64)
+        thp_success_percent(|n| self.vmstat.get(n).copied())
     }
 
     /// The rows of the table, by name.
@@ -61,31 +60,6 @@ impl RunResult {
         rows.push(("elapsed_s".into(), Some(self.elapsed_s)));
         rows.push(("lost_events".into(), Some(self.lost_events as f64)));
         rows
-    }
-}
-
-/// One row of one setting over its runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Spread {
-    /// Every run's value (runs without one, such as THP success without faults, left out).
-    pub values: Vec<f64>,
-    /// Their mean.
-    pub mean: f64,
-    /// The lowest.
-    pub min: f64,
-    /// The highest.
-    pub max: f64,
-}
-
-impl Spread {
-    fn of(values: Vec<f64>) -> Option<Spread> {
-        if values.is_empty() {
-            return None;
-        }
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
-        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Some(Spread { values, mean, min, max })
     }
 }
 
