@@ -112,6 +112,12 @@ pub trait NodeLocks {
         let _ = zone;
         0
     }
+
+    /// `NR_ZONE_WRITE_PENDING` over the node: pages dirty or under writeback, to swap or
+    /// to a file (none without LRU lists).
+    fn write_pending_pages(&self) -> u64 {
+        0
+    }
 }
 
 /// Take zone `zone`'s lock on behalf of `cpu` (events under it are stamped with `cpu`).

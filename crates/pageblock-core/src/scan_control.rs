@@ -69,7 +69,8 @@ pub struct ScanControl {
     pub stat: ReclaimStat,
     /// The current `shrink_node` pass's isolation counts (`sc->nr`, reset per pass).
     pub nr: PassCounts,
-    /// Time spent asleep in `reclaim_throttle`, in microseconds.
+    /// Time spent asleep, in microseconds: in `reclaim_throttle`, and for a free request
+    /// slot on the swap device.
     pub throttled_us: u64,
 }
 

@@ -505,6 +505,10 @@ impl NodeLocks for Node {
         .map(|l| lru.zone_size(zone, l))
         .sum()
     }
+
+    fn write_pending_pages(&self) -> u64 {
+        self.reclaim.as_ref().map_or(0, |r| r.swap.borrow().pages_in_flight() + r.unmap.write_pending())
+    }
 }
 
 /// The node moves a block through the owner's mover, and keeps its LRU entry with it. A

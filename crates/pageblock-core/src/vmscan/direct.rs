@@ -58,6 +58,7 @@ pub fn try_to_free_pages<L: NodeLocks + ?Sized>(l: &L, cpu: usize, ac: &AllocCon
             break;
         }
         super::reclaim_compaction::shrink_node(l, cpu, &mut sc);
+        super::throttle::consider_reclaim_throttle(l, &mut sc);
         if sc.nr_reclaimed >= sc.nr_to_reclaim {
             break;
         }

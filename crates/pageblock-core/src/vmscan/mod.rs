@@ -17,12 +17,14 @@ pub mod lru;
 mod reclaim_compaction;
 pub mod shrink;
 pub mod swap_io;
+mod throttle;
 
 pub use direct::try_to_free_pages;
 pub use kswapd::KSWAPD_WAKE_DELAY_US;
 pub use lru::{LruKind, LruList, Lruvec};
 pub use shrink::{NodeFree, ReclaimCost};
 pub use swap_io::{SwapDevice, SwapLatency};
+pub use throttle::NOPROGRESS_THROTTLE_US;
 
 pub use crate::scan_control::{PassCounts, ReclaimStat, ScanControl, DEF_PRIORITY};
 
@@ -63,6 +65,12 @@ pub trait Unmap {
     /// in order (fewer if fewer are in flight).
     fn writeback_ends_us(&self, _pages: u64) -> Vec<u64> {
         Vec::new()
+    }
+
+    /// The owner's page cache pages dirty or under writeback (its part of
+    /// `NR_ZONE_WRITE_PENDING`).
+    fn write_pending(&self) -> u64 {
+        0
     }
 }
 

@@ -392,7 +392,7 @@ fn shrink_inactive_list(
     }
     sc.nr.taken += scanned;
     sc.nr_scanned += scanned;
-    out.swap.submit(out.now_us + sc.elapsed_us(), &writes);
+    sc.throttled_us += out.swap.submit(out.now_us + sc.elapsed_us(), &writes);
     sc.nr_reclaimed += reclaimed;
     match kind {
         LruKind::Anon => {

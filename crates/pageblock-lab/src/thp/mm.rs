@@ -161,6 +161,10 @@ impl Unmap for Owner {
     fn writeback_ends_us(&self, pages: u64) -> Vec<u64> {
         self.0.borrow().states.writeback_ends_us(pages)
     }
+
+    fn write_pending(&self) -> u64 {
+        self.0.borrow().states.write_pending()
+    }
 }
 
 impl Mover for Owner {

@@ -87,6 +87,7 @@ pub(super) struct PageStates {
     nr_dirty: u64,
     /// Page cache under writeback, in completion order: (file id, ends at).
     writeback: VecDeque<(u32, u64)>,
+    nr_writeback: u64,
     next_flush_us: u64,
     now_us: u64,
 }
@@ -108,6 +109,7 @@ impl PageStates {
             dirty: VecDeque::new(),
             nr_dirty: 0,
             writeback: VecDeque::new(),
+            nr_writeback: 0,
             next_flush_us: shares.dirty_writeback_interval_us,
             now_us: 0,
         }
@@ -160,6 +162,9 @@ impl PageStates {
             if f.flags & DIRTY != 0 {
                 self.nr_dirty -= 1;
             }
+            if f.flags & WRITEBACK != 0 {
+                self.nr_writeback -= 1;
+            }
             *f = FileState::default();
         }
     }
@@ -193,6 +198,11 @@ impl PageStates {
                 self.start_writeback(id);
             }
         }
+    }
+
+    /// Page cache pages dirty or under writeback (`NR_ZONE_WRITE_PENDING`).
+    pub(super) fn write_pending(&self) -> u64 {
+        self.nr_dirty + self.nr_writeback
     }
 
     /// When the next `pages` pages under writeback complete, in order.
@@ -248,6 +258,7 @@ impl PageStates {
                 return Err(MigrateFail::Busy);
             }
             self.files[id as usize].flags &= !WRITEBACK;
+            self.nr_writeback -= 1;
         }
         if flags & DIRTY != 0 && !self.shares.migrate_folio {
             if !sync {
@@ -265,6 +276,7 @@ impl PageStates {
         f.flags = (f.flags & !DIRTY) | WRITEBACK;
         f.stamp = end;
         self.nr_dirty -= 1;
+        self.nr_writeback += 1;
         self.writeback.push_back((id, end));
     }
 
@@ -282,6 +294,7 @@ impl PageStates {
             self.writeback.pop_front();
             if self.is_writing(id, end) {
                 self.files[id as usize].flags &= !WRITEBACK;
+                self.nr_writeback -= 1;
                 ended.push(id);
             }
         }
@@ -308,6 +321,7 @@ impl PageStates {
     #[cfg(test)]
     fn counts(&self) -> (u64, usize) {
         let wb = self.files.iter().filter(|f| f.flags & WRITEBACK != 0).count();
+        assert_eq!(self.write_pending(), self.nr_dirty + wb as u64, "write pending is dirty plus writeback");
         (self.nr_dirty, wb)
     }
 }
@@ -421,7 +435,11 @@ mod tests {
         w.file_cached(1);
         w.flush(1);
         assert!(w.folio(Holder::File(1)).writeback);
+        assert_eq!(w.counts(), (0, 1));
         assert_eq!(w.may_migrate(Holder::File(1), MigrateMode::Sync), Ok(()));
         assert!(!w.folio(Holder::File(1)).writeback);
+        assert_eq!(w.counts(), (0, 0), "the synchronous run waited for the write");
+        w.file_cached(1);
+        assert_eq!(w.counts(), (1, 0), "read again and written: dirty");
     }
 }
