@@ -473,3 +473,27 @@ fn cpus_fold_the_traced_cpus_onto_the_simulated_machine() {
     assert_eq!(one.policies[0].divergence.requests, 64);
     assert!(on(Some(0)).unwrap_err().contains("0 CPUs"));
 }
+
+/// Closed loop: the simulation's compaction may move pages allocated before the trace (in
+/// Movable pageblocks: the kernel moves page cache, anonymous and mlocked memory alike) to
+/// make the huge page the fault wants, and the trace's later free of such a page frees it
+/// where it went. (Open loop, without a mover, falls back to base pages: the test above.)
+#[test]
+fn compaction_moves_pages_from_before_the_trace_and_their_frees_follow_them() {
+    let base = 0x1000u64;
+    let first = Gfp(Gfp::TRANSHUGE.0 | Gfp::NORETRY.0 | Gfp::THISNODE.0);
+    let mut t = Trace::default();
+    t.alloc(0, Some(base + 512 + 7), 0, Gfp::KERNEL).alloc(0, Some(base), 9, first).free_batched(0, base, 9);
+    for block in (0..8).chain(9..12) {
+        t.free(1, block * 512 + 100, 0);
+    }
+    let path = t.write("start-moved");
+    let policies = [policy_named("vanilla").unwrap()];
+    let closed = replay::Options { mode: Some(replay::engine::Loop::Closed), ..Default::default() };
+    let p = &replay::run(&path, &policies, closed, &mut |_| {}).unwrap().policies[0];
+    let c = p.closed_loop.expect("closed loop");
+    assert!(c.start_pages_moved > 0, "{c:?}");
+    assert_eq!(p.divergence.fallbacks.base_page_requests, 0, "compaction made the huge page");
+    assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (1, 0));
+    assert_eq!(p.divergence.unmatched_frees, 0, "each free found its page where it went");
+}

@@ -20,10 +20,10 @@
 //!   workload's). A task is not migrated between CPUs inside either window often enough to
 //!   matter. These frees are not replayed: the simulation keeps the page and its own reclaim
 //!   and compaction decide. Except for pages allocated before the trace began: the
-//!   simulation does not know whose they are (they are on no LRU list of it, and compaction
-//!   treats them as pinned), so it cannot reclaim or move them, and the kernel's free of
-//!   such a page is replayed (else every page the kernel reclaimed from the memory the
-//!   workload found would stay allocated in the simulation for good).
+//!   simulation does not know whose they are (they are on no LRU list of it), so it cannot
+//!   reclaim them, and the kernel's free of such a page is replayed — where the
+//!   simulation's compaction put it (else every page the kernel reclaimed from the memory
+//!   the workload found would stay allocated in the simulation for good).
 //! * **Where a migrated page went**: the kernel allocates a migration target without an
 //!   `mm_page_alloc` event, so the workload's later free of the target names a pfn the trace
 //!   never allocated. The starting state already places an allocated page at every pfn the
@@ -32,8 +32,10 @@
 //!   of a migrated page, kept in a pool by order, is freed instead. A migrated page that was
 //!   allocated before the trace is freed where it was, as the kernel freed it (next rule's
 //!   exception), and its target is the page the starting state placed.
-//! * **Which pages compaction may move**: those the replay made (and the migrated copies);
-//!   pages allocated before the trace have no owner to update and are treated as pinned.
+//! * **Which pages compaction may move**: those the replay made (and the migrated copies),
+//!   and the pages allocated before the trace that sit in Movable pageblocks (the kernel
+//!   moves page cache, anonymous and mlocked memory alike); [`super::start_pages`] remembers
+//!   where those went. Other pages from before the trace (kernel memory) are pinned.
 //! * **A page the simulation reclaimed** that the workload frees later: nothing to free.
 //!   The workload would have faulted it back in first, which the trace cannot show (the real
 //!   kernel had not reclaimed it); these are counted, a lower bound of the refaults the
@@ -47,6 +49,8 @@ use pageblock_core::vmscan::{LruKind, Unmap};
 use pageblock_core::{Gfp, Pfn};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+
+use super::start_pages::StartPages;
 
 /// Who a traced allocation belongs to, as reclaim sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +111,8 @@ pub struct ClosedLoopCounts {
     pub reclaimed_then_freed: u64,
     /// Pages the simulation's compaction moved.
     pub pages_moved: u64,
+    /// Of those, pages allocated before the trace (see [`super::start_pages`]).
+    pub start_pages_moved: u64,
 }
 
 /// A replayed block compaction moved: traced head, simulated head before and after.
@@ -133,6 +139,8 @@ struct Records {
     reclaimed: Vec<(u64, u64)>,
     /// Pages compaction moved.
     moved: Vec<Moved>,
+    /// The pages allocated before the trace (the engine's too).
+    start: Rc<RefCell<StartPages>>,
     counts: ClosedLoopCounts,
 }
 
@@ -141,6 +149,11 @@ struct Records {
 pub struct Owner(Rc<RefCell<Records>>);
 
 impl Owner {
+    /// The owner of the replayed pages, and mover of `start`'s movable ones.
+    pub fn new(start: Rc<RefCell<StartPages>>) -> Owner {
+        Owner(Rc::new(RefCell::new(Records { start, ..Records::default() })))
+    }
+
     /// A page the engine replayed: reclaim and compaction may act on it.
     pub fn track(&self, sim: u64, traced: u64) {
         self.0.borrow_mut().traced_of.insert(sim, traced);
@@ -240,6 +253,8 @@ impl Mover for Owner {
         if let Some(traced) = r.traced_of.remove(&from.0) {
             r.traced_of.insert(to.0, traced);
             r.moved.push(Moved { traced, from: from.0, to: to.0 });
+        } else if r.start.borrow_mut().moved(from.0, to.0) {
+            r.counts.start_pages_moved += 1;
         }
         if let Some(o) = r.migrated.remove(&from.0) {
             r.migrated.insert(to.0, o);
@@ -250,11 +265,13 @@ impl Mover for Owner {
         Ok(())
     }
 
-    /// A page the replay did not make (allocated before the trace) cannot be moved: nobody
-    /// would know where it went. It reads as pinned.
-    fn folio_state(&self, pfn: Pfn, _order: u32) -> FolioState {
+    /// A page neither the replay made nor a movable one from before the trace (kernel
+    /// memory, a balloon's) cannot be moved: it reads as pinned.
+    fn folio_state(&self, pfn: Pfn, order: u32) -> FolioState {
         let r = self.0.borrow();
-        let known = r.traced_of.contains_key(&pfn.0) || r.migrated.contains_key(&pfn.0);
+        let known = r.traced_of.contains_key(&pfn.0)
+            || r.migrated.contains_key(&pfn.0)
+            || r.start.borrow().may_move(pfn.0, order);
         FolioState { pinned: !known, ..FolioState::default() }
     }
 }

@@ -22,7 +22,9 @@
 //! timestamp must not make the simulation live through years, one vmstat round per second);
 //! a timestamp earlier than the latest so far counts as no time (the clock never goes back).
 
-use pageblock_core::memmap::PageState;
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
 use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent};
@@ -33,7 +35,7 @@ use super::fallback::{Caller, Fallbacks, ThpFaults};
 use super::load::LoadedTrace;
 use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
-use super::start::BusyPages;
+use super::start_pages::StartPages;
 use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_trace::{RecordKind, Task};
 use rustc_hash::FxHashSet;
@@ -197,15 +199,15 @@ pub fn replay(
     progress: &mut dyn FnMut(u64),
 ) -> Replayed {
     let started = std::time::Instant::now();
+    let start = Rc::new(RefCell::new(StartPages::of(&node)));
     let owner = (mode == Loop::Closed).then(|| {
-        let owner = Owner::default();
+        let owner = Owner::new(Rc::clone(&start));
         node.set_unmap(Box::new(owner.clone()));
         node.set_mover(Box::new(owner.clone()));
         owner
     });
     let shared = std::sync::Arc::clone(node.shared());
     let pbo = shared.pageblock_order();
-    let preexisting = shared.zones().iter().map(|z| allocated_pages(z)).collect();
     // After the starting state is read (a traced free never reaches a balloon page), before
     // anything is counted.
     let balloon_pages = super::balloon::inflate(&node, balloon);
@@ -218,7 +220,7 @@ pub fn replay(
     let mut r = Run {
         map: PfnMap::new(shared.max_order()),
         node,
-        preexisting,
+        start,
         div: Divergence::default(),
         owner,
         compacting: vec![false; traced_cpus],
@@ -288,19 +290,6 @@ pub fn replay(
     }
 }
 
-/// The pages of zone `z` that are allocated now (at the start: the pages nobody in the
-/// trace allocated).
-fn allocated_pages(z: &pageblock_core::ZoneShared) -> BusyPages {
-    let cfg = z.config();
-    let mut pages = BusyPages::new(cfg);
-    for e in z.memmap().extents(0, cfg.nr_pages() as u32) {
-        if e.info.state == PageState::Allocated {
-            pages.mark(cfg.start_pfn + u64::from(e.idx), e.pages);
-        }
-    }
-    pages
-}
-
 /// What a caller's fallback made of a request the simulation refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MadeUp {
@@ -316,8 +305,8 @@ enum MadeUp {
 struct Run {
     node: Node,
     map: PfnMap,
-    /// Per zone, the pages allocated before the trace began and not yet freed by it.
-    preexisting: Vec<BusyPages>,
+    /// The pages allocated before the trace began and not yet freed by it.
+    start: Rc<RefCell<StartPages>>,
     div: Divergence,
     /// Closed loop's owner of the replayed pages (`None`: open loop).
     owner: Option<Owner>,
@@ -592,19 +581,36 @@ impl Run {
         }
     }
 
-    /// Frees block `pfn` of `order` if the starting state left every page of it allocated
-    /// (pages allocated before the trace began). Returns whether it did.
+    /// Frees block `pfn` of `order` if every page of it is a page allocated before the trace
+    /// and not freed since: in one piece where it was, else page by page where the
+    /// simulation's compaction put each. Returns whether it did.
     fn free_from_start(&mut self, cpu: usize, pfn: u64, order: u32) -> bool {
         let size = 1u64 << order.min(63);
-        let Some(z) = self.node.shared().zone_of(pfn) else { return false };
-        let owned = (pfn..pfn.saturating_add(size)).all(|p| self.preexisting[z].is_busy(p));
-        let freed = owned
-            && self.node.lock_zone(z).adopt_allocated(pfn, order)
-            && self.node.free_pages(cpu, Pfn(pfn), order).is_ok();
-        if freed {
-            self.preexisting[z].clear(pfn, size);
+        let Some(places) = self.start.borrow().places(pfn, size) else { return false };
+        let in_place = places.iter().zip(pfn..).all(|(&q, p)| q == p);
+        if in_place {
+            let Some(z) = self.node.shared().zone_of(pfn) else { return false };
+            if !(self.node.lock_zone(z).adopt_allocated(pfn, order)
+                && self.node.free_pages(cpu, Pfn(pfn), order).is_ok())
+            {
+                return false;
+            }
+            let mut start = self.start.borrow_mut();
+            for p in pfn..pfn + size {
+                start.freed(p, p);
+            }
+            return true;
         }
-        freed
+        let mut all = true;
+        for (&q, p) in places.iter().zip(pfn..) {
+            // Each page from before the trace is an order-0 block.
+            let freed = self.node.free_pages(cpu, Pfn(q), 0).is_ok();
+            if freed {
+                self.start.borrow_mut().freed(p, q);
+            }
+            all &= freed;
+        }
+        all
     }
 }
 

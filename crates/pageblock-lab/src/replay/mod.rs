@@ -7,6 +7,7 @@
 //! machine   the recorded machine's zones and CPUs, booted in the trace's starting state
 //! balloon   what-if: memory taken away from the recorded machine first
 //! engine    the trace's requests through the one allocation path, per policy
+//! start_pages  the pages from before the trace, and where compaction moved them
 //! fallback  what a caller does when the simulation refuses what the kernel served
 //! series    huge-page availability over time
 //! fidelity  the simulation's kernel events and end state next to the real ones
@@ -31,6 +32,7 @@ pub mod report;
 pub mod series;
 pub mod snapshot;
 pub mod start;
+pub mod start_pages;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -325,6 +325,7 @@ impl ReplayReport {
             ("pages its reclaim took", Box::new(|p| closed(p, |c| c.pages_reclaimed))),
             ("  freed later by the workload", Box::new(|p| closed(p, |c| c.reclaimed_then_freed))),
             ("pages its compaction moved", Box::new(|p| closed(p, |c| c.pages_moved))),
+            ("  allocated before the trace", Box::new(|p| closed(p, |c| c.start_pages_moved))),
             ("pages onlined (memory hotplug)", Box::new(|p| p.divergence.pages_onlined.to_string())),
             ("records per second", Box::new(|p| format!("{:.0}", p.events_per_second))),
         ];
