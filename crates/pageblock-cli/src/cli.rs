@@ -220,6 +220,11 @@ pub struct RealArgs {
     /// spread. Also written to DIR/prediction.txt and DIR/prediction.json.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["output"])]
     pub compare: Option<std::path::PathBuf>,
+    /// With --compare: replay each trace N times per policy (seeds 1..=N, each drawing the
+    /// daemons' timing the trace does not tell); the predicted range covers traces and seeds.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "compare",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub seeds: u32,
 }
 
 /// `pageblock lab real-worker`.
@@ -363,6 +368,11 @@ pub struct ReplayArgs {
     /// per-CPU page list is one CPU's; traced CPU c replays on c mod N).
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
+    /// Replay each policy N times, seeds 1..=N, each drawing what the trace does not tell
+    /// of the daemons' timing (kswapd's wake-up latency from the trace's own, the periodic
+    /// daemons' phases); the report gives each row's range over the seeds.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub seeds: u32,
     /// Replay every traced free, the kernel's reclaim and migration included (the default
     /// for a trace without reclaim or compaction, replayed without a balloon).
     #[arg(long, conflicts_with = "closed_loop")]

@@ -68,10 +68,23 @@ pub struct Node {
     reclaim: Option<Reclaim>,
     /// When kswapd next looks for work.
     kswapd_due_us: Option<u64>,
+    /// Draws the time from a wake-up to kswapd's run (default: [`KSWAPD_WAKE_DELAY_US`]).
+    kswapd_wake_delay: Option<Box<dyn FnMut() -> u64>>,
     /// kswapd's nap: when it ends, and the order and zone it checks balance at then.
     kswapd_nap: Option<(u64, u32, ZoneType)>,
     /// kcompactd's loop in simulated time.
     kcompactd: KcompactdClock,
+}
+
+/// Where the periodic daemons are in their periods, in µs from now: the next vmstat round
+/// (at most [`STAT_INTERVAL_US`]) and kcompactd's next timeout (at most
+/// [`compaction::PROACTIVE_INTERVAL_US`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DaemonPhases {
+    /// Until the next vmstat round.
+    pub vmstat_us: u64,
+    /// Until kcompactd's next timeout.
+    pub kcompactd_us: u64,
 }
 
 /// kcompactd's loop in simulated time: busy with its last pass until `busy_until_us`, then
@@ -158,6 +171,7 @@ impl Node {
             mover: None,
             reclaim: None,
             kswapd_due_us: None,
+            kswapd_wake_delay: None,
             kswapd_nap: None,
             kcompactd,
         })
@@ -207,6 +221,21 @@ impl Node {
             unmap,
             swap: RefCell::new(SwapDevice::block(SwapLatency::default())),
         });
+    }
+
+    /// The daemons' timing, which a driver may know better than the defaults (a trace's
+    /// measured scheduling latency) or not know at all (where in their periods the
+    /// periodic ones are when a replay starts). From now on each kswapd wake-up runs it
+    /// `wake_delay()` µs later (default: [`KSWAPD_WAKE_DELAY_US`] every time); the next
+    /// vmstat round comes `phases.vmstat_us` from now, and kcompactd's next timeout
+    /// `phases.kcompactd_us` from now if it is waiting on one.
+    pub fn set_daemon_timing(&mut self, wake_delay: Box<dyn FnMut() -> u64>, phases: DaemonPhases) {
+        self.kswapd_wake_delay = Some(wake_delay);
+        self.next_vmstat_us = self.now_us + phases.vmstat_us.clamp(1, STAT_INTERVAL_US);
+        if self.kcompactd.timeout_at_us.is_some() && self.now_us >= self.kcompactd.busy_until_us {
+            self.kcompactd.timeout_at_us =
+                Some(self.now_us + phases.kcompactd_us.clamp(1, compaction::PROACTIVE_INTERVAL_US));
+        }
     }
 
     /// Swap to `device` from now on (no effect before [`Node::set_unmap`]).
@@ -360,7 +389,13 @@ impl Node {
         if !self.shared.daemons().kswapd_woken {
             return;
         }
-        let due = *self.kswapd_due_us.get_or_insert(self.now_us + KSWAPD_WAKE_DELAY_US);
+        let due = match self.kswapd_due_us {
+            Some(due) => due,
+            None => {
+                let delay = self.kswapd_wake_delay.as_mut().map_or(KSWAPD_WAKE_DELAY_US, |draw| draw());
+                *self.kswapd_due_us.insert(self.now_us + delay)
+            }
+        };
         if self.now_us < due {
             return;
         }

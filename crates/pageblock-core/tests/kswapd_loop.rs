@@ -132,3 +132,27 @@ fn kswapd_runs_again_when_the_node_is_unbalanced_at_the_end_of_its_nap() {
     assert!(free(&node) >= high);
     node.verify().unwrap();
 }
+
+/// A driver that knows the daemons' timing sets it: each wake-up runs kswapd after the
+/// latency it draws, not [`KSWAPD_WAKE_DELAY_US`].
+#[test]
+fn a_drawn_wake_up_latency_delays_kswapd_by_that_much() {
+    let (_cache, mut node) = woken_at_low(false);
+    let drawn = Rc::new(Cell::new(0));
+    let counter = Rc::clone(&drawn);
+    let phases = pageblock_core::DaemonPhases { vmstat_us: 1, kcompactd_us: 1 };
+    node.set_daemon_timing(
+        Box::new(move || {
+            counter.set(counter.get() + 1);
+            40
+        }),
+        phases,
+    );
+    node.advance_to(1);
+    node.advance_to(40);
+    assert_eq!(runs(&node), 0, "due 40 µs after the step that saw the wake-up");
+    node.advance_to(41);
+    assert_eq!(runs(&node), 1);
+    assert_eq!(drawn.get(), 1, "one draw for one wake-up");
+    const { assert!(41 < KSWAPD_WAKE_DELAY_US, "earlier than the default would have run it") };
+}

@@ -497,3 +497,48 @@ fn compaction_moves_pages_from_before_the_trace_and_their_frees_follow_them() {
     assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (1, 0));
     assert_eq!(p.divergence.unmatched_frees, 0, "each free found its page where it went");
 }
+
+/// `--seeds`: each policy is replayed once per seed, each seed drawing the daemons' timing
+/// the trace does not tell; the first seed is the report's main column, the same seed gives
+/// the same replay, and the report gives each row's range. A trace's own kswapd wake-ups
+/// (`mm_vmscan_wakeup_kswapd` → `mm_vmscan_kswapd_wake`) are what the latency is drawn from.
+#[test]
+fn seeds_replay_each_policy_once_per_seed_and_report_the_range() {
+    let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
+    let mut t = Trace::default();
+    let line = |us: u64, comm: &str, event: &str| {
+        format!("{comm:>16}       [000] ..... {:>5}.{:06}: {event}", us / 1_000_000, us % 1_000_000)
+    };
+    for (k, pfn) in (0..0x1800u64).step_by(2).enumerate() {
+        t.alloc(0, Some(pfn), 0, anon);
+        if k % 64 == 0 {
+            let us = 1_000_000 + t.lines.len() as u64;
+            t.lines.push(line(us, "test-7", "mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_KERNEL"));
+            t.lines.push(line(us + 1, "kswapd0-45", "mm_vmscan_kswapd_wake: nid=0 order=0"));
+        }
+    }
+    let path = t.write("seeds");
+    let policies = [policy_named("vanilla").unwrap()];
+    let probe = replay::run(
+        &path,
+        &policies,
+        replay::Options { balloon_pages: 1 << 30, ..Default::default() },
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let most: u64 = probe.split("had ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    let options = |seeds| replay::Options { balloon_pages: most - 1024, seeds, ..Default::default() };
+    let three = replay::run(&path, &policies, options(3), &mut |_| {}).unwrap();
+    assert_eq!(three.trace.events["mm_vmscan_kswapd_wake"], 48);
+    for p in &three.policies {
+        assert_eq!(p.seeds.iter().map(|s| s.seed).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(p.seeds[0].vmstat, p.vmstat, "seed 1 is the main column");
+        assert!(p.vmstat["pgscan_kswapd"] > 0, "the squeezed machine reclaims");
+    }
+    let text = three.render();
+    assert!(text.contains("range over 3 seeds"), "{text}");
+    let one = replay::run(&path, &policies, options(1), &mut |_| {}).unwrap();
+    assert_eq!(one.policies[0].seeds.len(), 1);
+    assert!(!one.render().contains("range over"));
+    assert_eq!(one.policies[0].vmstat, three.policies[0].vmstat, "the same seed, the same replay");
+}

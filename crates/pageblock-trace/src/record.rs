@@ -96,12 +96,8 @@ pub enum RecordKind {
     },
     /// A compaction event (which one only).
     Compaction(CompactionEventKind),
-    /// `mm_vmscan_direct_reclaim_begin` (`begin`) or `_end`: a task reclaiming for its own
-    /// allocation; the pages freed on its CPU in between are reclaim's.
-    DirectReclaim {
-        /// The begin event (else the end).
-        begin: bool,
-    },
+    /// A reclaim event (which one only).
+    Vmscan(VmscanEvent),
     /// `CPU:n [LOST …]`: the CPU's ring buffer dropped events before the next line.
     Lost {
         /// How many.
@@ -120,9 +116,7 @@ impl RecordKind {
             RecordKind::ZoneLocked { .. } => 3,
             RecordKind::PcpuDrain { .. } => 4,
             RecordKind::Extfrag { .. } => 5,
-            RecordKind::Compaction(_) | RecordKind::DirectReclaim { .. } | RecordKind::Lost { .. } => {
-                return None
-            }
+            RecordKind::Compaction(_) | RecordKind::Vmscan(_) | RecordKind::Lost { .. } => return None,
         })
     }
 
@@ -130,32 +124,49 @@ impl RecordKind {
     pub fn event_name(&self) -> Option<&'static str> {
         match self {
             RecordKind::Compaction(k) => Some(k.name()),
-            RecordKind::DirectReclaim { begin } => Some(direct_reclaim_name(*begin)),
+            RecordKind::Vmscan(v) => Some(v.name()),
             _ => self.kmem_index().map(|i| KMEM_EVENT_NAMES[i]),
         }
     }
 }
 
-/// The names of the direct reclaim tracepoints.
-pub const DIRECT_RECLAIM_BEGIN: &str = "mm_vmscan_direct_reclaim_begin";
-/// See [`DIRECT_RECLAIM_BEGIN`].
-pub const DIRECT_RECLAIM_END: &str = "mm_vmscan_direct_reclaim_end";
-
-/// The tracepoint name of a [`RecordKind::DirectReclaim`].
-pub fn direct_reclaim_name(begin: bool) -> &'static str {
-    if begin {
-        DIRECT_RECLAIM_BEGIN
-    } else {
-        DIRECT_RECLAIM_END
-    }
+/// The reclaim tracepoints a replay reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VmscanEvent {
+    /// `mm_vmscan_direct_reclaim_begin`: a task starts reclaiming for its own allocation;
+    /// the pages freed on its CPU until its end are reclaim's.
+    DirectReclaimBegin,
+    /// `mm_vmscan_direct_reclaim_end`.
+    DirectReclaimEnd,
+    /// `mm_vmscan_wakeup_kswapd`: an allocation woke a sleeping kswapd (the tracepoint fires
+    /// only when kswapd waits and the node is unbalanced).
+    WakeupKswapd,
+    /// `mm_vmscan_kswapd_wake`: kswapd starts a `balance_pgdat` run.
+    KswapdWake,
 }
 
-/// `Some(begin)` if `event` names a direct reclaim tracepoint.
-pub fn direct_reclaim_event(event: &[u8]) -> Option<bool> {
-    match event {
-        e if e == DIRECT_RECLAIM_BEGIN.as_bytes() => Some(true),
-        e if e == DIRECT_RECLAIM_END.as_bytes() => Some(false),
-        _ => None,
+impl VmscanEvent {
+    /// Every event, in declaration order.
+    pub const ALL: [VmscanEvent; 4] = [
+        VmscanEvent::DirectReclaimBegin,
+        VmscanEvent::DirectReclaimEnd,
+        VmscanEvent::WakeupKswapd,
+        VmscanEvent::KswapdWake,
+    ];
+
+    /// The tracepoint's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VmscanEvent::DirectReclaimBegin => "mm_vmscan_direct_reclaim_begin",
+            VmscanEvent::DirectReclaimEnd => "mm_vmscan_direct_reclaim_end",
+            VmscanEvent::WakeupKswapd => "mm_vmscan_wakeup_kswapd",
+            VmscanEvent::KswapdWake => "mm_vmscan_kswapd_wake",
+        }
+    }
+
+    /// The event `name` names, if a replay reads it.
+    pub fn from_name(name: &[u8]) -> Option<VmscanEvent> {
+        VmscanEvent::ALL.into_iter().find(|v| v.name().as_bytes() == name)
     }
 }
 

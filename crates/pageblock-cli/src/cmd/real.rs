@@ -28,7 +28,7 @@ pub fn main(args: &RealArgs) -> ExitCode {
         };
     }
     if let Some(dir) = &args.compare {
-        return match compare(dir) {
+        return match compare(dir, args.seeds) {
             Ok(text) => {
                 print!("{text}");
                 ExitCode::SUCCESS
@@ -55,10 +55,11 @@ pub fn main(args: &RealArgs) -> ExitCode {
 }
 
 /// `--compare DIR`: the prediction table, also written beside the runs.
-fn compare(dir: &std::path::Path) -> Result<String, String> {
+fn compare(dir: &std::path::Path, seeds: u32) -> Result<String, String> {
     use pageblock_lab::replay::predict;
-    let predictions =
-        predict::predict(dir, &mut |run| eprintln!("pageblock lab real: replaying {}", run.display()))?;
+    let predictions = predict::predict(dir, seeds, &mut |run| {
+        eprintln!("pageblock lab real: replaying {}", run.display())
+    })?;
     let text = predict::render(&predictions);
     let out = |name: &str| crate::output::create_output(Some(&dir.join(name)));
     if let Some(f) = out("prediction.txt")? {

@@ -34,18 +34,20 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         _ => None,
     };
     let balloon_pages = args.balloon.unwrap_or(0) / pageblock_core::types::PAGE_SIZE;
-    let options = replay::Options { skip_bad: args.skip_bad, mode, balloon_pages, cpus: args.cpus };
+    let seeds = args.seeds;
+    let options = replay::Options { skip_bad: args.skip_bad, mode, balloon_pages, cpus: args.cpus, seeds };
     let report = replay::run(&args.trace, &policies, options, &mut |stage| match stage {
         Stage::Loading { bytes, total } => {
             reading.get_or_insert_with(|| crate::progress::bytes_bar(total, "reading")).set_position(bytes);
         }
-        Stage::Replaying { policy, done, total } => {
+        Stage::Replaying { policy, seed, done, total } => {
             if let Some(bar) = reading.take() {
                 bar.finish_and_clear();
             }
-            let bar = replaying.get_or_insert_with(|| crate::progress::bar(total, policy));
-            if bar.length() != Some(total) || bar.message() != policy {
-                bar.set_message(policy.to_owned());
+            let label = if seeds > 1 { format!("{policy} (seed {seed})") } else { policy.to_owned() };
+            let bar = replaying.get_or_insert_with(|| crate::progress::bar(total, &label));
+            if bar.length() != Some(total) || bar.message() != label {
+                bar.set_message(label);
                 bar.set_length(total);
             }
             bar.set_position(done);

@@ -37,7 +37,7 @@ use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
 use super::start_pages::StartPages;
 use pageblock_formats::compaction::CompactionEventKind;
-use pageblock_trace::{RecordKind, Task};
+use pageblock_trace::{RecordKind, Task, VmscanEvent};
 use rustc_hash::FxHashSet;
 
 /// Whether the trace's frees are all replayed, or only the workload's.
@@ -255,10 +255,10 @@ pub fn replay(
             {
                 r.compacting[traced_cpu] = k == CompactionEventKind::Begin;
             }
-            RecordKind::DirectReclaim { begin }
+            RecordKind::Vmscan(v @ (VmscanEvent::DirectReclaimBegin | VmscanEvent::DirectReclaimEnd))
                 if rec.task == Task::Other && traced_cpu < r.reclaiming.len() =>
             {
-                r.reclaiming[traced_cpu] = begin;
+                r.reclaiming[traced_cpu] = v == VmscanEvent::DirectReclaimBegin;
             }
             _ => {}
         }

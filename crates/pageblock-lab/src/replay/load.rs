@@ -18,9 +18,12 @@ use pageblock_formats::zoneinfo::ZoneInfo;
 
 use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
+use super::daemon_timing::WakeLatencies;
 use super::facts::TraceFacts;
 use super::kmem_counts::KmemCounts;
-use pageblock_trace::{trace_file, GfpTable, RecordKind, Task, TraceError, TraceReader, TraceRecord};
+use pageblock_trace::{
+    trace_file, GfpTable, RecordKind, Task, TraceError, TraceReader, TraceRecord, VmscanEvent,
+};
 
 /// What the recording machine's `/proc` said.
 #[derive(Clone, Debug, Default)]
@@ -100,6 +103,8 @@ pub struct LoadedTrace {
     pub counts: TraceCounts,
     /// The snapshots beside it.
     pub snapshots: Snapshots,
+    /// kswapd's wake-up latencies, as far as the trace shows them.
+    pub kswapd_wake_latency: WakeLatencies,
     /// Seconds spent reading, decompressing and decoding.
     pub load_seconds: f64,
 }
@@ -135,17 +140,19 @@ pub fn load(
     let mut records = Vec::with_capacity((size.unwrap_or(0) / per_record).min(1 << 28) as usize);
     let mut counts = TraceCounts::default();
     let mut kmem = [0u64; 6];
+    let mut kswapd_wake_latency = WakeLatencies::default();
     let mut next_progress = PROGRESS_EVERY;
     for item in reader.by_ref() {
         let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
         count(&mut counts, &mut kmem, &rec);
         facts.observe(&rec);
+        kswapd_wake_latency.observe(&rec);
         if matches!(
             rec.kind,
             RecordKind::Alloc { .. }
                 | RecordKind::Free { .. }
                 | RecordKind::Compaction(CompactionEventKind::Begin | CompactionEventKind::End)
-                | RecordKind::DirectReclaim { .. }
+                | RecordKind::Vmscan(VmscanEvent::DirectReclaimBegin | VmscanEvent::DirectReclaimEnd)
         ) {
             records.push(rec);
         }
@@ -172,6 +179,7 @@ pub fn load(
         truncated: reader.truncated().map(ToString::to_string),
         counts,
         snapshots,
+        kswapd_wake_latency,
         load_seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -189,7 +197,7 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
             c.extfrag_change_ownership += u64::from(change_ownership);
         }
         RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
-        RecordKind::DirectReclaim { .. } => {
+        RecordKind::Vmscan(_) => {
             if let Some(name) = rec.kind.event_name() {
                 *c.events.entry(name).or_default() += 1;
             }

@@ -18,6 +18,7 @@
 
 pub mod balloon;
 pub mod closed_loop;
+pub mod daemon_timing;
 pub mod engine;
 pub mod facts;
 pub mod fallback;
@@ -55,10 +56,12 @@ pub enum Stage<'a> {
         /// The file's size.
         total: Option<u64>,
     },
-    /// Replaying under a policy: records done of `total`.
+    /// Replaying under a policy and seed: records done of `total`.
     Replaying {
         /// The policy.
         policy: &'a str,
+        /// The seed (1 ..= `Options::seeds`).
+        seed: u64,
         /// Records replayed.
         done: u64,
         /// Records in the trace.
@@ -93,6 +96,9 @@ pub struct Options {
     /// CPUs of the simulated machine instead of the recorded machine's (the trace's CPUs
     /// are folded onto them: CPU `c` replays on `c % cpus`).
     pub cpus: Option<u32>,
+    /// Replays per policy, each with its own draw of the daemons' timing
+    /// ([`daemon_timing`]): seeds 1 ..= `seeds` (0 counts as 1).
+    pub seeds: u32,
 }
 
 /// Replay the trace at `path` under each of `policies`, in order, as `options` say.
@@ -116,33 +122,47 @@ pub fn run(
     let mut start_report = None;
     let mut fidelity = None;
     for p in policies {
-        let (node, start) = machine::boot(&trace, &config, &p.policy)?;
-        start_report.get_or_insert(start);
-        let mixed_start = mixed_pageblocks(node.shared());
-        let vmstat_start = show::vmstat(node.shared());
-        let records = trace.records.len() as u64;
-        let done = engine::replay(&trace, node, (mode, options.balloon_pages), &mut |done| {
-            progress(Stage::Replaying { policy: p.name, done, total: records })
-        });
-        if done.balloon_pages < options.balloon_pages {
-            return Err(format!(
-                "--balloon: the machine had {} pages to give above its watermarks, not {} ({})",
-                done.balloon_pages, options.balloon_pages, p.name
+        let mut first: Option<PolicyResult> = None;
+        let mut seed_runs = Vec::new();
+        for seed in 1..=u64::from(options.seeds.max(1)) {
+            let (mut node, start) = machine::boot(&trace, &config, &p.policy)?;
+            start_report.get_or_insert(start);
+            let (wake_delay, phases) = trace.kswapd_wake_latency.timing(seed);
+            node.set_daemon_timing(wake_delay, phases);
+            let mixed_start = mixed_pageblocks(node.shared());
+            let vmstat_start = show::vmstat(node.shared());
+            let records = trace.records.len() as u64;
+            let done = engine::replay(&trace, node, (mode, options.balloon_pages), &mut |done| {
+                progress(Stage::Replaying { policy: p.name, seed, done, total: records })
+            });
+            if done.balloon_pages < options.balloon_pages {
+                return Err(format!(
+                    "--balloon: the machine had {} pages to give above its watermarks, not {} ({})",
+                    done.balloon_pages, options.balloon_pages, p.name
+                ));
+            }
+            // A replay that breaks an invariant is a bug in the allocator or the replay.
+            done.node.verify().map_err(|e| format!("{} (seed {seed}): after the replay: {e}", p.name))?;
+            let vmstat = pressure_rows(&VmStat::delta(&vmstat_start, &show::vmstat(done.node.shared())));
+            seed_runs.push(report::SeedRun::new(seed, &done, vmstat.clone()));
+            if first.is_some() {
+                continue;
+            }
+            first = Some(PolicyResult::new(
+                p.name,
+                &done,
+                (mixed_start, mixed_pageblocks(done.node.shared())),
+                vmstat,
+                records,
             ));
+            // The kernel's own policy is the one whose distance to the kernel means something.
+            if p.name == "vanilla" && trace.snapshots.after_buddyinfo.is_some() {
+                fidelity = Some(fidelity::table(&trace, &done));
+            }
         }
-        // A replay that breaks an invariant is a bug in the allocator or the replay.
-        done.node.verify().map_err(|e| format!("{}: after the replay: {e}", p.name))?;
-        let vmstat = pressure_rows(&VmStat::delta(&vmstat_start, &show::vmstat(done.node.shared())));
-        results.push(PolicyResult::new(
-            p.name,
-            &done,
-            (mixed_start, mixed_pageblocks(done.node.shared())),
-            vmstat,
-            records,
-        ));
-        // The kernel's own policy is the one whose distance to the kernel means something.
-        if p.name == "vanilla" && trace.snapshots.after_buddyinfo.is_some() {
-            fidelity = Some(fidelity::table(&trace, &done));
+        if let Some(mut result) = first {
+            result.seeds = seed_runs;
+            results.push(result);
         }
     }
     let start = start_report.unwrap_or_default();

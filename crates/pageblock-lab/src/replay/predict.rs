@@ -5,14 +5,16 @@
 //! For each row the real change is the difference of the two settings' means over their
 //! runs, and the real spread the larger of the two settings' (highest − lowest) / mean: the
 //! run-to-run variation a change must exceed to mean anything. The predicted change is, per
-//! `defrag_mode=0` trace, `defrag_mode`'s replay against `vanilla`'s; its mean and range are
-//! reported. A row **agrees** when the real change exceeds the spread and the predicted mean
+//! `defrag_mode=0` trace and seed (the daemons' timing the trace does not tell, drawn per
+//! seed: [`super::daemon_timing`]), `defrag_mode`'s replay against `vanilla`'s with the same
+//! seed; its mean and range over traces and seeds are reported. A row **agrees** when the real change exceeds the spread and the predicted mean
 //! has its sign, or when it does not and the predicted mean lies within the spread.
 //!
 //! THP success is `thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback)` on both sides:
 //! the replay counts the trace's huge page faults as the kernel does, each served if the
 //! simulation served its first attempt or the retry ([`super::fallback`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use pageblock_core::named_policy::policy_named;
@@ -21,7 +23,6 @@ use pageblock_view::Spread;
 use serde::Serialize;
 
 use super::engine::Loop;
-use super::PolicyResult;
 
 /// The rows compared.
 pub const ROWS: [&str; 4] =
@@ -46,10 +47,10 @@ fn real_value(row: &str, d: &VmStat) -> Option<f64> {
     row_value(row, thp_success_percent(|n| d.get(n)), d.items.iter().map(|(n, v)| (n.as_str(), *v)))
 }
 
-/// A row's value in a replay.
-fn predicted_value(row: &str, p: &PolicyResult) -> Option<f64> {
-    let thp = thp_success_percent(|n| p.vmstat.get(n).copied());
-    row_value(row, thp, p.vmstat.iter().map(|(n, v)| (n.as_str(), *v)))
+/// A row's value in a replay's vmstat delta.
+fn predicted_value(row: &str, vmstat: &BTreeMap<String, u64>) -> Option<f64> {
+    let thp = thp_success_percent(|n| vmstat.get(n).copied());
+    row_value(row, thp, vmstat.iter().map(|(n, v)| (n.as_str(), *v)))
 }
 
 /// Change from `a` to `b`, percent (`None` from 0).
@@ -70,7 +71,7 @@ pub struct PredictionRow {
     pub real_change: Option<f64>,
     /// Real run-to-run spread, percent.
     pub real_spread: f64,
-    /// Predicted change per `defrag_mode=0` trace, percent.
+    /// Predicted change per `defrag_mode=0` trace and seed, percent.
     pub predicted: Option<Spread>,
     /// Predicted mean change / real change.
     pub ratio: Option<f64>,
@@ -119,9 +120,10 @@ fn delta(run: &Path) -> Result<VmStat, String> {
 }
 
 /// Compares every `dm1-X` setting under `dir` (a `lab real` output directory) with its
-/// `dm0-X`, replaying each `dm0-X` trace under `vanilla` and `defrag_mode`; `progress` is
-/// told which trace is replayed.
-pub fn predict(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<Vec<Prediction>, String> {
+/// `dm0-X`, replaying each `dm0-X` trace under `vanilla` and `defrag_mode`, `seeds` times
+/// each (the daemons' timing drawn per seed, [`super::daemon_timing`]); `progress` is told
+/// which trace is replayed.
+pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Result<Vec<Prediction>, String> {
     let all = settings(dir)?;
     let policies = ["vanilla", "defrag_mode"].map(|n| policy_named(n).expect("a shipped policy"));
     let mut out = Vec::new();
@@ -136,7 +138,7 @@ pub fn predict(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<Vec<Predic
             let report = super::run(
                 run,
                 &policies,
-                super::Options { mode: Some(Loop::Closed), ..Default::default() },
+                super::Options { mode: Some(Loop::Closed), seeds, ..Default::default() },
                 &mut |_| {},
             )?;
             replays.push(report.policies);
@@ -156,9 +158,10 @@ pub fn predict(dir: &Path, progress: &mut dyn FnMut(&Path)) -> Result<Vec<Predic
                 let predicted = Spread::of(
                     replays
                         .iter()
-                        .filter_map(|p| {
-                            let v = predicted_value(name, &p[0])?;
-                            change(v, predicted_value(name, &p[1])?)
+                        .flat_map(|p| p[0].seeds.iter().zip(&p[1].seeds))
+                        .filter_map(|(vanilla, defrag_mode)| {
+                            let v = predicted_value(name, &vanilla.vmstat)?;
+                            change(v, predicted_value(name, &defrag_mode.vmstat)?)
                         })
                         .collect(),
                 );
@@ -261,7 +264,7 @@ mod tests {
         let run = dir.join("dm0-always-madvise/run1");
         std::fs::create_dir_all(&run).unwrap();
         std::fs::write(run.join("vmstat-delta.txt"), "pswpout=0\n").unwrap();
-        let err = predict(&dir, &mut |_| {}).unwrap_err();
+        let err = predict(&dir, 1, &mut |_| {}).unwrap_err();
         assert!(err.contains("no dm0-X and dm1-X settings"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -113,6 +113,26 @@ pub struct PolicyResult {
     /// Each zone's pageblock map at the end.
     #[serde(skip)]
     pub final_map: Vec<(String, Vec<pageblock_view::BlockKind>)>,
+    /// Every seed's replay (`--seeds`), the first being the one the fields above describe.
+    pub seeds: Vec<SeedRun>,
+}
+
+/// One seed's replay of a policy: what varies with the daemons' timing.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedRun {
+    /// The seed.
+    pub seed: u64,
+    /// The simulation's kernel events.
+    pub events: KmemCounts,
+    /// The simulation's vmstat delta (the pressure rows).
+    pub vmstat: BTreeMap<String, u64>,
+}
+
+impl SeedRun {
+    /// Seed `seed`'s replay `r` with its vmstat delta.
+    pub fn new(seed: u64, r: &Replayed, vmstat: BTreeMap<String, u64>) -> SeedRun {
+        SeedRun { seed, events: KmemCounts::simulated(&r.events), vmstat }
+    }
 }
 
 impl PolicyResult {
@@ -153,6 +173,7 @@ impl PolicyResult {
             seconds: r.seconds,
             series: r.series.columns(),
             final_map: crate::block_map::node_block_kinds(&r.node),
+            seeds: Vec::new(),
         }
     }
 }
@@ -395,6 +416,37 @@ impl ReplayReport {
         if real.is_none() {
             let _ =
                 writeln!(out, "(no real delta: the trace has no before/after vmstat nor vmstat-delta.txt)");
+        }
+        self.render_seed_ranges(out);
+    }
+
+    /// With more than one seed: each vmstat row's lowest .. highest over the seeds.
+    fn render_seed_ranges(&self, out: &mut String) {
+        let seeds = self.policies.first().map_or(0, |p| p.seeds.len());
+        if seeds < 2 {
+            return;
+        }
+        let _ = write!(out, "\n{:<34}", format!("range over {seeds} seeds"));
+        for p in &self.policies {
+            let _ = write!(out, " {:>24}", p.name);
+        }
+        out.push('\n');
+        let mut names: Vec<&str> =
+            self.policies.first().map_or(Vec::new(), |p| p.vmstat.keys().map(String::as_str).collect());
+        names.extend(["mm_page_alloc_zone_locked", "mm_page_pcpu_drain"]);
+        let value = |s: &SeedRun, name: &str| match name {
+            "mm_page_alloc_zone_locked" => s.events.mm_page_alloc_zone_locked,
+            "mm_page_pcpu_drain" => s.events.mm_page_pcpu_drain,
+            _ => s.vmstat.get(name).copied().unwrap_or(0),
+        };
+        for name in names {
+            let _ = write!(out, "{name:<34}");
+            for p in &self.policies {
+                let lo = p.seeds.iter().map(|s| value(s, name)).min().unwrap_or(0);
+                let hi = p.seeds.iter().map(|s| value(s, name)).max().unwrap_or(0);
+                let _ = write!(out, " {:>24}", format!("{lo} .. {hi}"));
+            }
+            out.push('\n');
         }
     }
 }

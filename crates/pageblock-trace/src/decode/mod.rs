@@ -71,9 +71,9 @@ pub(crate) fn fast(line: &[u8], ascii: bool, dialect: Dialect, gfp: &mut GfpTabl
     }
     let p = prefix::prefix(line, dialect)?;
     let Some(index) = p.kmem else {
-        if let Some(begin) = crate::record::direct_reclaim_event(p.event) {
+        if let Some(v) = crate::VmscanEvent::from_name(p.event) {
             let cpu = u16::try_from(p.cpu).ok()?;
-            let kind = crate::RecordKind::DirectReclaim { begin };
+            let kind = crate::RecordKind::Vmscan(v);
             return Some(Decoded::Record(TraceRecord {
                 time_us: p.time_us,
                 pfn: 0,
@@ -234,25 +234,32 @@ mod tests {
         }
     }
 
-    /// Direct reclaim's begin and end (the real lines of a `lab real` recording) decode the
-    /// same on both paths; other vmscan events stay other events.
+    /// The reclaim events a replay reads (the real lines of a `lab real` recording) decode
+    /// the same on both paths; other vmscan events stay other events.
     #[test]
-    fn direct_reclaim_windows_decode_on_both_paths() {
+    fn vmscan_events_decode_on_both_paths() {
+        use crate::VmscanEvent as V;
         let begin = "       pageblock-32254   [001] ..... 43181.145533: mm_vmscan_direct_reclaim_begin: order=9 \
                      gfp_flags=GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL";
         let end = "       pageblock-32254   [001] ..... 43181.145736: mm_vmscan_direct_reclaim_end: nr_reclaimed=2567";
         let perf =
             "pageblock 32254 [001] 43181.145736: vmscan:mm_vmscan_direct_reclaim_end: nr_reclaimed=2567";
-        for (line, dialect, begin) in [
-            (begin, Dialect::Ftrace, true),
-            (end, Dialect::Ftrace, false),
-            (perf, Dialect::PerfScript, false),
+        let wakeup = "       pageblock-32254   [001] ..... 43181.027341: mm_vmscan_wakeup_kswapd: nid=0 order=9 \
+                      gfp_flags=GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL";
+        let wake = "         kswapd0-45      [001] ..... 43181.027378: mm_vmscan_kswapd_wake: nid=0 order=9";
+        for (line, dialect, v) in [
+            (begin, Dialect::Ftrace, V::DirectReclaimBegin),
+            (end, Dialect::Ftrace, V::DirectReclaimEnd),
+            (perf, Dialect::PerfScript, V::DirectReclaimEnd),
+            (wakeup, Dialect::Ftrace, V::WakeupKswapd),
+            (wake, Dialect::Ftrace, V::KswapdWake),
         ] {
             let Some((Decoded::Record(r), _)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
-            assert_eq!((r.kind, r.cpu, r.pfn), (RecordKind::DirectReclaim { begin }, 1, 0), "{line}");
+            assert_eq!((r.kind, r.cpu, r.pfn), (RecordKind::Vmscan(v), 1, 0), "{line}");
+            assert_eq!(r.kind.event_name(), Some(v.name()));
         }
-        let wake = "         kswapd0-93      [000] ..... 43181.145533: mm_vmscan_kswapd_wake: nid=0 order=0";
-        assert_eq!(agree(wake.as_bytes(), Dialect::Ftrace).map(|d| d.0), Some(Decoded::Other));
+        let sleep = "         kswapd0-45      [000] ..... 43181.145533: mm_vmscan_kswapd_sleep: nid=0";
+        assert_eq!(agree(sleep.as_bytes(), Dialect::Ftrace).map(|d| d.0), Some(Decoded::Other));
     }
 
     #[test]

@@ -30,8 +30,8 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
         (k.pfn(), kmem_kind(&k, gfp).map_err(|e| format!("{}: {e}", ev.event))?)
     } else if CompactionEventKind::from_name(ev.event).is_some() {
         (0, RecordKind::Compaction(ev.compaction().map_err(|e| e.reason)?.kind()))
-    } else if let Some(begin) = crate::record::direct_reclaim_event(ev.event.as_bytes()) {
-        (0, RecordKind::DirectReclaim { begin })
+    } else if let Some(v) = crate::VmscanEvent::from_name(ev.event.as_bytes()) {
+        (0, RecordKind::Vmscan(v))
     } else {
         return Ok(Decoded::Other);
     };

@@ -26,8 +26,8 @@ fn bump<K: Ord>(map: &mut BTreeMap<K, u64>, key: K) {
 pub(super) struct Collector {
     kmem: [u64; 6],
     compaction: [u64; CompactionEventKind::ALL.len()],
-    /// `mm_vmscan_direct_reclaim_end`, `_begin`.
-    direct_reclaim: [u64; 2],
+    /// Reclaim events, by `VmscanEvent` index.
+    vmscan: [u64; 4],
     alloc: AllocStats,
     alloc_by: BTreeMap<(u8, i8), u64>,
     gfp_allocs: Vec<u64>,
@@ -50,7 +50,7 @@ impl Collector {
         Collector {
             kmem: [0; 6],
             compaction: [0; CompactionEventKind::ALL.len()],
-            direct_reclaim: [0; 2],
+            vmscan: [0; 4],
             alloc: AllocStats::default(),
             alloc_by: BTreeMap::new(),
             gfp_allocs: Vec::new(),
@@ -145,7 +145,7 @@ impl Collector {
                 bump(&mut self.fallback_by, (alloc_migratetype, fallback_migratetype));
             }
             RecordKind::Compaction(k) => self.compaction[k as usize] += 1,
-            RecordKind::DirectReclaim { begin } => self.direct_reclaim[usize::from(begin)] += 1,
+            RecordKind::Vmscan(v) => self.vmscan[v as usize] += 1,
             RecordKind::Lost { .. } => {}
         }
     }
@@ -159,9 +159,9 @@ impl Collector {
                 events.insert(k.name(), n);
             }
         }
-        for (begin, n) in [false, true].into_iter().zip(self.direct_reclaim) {
+        for (v, n) in crate::VmscanEvent::ALL.into_iter().zip(self.vmscan) {
             if n > 0 {
-                events.insert(crate::record::direct_reclaim_name(begin), n);
+                events.insert(v.name(), n);
             }
         }
         let alloc_by = self.alloc_by.into_iter();
