@@ -368,6 +368,29 @@ fn a_huge_page_the_simulation_refuses_falls_back_to_base_pages() {
     assert_eq!(p.events.mm_page_free, 512 + 11);
 }
 
+/// A request whose caller has no fallback (kernel memory) that the kernel served and the
+/// simulation refuses fails, and the report says what it was: its order and mask.
+#[test]
+fn a_failed_request_without_a_fallback_is_named_in_the_report() {
+    let base = 0x1000u64;
+    let mut t = Trace::default();
+    t.alloc(0, Some(base + 512 + 7), 0, Gfp::KERNEL).alloc(0, Some(base), 9, Gfp::KERNEL);
+    for block in (0..8).chain(9..12) {
+        t.free(1, block * 512 + 100, 0);
+    }
+    let report = run(&t.write("no-fallback"), &["vanilla"]);
+    let p = &report.policies[0];
+    assert_eq!(p.failed_requests, 1);
+    assert_eq!(
+        p.failed_without_fallback.get("order 9 GFP_KERNEL"),
+        Some(&1),
+        "{:?}",
+        p.failed_without_fallback
+    );
+    let text = report.render();
+    assert!(text.contains("none: no fallback exists") && text.contains("    order 9 GFP_KERNEL\n"), "{text}");
+}
+
 /// The kernel failed a fault's first attempt and served its retry; the simulation served
 /// the first attempt: one fault, served (its page given back, the retry replayed).
 #[test]

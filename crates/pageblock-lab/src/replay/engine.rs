@@ -23,6 +23,7 @@
 //! a timestamp earlier than the latest so far counts as no time (the clock never goes back).
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
@@ -156,6 +157,9 @@ pub struct Replayed {
     pub pgfree_pages: u64,
     /// What closed loop did (`None` in open loop).
     pub closed_loop: Option<ClosedLoopCounts>,
+    /// The requests the kernel served that failed here without a fallback (no caller of
+    /// theirs has one: kernel memory, slab, atomic requests), by order and mask.
+    pub failed_without_fallback: BTreeMap<String, u64>,
     /// Base pages the balloon took before the replay.
     pub balloon_pages: u64,
     /// Seconds the loop took.
@@ -229,6 +233,7 @@ pub fn replay(
         thp: ThpFaults::new(nr_cpus),
         pbo,
         oom_before: shared.event(VmEvent::PgAllocOom),
+        failed_without_fallback: BTreeMap::new(),
     };
     let every = (t.records.len() / SAMPLES).max(1);
     let mut series = Series::default();
@@ -280,6 +285,7 @@ pub fn replay(
     Replayed {
         closed_loop: r.owner.as_ref().map(Owner::counts),
         divergence: r.div,
+        failed_without_fallback: r.failed_without_fallback,
         events,
         series,
         pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
@@ -322,6 +328,8 @@ struct Run {
     pbo: u32,
     /// Requests that had reached the OOM killer before the replay (`pgalloc_oom`).
     oom_before: u64,
+    /// See [`Replayed::failed_without_fallback`].
+    failed_without_fallback: BTreeMap<String, u64>,
 }
 
 impl Run {
@@ -356,6 +364,9 @@ impl Run {
     fn fall_back(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, caller: Caller) -> bool {
         let made = self.make_up(cpu, traced, order, gfp, caller);
         self.div.failed_requests += u64::from(made == MadeUp::No);
+        if caller == Caller::Other {
+            *self.failed_without_fallback.entry(format!("order {order} {gfp}")).or_default() += 1;
+        }
         made == MadeUp::Whole
     }
 

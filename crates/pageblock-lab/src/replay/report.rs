@@ -90,6 +90,8 @@ pub struct PolicyResult {
     pub mixed_pageblocks: Mixed,
     /// Requests the kernel served and the simulation failed.
     pub failed_requests: u64,
+    /// Of those, the ones no caller's fallback exists for, by order and mask.
+    pub failed_without_fallback: BTreeMap<String, u64>,
     /// Pages allocated from each zone (`pgalloc_<zone>`).
     pub pgalloc: BTreeMap<&'static str, u64>,
     /// Pages on per-CPU lists at the end.
@@ -163,6 +165,7 @@ impl PolicyResult {
             unusable_index_end_fraction: series::unusable_index(node),
             mixed_pageblocks: Mixed { start: mixed_start, end: mixed_end },
             failed_requests: r.divergence.failed_requests,
+            failed_without_fallback: r.failed_without_fallback.clone(),
             pgalloc,
             pcp_pages_end: node.nr_pcp_pages(),
             vmstat,
@@ -361,6 +364,9 @@ impl ReplayReport {
                 let _ = write!(out, " {:>24}", cell(p));
             }
             out.push('\n');
+            if label == "  none: past the OOM killer" {
+                self.render_failed_without_fallback(out);
+            }
         }
         let zones: Vec<&str> =
             self.policies.first().map_or(Vec::new(), |p| p.pgalloc.keys().copied().collect());
@@ -418,6 +424,22 @@ impl ReplayReport {
                 writeln!(out, "(no real delta: the trace has no before/after vmstat nor vmstat-delta.txt)");
         }
         self.render_seed_ranges(out);
+    }
+
+    /// The requests that failed with no fallback, one row per order and mask (the mask
+    /// below the row), over every policy.
+    fn render_failed_without_fallback(&self, out: &mut String) {
+        let mut kinds: Vec<&String> =
+            self.policies.iter().flat_map(|p| p.failed_without_fallback.keys()).collect();
+        kinds.sort();
+        kinds.dedup();
+        for kind in kinds {
+            let _ = write!(out, "{:<34}", "  none: no fallback exists");
+            for p in &self.policies {
+                let _ = write!(out, " {:>24}", p.failed_without_fallback.get(kind).copied().unwrap_or(0));
+            }
+            let _ = writeln!(out, "\n    {kind}");
+        }
     }
 
     /// With more than one seed: each vmstat row's lowest .. highest over the seeds.
