@@ -46,6 +46,8 @@ pub struct SwapDevice {
     latency: Option<SwapLatency>,
     /// (completion time, pfn, pages), in completion order.
     in_flight: VecDeque<(u64, u64, u64)>,
+    /// The pages of `in_flight`, summed.
+    pages_in_flight: u64,
     /// Completion times of the requests queued, in order (at most [`NR_REQUESTS`] pending).
     requests: VecDeque<u64>,
     /// When the device has finished every request queued so far.
@@ -88,6 +90,7 @@ impl SwapDevice {
         self.busy_until_us = done;
         self.requests.push_back(done);
         self.in_flight.extend(blocks.iter().map(|&(pfn, order)| (done, pfn, 1u64 << order)));
+        self.pages_in_flight += pages;
         waited
     }
 
@@ -101,12 +104,14 @@ impl SwapDevice {
     /// Take the writes completed by `now_us`, oldest first (their pfns).
     pub fn complete(&mut self, now_us: u64) -> Vec<u64> {
         let n = self.in_flight.iter().take_while(|&&(done, _, _)| done <= now_us).count();
-        self.in_flight.drain(..n).map(|(_, pfn, _)| pfn).collect()
+        let done: Vec<(u64, u64, u64)> = self.in_flight.drain(..n).collect();
+        self.pages_in_flight -= done.iter().map(|&(_, _, pages)| pages).sum::<u64>();
+        done.into_iter().map(|(_, pfn, _)| pfn).collect()
     }
 
     /// Pages written and not yet complete.
     pub fn pages_in_flight(&self) -> u64 {
-        self.in_flight.iter().map(|&(_, _, n)| n).sum()
+        self.pages_in_flight
     }
 
     /// When the next `pages` pages in flight are written, one entry a page, in order
@@ -182,5 +187,6 @@ mod tests {
         assert_eq!(dev.writes_end_us(u64::MAX).last(), Some(&(10 * (NR_REQUESTS as u64 + 1))));
         assert_eq!(dev.submit(20, &[(1001, 0)]), 0, "two completed meanwhile: a slot is free");
         assert_eq!(dev.complete(10).len(), 1);
+        assert_eq!(dev.pages_in_flight(), NR_REQUESTS as u64 + 1, "the completed write left the count");
     }
 }
