@@ -10,7 +10,7 @@
 //! per-CPU pass every second, as the kernel does (`decay_pcp_high`), and runs kswapd and
 //! kcompactd when they are due.
 
-use std::cell::{Ref, RefCell, RefMut};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::sync::Arc;
 
 use crate::compaction::{
@@ -74,6 +74,8 @@ pub struct Node {
     kswapd_nap: Option<(u64, u32, ZoneType)>,
     /// kcompactd's loop in simulated time.
     kcompactd: KcompactdClock,
+    /// A daemon was woken (`NodeLocks::wake_daemons`) or ran since the daemons last looked.
+    wake_pending: Cell<bool>,
 }
 
 /// Where the periodic daemons are in their periods, in µs from now: the next vmstat round
@@ -174,6 +176,7 @@ impl Node {
             kswapd_wake_delay: None,
             kswapd_nap: None,
             kcompactd,
+            wake_pending: Cell::new(true),
         })
     }
 
@@ -362,7 +365,25 @@ impl Node {
         self.run_daemons();
     }
 
+    /// Whether a daemon could act at this step: a wake-up since the daemons last looked
+    /// (every path that sets their wake flags from outside goes through
+    /// `NodeLocks::wake_daemons`), kswapd due or at its nap's end, kcompactd's wait beginning
+    /// or timing out. Most steps have none, and skip the daemons' lock.
+    fn daemons_may_act(&self) -> bool {
+        self.wake_pending.get()
+            || self.kswapd_due_us.is_some()
+            || self.kswapd_nap.is_some_and(|(until, _, _)| self.now_us >= until)
+            || !self.kcompactd.waiting
+            || self.kcompactd.timeout_at_us.is_some_and(|t| self.now_us >= t)
+    }
+
     fn run_daemons(&mut self) {
+        if !self.daemons_may_act() {
+            return;
+        }
+        // A run may wake the other daemon for the next step: look again then.
+        let ran = self.shared.event(VmEvent::Pageoutrun) + self.shared.event(VmEvent::CompactDaemonWake);
+        self.wake_pending.set(false);
         let cpu = self.shared.nr_cpus() - 1;
         // kcompactd woken by this kswapd run runs at the next step.
         let woken = self.shared.daemons().kcompactd_woken;
@@ -371,6 +392,10 @@ impl Node {
         if kcompactd {
             let pass = kcompactd_pass(self, cpu);
             self.kcompactd.ran(self.now_us, pass);
+        }
+        let now_ran = self.shared.event(VmEvent::Pageoutrun) + self.shared.event(VmEvent::CompactDaemonWake);
+        if now_ran != ran {
+            self.wake_pending.set(true);
         }
     }
 
@@ -450,6 +475,10 @@ impl Node {
 impl NodeLocks for Node {
     type ZoneGuard<'a> = RefMut<'a, Zone>;
     type PcpGuard<'a> = RefMut<'a, PerCpuPages>;
+
+    fn wake_daemons(&self) {
+        self.wake_pending.set(true);
+    }
 
     #[inline]
     fn node(&self) -> &NodeShared {
