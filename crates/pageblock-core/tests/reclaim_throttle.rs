@@ -3,25 +3,12 @@
 //! memory is all being written to swap, the writes that end during the sleep are what the
 //! last pass reclaims. Without the sleep the reclaimer fails and the request heads for OOM.
 
-use std::cell::RefCell;
-use std::collections::BTreeSet;
-use std::rc::Rc;
+mod common;
 
-use pageblock_core::vmscan::{
-    try_to_free_pages, LruKind, SwapDevice, SwapLatency, Unmap, NOPROGRESS_THROTTLE_US,
-};
+use common::Owner;
+use pageblock_core::vmscan::{try_to_free_pages, LruKind, SwapDevice, SwapLatency, NOPROGRESS_THROTTLE_US};
 use pageblock_core::zone::watermark::WatermarkLevel;
 use pageblock_core::{Gfp, Node, NodeConfig, Policy, Sysctl, VmEvent, ZoneConfig};
-
-/// Every anonymous page the process still maps.
-#[derive(Clone, Default)]
-struct Process(Rc<RefCell<BTreeSet<u64>>>);
-
-impl Unmap for Process {
-    fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
-        self.0.borrow_mut().remove(&pfn)
-    }
-}
 
 /// A disk whose first write ends 3 ms after it is queued: after a 4 MiB node's whole scan
 /// (about 2,000 pages at 0.6 µs each, 1.2 ms) and before the end of a jiffy's sleep.
@@ -32,13 +19,13 @@ fn anon_at_min() -> Node {
     let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(4 << 20) };
     let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 128).unwrap();
     let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
-    let process = Process::default();
-    node.set_unmap(Box::new(process.clone()));
+    let owner = Owner::default();
+    node.set_unmap(Box::new(owner.clone()));
     node.set_swap_device(SwapDevice::block(DISK));
     let z = node.shared().zone(0);
     while z.nr_free_pages() > z.wmark_pages(WatermarkLevel::Min) {
         let pfn = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).expect("above min");
-        process.0.borrow_mut().insert(pfn.0);
+        owner.0.borrow_mut().insert(pfn.0, 0);
         assert!(node.lru_add(pfn, 0, LruKind::Anon));
     }
     node

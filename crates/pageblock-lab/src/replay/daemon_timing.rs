@@ -59,11 +59,6 @@ impl WakeLatencies {
         }
     }
 
-    /// The wake-ups the trace timed.
-    pub fn traced(&self) -> usize {
-        self.traced_us.len()
-    }
-
     /// Whether a replay draws from the trace's own latencies.
     pub fn from_trace(&self) -> bool {
         self.traced_us.len() >= MIN_TRACED_WAKES
