@@ -362,8 +362,27 @@ pub struct ReplayArgs {
     /// What if: a balloon takes SIZE of free memory (largest blocks first, without
     /// reclaiming) away from the recorded machine before the replay; a trace recorded with
     /// room to spare becomes a pressure experiment (e.g. 2G).
-    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size, conflicts_with = "mem")]
     pub balloon: Option<u64>,
+    /// What if: the recorded machine had SIZE of memory (managed pages) instead; a balloon
+    /// takes the rest of its free memory before the replay, as --balloon does (e.g. 8G).
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
+    pub mem: Option<u64>,
+    /// What if: the machine is the one a /proc/zoneinfo FILE describes (its zones, CPUs and
+    /// watermarks) instead of the recording's before.zoneinfo; the recorded free memory is
+    /// placed on it as far as it fits.
+    #[arg(long, value_name = "FILE")]
+    pub zoneinfo: Option<std::path::PathBuf>,
+    /// What if: transparent_hugepage/enabled were this (always, madvise, never) instead of
+    /// the recording's (its thp.enabled, or the `lab real` setting in run.json). A fault the
+    /// setting makes no huge page fault maps base pages; one the recording made as base
+    /// pages cannot be told from others, so a replay cannot gain huge page faults.
+    #[arg(long, value_name = "SETTING", value_parser = parse_thp_enabled)]
+    pub thp_enabled: Option<pageblock_core::thp::ThpEnabled>,
+    /// What if: transparent_hugepage/defrag were this (always, defer, defer+madvise,
+    /// madvise, never): each huge page fault asks with the mask it gives.
+    #[arg(long, value_name = "SETTING", value_parser = parse_thp_defrag)]
+    pub thp_defrag: Option<pageblock_core::thp::ThpDefrag>,
     /// What if: the simulated machine has N CPUs instead of the recorded machine's (each
     /// per-CPU page list is one CPU's; traced CPU c replays on c mod N).
     #[arg(long, value_name = "N")]
@@ -383,6 +402,19 @@ pub struct ReplayArgs {
     /// --balloon).
     #[arg(long)]
     pub closed_loop: bool,
+}
+
+/// A transparent_hugepage/enabled setting.
+fn parse_thp_enabled(s: &str) -> Result<pageblock_core::thp::ThpEnabled, String> {
+    pageblock_core::thp::ThpEnabled::from_name(s)
+        .ok_or_else(|| format!("`{s}` is not a THP enabled setting; known: always, madvise, never"))
+}
+
+/// A transparent_hugepage/defrag setting.
+fn parse_thp_defrag(s: &str) -> Result<pageblock_core::thp::ThpDefrag, String> {
+    pageblock_core::thp::ThpDefrag::from_name(s).ok_or_else(|| {
+        format!("`{s}` is not a THP defrag setting; known: always, defer, defer+madvise, madvise, never")
+    })
 }
 
 /// The vm sysctls a simulated machine takes, written on top of each policy as `sysctl -w`

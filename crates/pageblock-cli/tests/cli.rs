@@ -654,5 +654,20 @@ fn replay_takes_the_vm_sysctls_on_top_of_every_policy() {
         assert_ne!(refused.status.code(), Some(0), "{size}");
         assert!(String::from_utf8_lossy(&refused.stderr).contains(says), "{size}");
     }
+    // The other what-ifs: parsed and checked at the command line, refused with the reason.
+    for (extra, says) in [
+        (&["--mem", "1G", "--balloon", "2M"][..], "cannot be used with"),
+        (&["--thp-enabled", "sometimes"][..], "known: always, madvise, never"),
+        (&["--thp-defrag", "hard"][..], "known: always, defer, defer+madvise, madvise, never"),
+        (&["--thp-enabled", "never"][..], "does not say its THP settings"),
+        (&["--zoneinfo", "/nonexistent/zoneinfo"][..], "--zoneinfo /nonexistent/zoneinfo"),
+    ] {
+        let mut args = vec!["replay", trace.to_str().unwrap()];
+        args.extend(extra);
+        let refused = pageblock(&args);
+        assert_ne!(refused.status.code(), Some(0), "{extra:?}");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -159,9 +159,13 @@ fn a_session_runs_every_setting_and_puts_every_setting_back() {
             "vmstat-delta.txt",
             "mthp.after",
             "run.json",
+            "thp.defrag",
         ] {
             assert!(run.join(file).is_file(), "{setting}: {file}");
         }
+        // The THP settings as the run had them, for replay's what-ifs to start from.
+        let enabled = std::fs::read_to_string(run.join("thp.enabled")).unwrap();
+        assert!(enabled.contains("[always]"), "{setting}: {enabled}");
         let delta = std::fs::read_to_string(run.join("vmstat-delta.txt")).unwrap();
         let faults: u64 =
             delta.lines().find_map(|l| l.strip_prefix("thp_fault_alloc=")).unwrap().parse().unwrap();

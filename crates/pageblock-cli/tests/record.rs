@@ -20,7 +20,8 @@ use live::{assert_restored, lock, pageblock, public_copy_of_the_binary, set_trac
 use pageblock_formats::ftrace::LineRef;
 use pageblock_formats::kmem::KmemEvent;
 
-const NINE_FILES: [&str; 9] = [
+/// What a recording holds on a kernel with THP (this machine's).
+const ELEVEN_FILES: [&str; 11] = [
     "after.buddyinfo",
     "after.pagetypeinfo",
     "after.vmstat",
@@ -29,6 +30,8 @@ const NINE_FILES: [&str; 9] = [
     "before.pagetypeinfo",
     "before.vmstat",
     "before.zoneinfo",
+    "thp.defrag",
+    "thp.enabled",
     "trace.txt.zst",
 ];
 
@@ -112,7 +115,7 @@ fn records_a_command_that_allocates_pages_and_restores_tracefs() {
     let err = stderr(&result);
     assert_eq!(result.status.code(), Some(0), "{err}");
     assert_restored(&before);
-    assert_eq!(files_in(&out), NINE_FILES);
+    assert_eq!(files_in(&out), ELEVEN_FILES);
     let text = trace_text(&out);
     let (events, pages) = pages_allocated_by(&text, None);
     assert!(text.contains(": mm_page_alloc: page="), "mm_page_alloc events in the trace");
@@ -163,7 +166,7 @@ fn ctrl_c_restores_tracefs_finishes_the_file_and_exits_130() {
     assert_eq!(status.code(), Some(130), "{seen}");
     assert!(seen.contains("`sleep 5` was killed by SIGINT"), "the signal reached the command:\n{seen}");
     assert_restored(&before);
-    assert_eq!(files_in(&out), NINE_FILES);
+    assert_eq!(files_in(&out), ELEVEN_FILES);
     // Every line of the finished file parses.
     pages_allocated_by(&trace_text(&out), None);
 }

@@ -75,17 +75,20 @@ pub enum ThpEnabled {
     Always,
     /// Only faults in `MADV_HUGEPAGE` ranges (the default).
     Madvise,
+    /// No fault tries a huge page.
+    Never,
 }
 
 impl ThpEnabled {
     /// Every setting the model knows, in the sysfs file's order.
-    pub const ALL: [ThpEnabled; 2] = [ThpEnabled::Always, ThpEnabled::Madvise];
+    pub const ALL: [ThpEnabled; 3] = [ThpEnabled::Always, ThpEnabled::Madvise, ThpEnabled::Never];
 
     /// The name sysfs shows.
     pub const fn name(self) -> &'static str {
         match self {
             ThpEnabled::Always => "always",
             ThpEnabled::Madvise => "madvise",
+            ThpEnabled::Never => "never",
         }
     }
 
@@ -96,7 +99,11 @@ impl ThpEnabled {
 
     /// Whether a fault in a range that is `madvised` or not tries a huge page.
     pub const fn huge(self, madvised: bool) -> bool {
-        madvised || matches!(self, ThpEnabled::Always)
+        match self {
+            ThpEnabled::Always => true,
+            ThpEnabled::Madvise => madvised,
+            ThpEnabled::Never => false,
+        }
     }
 }
 

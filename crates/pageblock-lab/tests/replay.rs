@@ -1,58 +1,14 @@
 //! `replay`: synthetic traces that exercise every way a traced free maps onto the
 //! simulation, and the real shared trace end to end.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::Path;
+
+use common::Trace;
 use pageblock_core::named_policy::policy_named;
-use pageblock_formats::ftrace::{Timestamp, TraceLine};
 use pageblock_formats::gfp::Gfp;
-use pageblock_formats::kmem::{KmemEvent, MmPageAlloc, MmPageFree, MmPageFreeBatched};
 use pageblock_lab::replay;
-
-/// A trace builder: kmem lines on the given CPUs, one microsecond apart, made by the task
-/// `comm` (`test` unless [`Trace::by`] says otherwise).
-#[derive(Default)]
-struct Trace {
-    lines: Vec<String>,
-    comm: Option<&'static str>,
-}
-
-impl Trace {
-    fn push(&mut self, cpu: u32, ev: KmemEvent) -> &mut Self {
-        let t = Timestamp::from_micros(1_000_000 + self.lines.len() as u64);
-        let comm = self.comm.unwrap_or("test");
-        self.lines.push(TraceLine::from_kmem(comm, 7, cpu, Some("....."), t, &ev).render());
-        self
-    }
-
-    /// The following lines are made by task `comm`.
-    fn by(&mut self, comm: &'static str) -> &mut Self {
-        self.comm = Some(comm);
-        self
-    }
-
-    fn alloc(&mut self, cpu: u32, pfn: Option<u64>, order: u32, gfp: Gfp) -> &mut Self {
-        let mt = if gfp.contains(Gfp::MOVABLE) { 1 } else { 0 };
-        self.push(cpu, KmemEvent::PageAlloc(MmPageAlloc::new(pfn, order, mt, gfp)))
-    }
-
-    fn free(&mut self, cpu: u32, pfn: u64, order: u32) -> &mut Self {
-        self.push(cpu, KmemEvent::PageFree(MmPageFree::new(pfn, order)))
-    }
-
-    /// A batched free: `mm_page_free` with the folio's order, then `mm_page_free_batched`.
-    fn free_batched(&mut self, cpu: u32, pfn: u64, order: u32) -> &mut Self {
-        self.free(cpu, pfn, order).push(cpu, KmemEvent::PageFreeBatched(MmPageFreeBatched::new(pfn)))
-    }
-
-    fn write(&self, name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("trace.txt");
-        std::fs::write(&path, self.lines.join("\n") + "\n").unwrap();
-        path
-    }
-}
 
 fn open_loop() -> replay::Options {
     replay::Options { mode: Some(replay::engine::Loop::Open), ..Default::default() }
@@ -447,12 +403,7 @@ fn no_fallback_after_the_oom_killer() {
 /// the machine can give is refused, naming what it could give.
 #[test]
 fn a_balloon_squeezes_the_recorded_machine() {
-    let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
-    let mut t = Trace::default();
-    for pfn in (0..0x1800u64).step_by(2) {
-        t.alloc(0, Some(pfn), 0, anon);
-    }
-    let path = t.write("balloon");
+    let path = common::anon_every_other_pfn().write("balloon");
     let policies = [policy_named("vanilla").unwrap()];
     let with = |balloon_pages| replay::Options { balloon_pages, ..Default::default() };
     let free = run(&path, &["vanilla"]);
@@ -461,7 +412,7 @@ fn a_balloon_squeezes_the_recorded_machine() {
     let err = replay::run(&path, &policies, with(1 << 20), &mut |_| {}).unwrap_err();
     assert!(err.contains("--balloon") && err.contains("to give"), "{err}");
     // All it could give but 1,024 pages: the trace's 3,072 must be reclaimed to fit.
-    let most: u64 = err.split("had ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    let most = common::pages_to_give(&err);
     assert!(most > 4096, "{err}");
     let squeezed = replay::run(&path, &policies, with(most - 1024), &mut |_| {}).unwrap();
     assert_eq!(squeezed.mode, replay::engine::Loop::Closed, "a balloon makes pressure: closed");
@@ -549,7 +500,7 @@ fn seeds_replay_each_policy_once_per_seed_and_report_the_range() {
         &mut |_| {},
     )
     .unwrap_err();
-    let most: u64 = probe.split("had ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    let most = common::pages_to_give(&probe);
     let options = |seeds| replay::Options { balloon_pages: most - 1024, seeds, ..Default::default() };
     let three = replay::run(&path, &policies, options(3), &mut |_| {}).unwrap();
     assert_eq!(three.trace.events["mm_vmscan_kswapd_wake"], 48);

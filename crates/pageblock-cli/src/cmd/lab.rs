@@ -37,7 +37,10 @@ pub fn thp(args: &ThpArgs) -> Result<String, String> {
             args.defrag
         )
     })?;
+    // `never` would turn the workloads' MADV_HUGEPAGE bursts into base-page faults, which
+    // the lab's workloads do not model (a burst that falls back maps one base page).
     let thp = ThpEnabled::from_name(&args.thp)
+        .filter(|&e| e != ThpEnabled::Never)
         .ok_or_else(|| format!("unknown THP setting `{}`; known: always, madvise", args.thp))?;
     let policies = crate::spec::named_policies(&args.policies, pageblock_core::named_policy::policies)?;
     if args.runs == 0 {

@@ -33,9 +33,19 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         (_, true) => Some(replay::engine::Loop::Closed),
         _ => None,
     };
-    let balloon_pages = args.balloon.unwrap_or(0) / pageblock_core::types::PAGE_SIZE;
+    let pages = |bytes: u64| bytes / pageblock_core::types::PAGE_SIZE;
     let seeds = args.seeds;
-    let options = replay::Options { skip_bad: args.skip_bad, mode, balloon_pages, cpus: args.cpus, seeds };
+    let options = replay::Options {
+        skip_bad: args.skip_bad,
+        mode,
+        balloon_pages: args.balloon.map_or(0, pages),
+        mem_pages: args.mem.map(pages),
+        zoneinfo: args.zoneinfo.clone(),
+        thp_enabled: args.thp_enabled,
+        thp_defrag: args.thp_defrag,
+        cpus: args.cpus,
+        seeds,
+    };
     let report = replay::run(&args.trace, &policies, options, &mut |stage| match stage {
         Stage::Loading { bytes, total } => {
             reading.get_or_insert_with(|| crate::progress::bytes_bar(total, "reading")).set_position(bytes);

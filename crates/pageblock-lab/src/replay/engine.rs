@@ -37,6 +37,7 @@ use super::load::LoadedTrace;
 use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
 use super::start_pages::StartPages;
+use super::thp_settings::{Attempt, ThpWhatIf, ThpWhatIfCounts};
 use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_trace::{RecordKind, Task, VmscanEvent};
 use rustc_hash::FxHashSet;
@@ -81,6 +82,9 @@ pub struct Divergence {
     /// first on, the simulation has left the kernel's path (the kernel would have killed a
     /// task), and the requests the kernel served are not made up any more.
     pub oom_requests: u64,
+    /// What `--thp-enabled`/`--thp-defrag` changed (absent without them).
+    #[serde(skip_serializing_if = "ThpWhatIfCounts::is_none")]
+    pub thp_what_if: ThpWhatIfCounts,
 }
 
 /// The trace's huge page requests (pageblock-order allocations for anonymous memory, a THP
@@ -193,15 +197,21 @@ impl Clock {
     }
 }
 
-/// Replay `t` on `node` (booted in the trace's starting state) in `mode`, a balloon first
-/// taking up to `balloon` base pages ([`super::balloon`]), calling `progress(records)` now
-/// and then.
-pub fn replay(
-    t: &LoadedTrace,
-    mut node: Node,
-    (mode, balloon): (Loop, u64),
-    progress: &mut dyn FnMut(u64),
-) -> Replayed {
+/// How one replay runs, beyond the trace and the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// Open or closed loop.
+    pub mode: Loop,
+    /// Base pages a balloon takes first ([`super::balloon`]).
+    pub balloon: u64,
+    /// The huge page faults under other THP settings ([`super::thp_settings`]).
+    pub thp: Option<ThpWhatIf>,
+}
+
+/// Replay `t` on `node` (booted in the trace's starting state) as `setup` says, calling
+/// `progress(records)` now and then.
+pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn FnMut(u64)) -> Replayed {
+    let Setup { mode, balloon, thp: thp_what_if } = setup;
     let started = std::time::Instant::now();
     let start = Rc::new(RefCell::new(StartPages::of(&node)));
     let owner = (mode == Loop::Closed).then(|| {
@@ -231,14 +241,18 @@ pub fn replay(
         reclaiming: vec![false; traced_cpus],
         gone: FxHashSet::default(),
         thp: ThpFaults::new(nr_cpus),
+        thp_what_if,
         pbo,
         oom_before: shared.event(VmEvent::PgAllocOom),
         failed_without_fallback: BTreeMap::new(),
     };
-    let every = (t.records.len() / SAMPLES).max(1);
+    // A balloon that could not take what was asked ends the replay before it starts: the
+    // caller reports it.
+    let records = if balloon_pages < balloon { &t.records[..0] } else { &t.records[..] };
+    let every = (records.len() / SAMPLES).max(1);
     let mut series = Series::default();
     let mut clock = Clock::default();
-    for (i, rec) in t.records.iter().enumerate() {
+    for (i, rec) in records.iter().enumerate() {
         let now_us = clock.at(rec.time_us);
         r.node.advance_to(now_us);
         // What the daemons (just now) and the last allocation's reclaim and compaction did,
@@ -274,8 +288,8 @@ pub fn replay(
     }
     r.thp.finish(&r.node);
     r.div.oom_requests = shared.event(VmEvent::PgAllocOom) - r.oom_before;
-    series.sample(&shared, t.records.len() as u64, clock.now_us);
-    progress(t.records.len() as u64);
+    series.sample(&shared, records.len() as u64, clock.now_us);
+    progress(records.len() as u64);
     let mut sink = shared.trace().take_sink();
     let events = sink
         .as_mut()
@@ -324,6 +338,8 @@ struct Run {
     gone: FxHashSet<u64>,
     /// Huge page faults in progress.
     thp: ThpFaults,
+    /// The faults under other THP settings (`None`: as traced).
+    thp_what_if: Option<ThpWhatIf>,
     /// The pageblock order (a huge page's).
     pbo: u32,
     /// Requests that had reached the OOM killer before the replay (`pgalloc_oom`).
@@ -336,6 +352,34 @@ impl Run {
     fn alloc(&mut self, cpu: usize, traced: u64, order: u32, gfp: Gfp, failed: bool) {
         self.div.requests += 1;
         let caller = Caller::of(order, gfp, self.pbo);
+        let Some(what_if) =
+            self.thp_what_if.filter(|_| matches!(caller, Caller::ThpFirst | Caller::ThpRetry))
+        else {
+            return self.request(cpu, traced, (order, gfp), failed, caller);
+        };
+        let first_served = self.thp.served_so_far(cpu);
+        match what_if.attempt(caller, gfp, !failed, first_served, &mut self.div.thp_what_if) {
+            Attempt::Ask(caller, gfp) => self.request(cpu, traced, (order, gfp), failed, caller),
+            Attempt::BasePages { fault } => {
+                let made = self.base_pages(cpu, traced, order, Gfp::HIGHUSER_MOVABLE | Gfp::ZERO);
+                self.div.failed_requests += u64::from(made == MadeUp::No);
+                self.end_attempt(cpu, fault);
+            }
+            Attempt::Nothing { fault } => self.end_attempt(cpu, fault),
+        }
+    }
+
+    /// A huge page fault attempt the what-if did not make: a fault's retry ends it (a
+    /// fallback unless its first attempt was served); an attempt that is no fault any more
+    /// ends the fault in progress on `cpu`.
+    fn end_attempt(&mut self, cpu: usize, fault: bool) {
+        let caller = if fault { Caller::ThpRetry } else { Caller::Other };
+        self.thp.request(&self.node, cpu, caller, false);
+    }
+
+    /// The request of a traced block `traced` of `order` with `gfp` by `caller`, which the
+    /// kernel `failed` or served.
+    fn request(&mut self, cpu: usize, traced: u64, (order, gfp): (u32, Gfp), failed: bool, caller: Caller) {
         let got = self.node.alloc_pages(cpu, order, gfp).ok();
         if matches!(caller, Caller::ThpFirst | Caller::ThpRetry) {
             let h = &mut self.div.huge;
@@ -386,7 +430,12 @@ impl Run {
                 return MadeUp::Whole;
             }
         }
-        // The caller stops at the first refusal (readahead stops; a fault fails).
+        self.base_pages(cpu, traced, order, base)
+    }
+
+    /// The base pages of traced block `traced` of `order`, with `base`; the caller stops at
+    /// the first refusal (readahead stops; a fault fails).
+    fn base_pages(&mut self, cpu: usize, traced: u64, order: u32, base: Gfp) -> MadeUp {
         let mut got = 0;
         for at in (0..1u64 << order).map_while(|k| traced.checked_add(k)) {
             let Ok(p) = self.node.alloc_pages(cpu, 0, base) else { break };

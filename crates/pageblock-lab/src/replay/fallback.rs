@@ -141,6 +141,12 @@ impl ThpFaults {
         }
     }
 
+    /// Whether the simulation served the fault in progress on `cpu` so far (false without
+    /// one).
+    pub fn served_so_far(&self, cpu: usize) -> bool {
+        self.open.get(cpu).copied().flatten().unwrap_or(false)
+    }
+
     /// The end of the trace: every fault in progress ends.
     pub fn finish(&mut self, node: &Node) {
         for b in self.open.iter_mut().filter_map(Option::take) {

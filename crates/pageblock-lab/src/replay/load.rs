@@ -45,6 +45,8 @@ pub struct Snapshots {
     /// `vmstat-delta.txt` (`name=value` lines, as `lab real` writes them), for a trace
     /// without both vmstat snapshots.
     pub vmstat_delta: Option<VmStat>,
+    /// `before_zoneinfo` is not the recording's but a what-if's (`--zoneinfo`).
+    pub zoneinfo_given: bool,
 }
 
 impl Snapshots {
@@ -115,14 +117,21 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 /// Read the trace at `path` (a file or a recording directory) and its snapshots, calling
 /// `progress(bytes_read, file_size)` as it goes. A malformed line is an error naming the file
 /// and line, and a compressed file cut short an error naming where, unless `skip_bad` (then
-/// the lines before the cut are the trace, and `truncated` says where it stopped).
+/// the lines before the cut are the trace, and `truncated` says where it stopped). A
+/// `zoneinfo` given stands for the recording's (`replay --zoneinfo`): the machine is its.
 pub fn load(
     path: &Path,
-    skip_bad: bool,
+    (skip_bad, zoneinfo): (bool, Option<ZoneInfo>),
     progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<LoadedTrace, String> {
     let file = trace_file(path)?;
-    let snapshots = read_snapshots(file.parent().unwrap_or(Path::new(".")))?;
+    let mut snapshots = read_snapshots(file.parent().unwrap_or(Path::new(".")))?;
+    if let Some(zi) = zoneinfo {
+        // Memory onlined during the recording was the recorded machine's, not this one's.
+        snapshots.before_zoneinfo = Some(zi);
+        snapshots.after_zoneinfo = None;
+        snapshots.zoneinfo_given = true;
+    }
     let mut facts = facts_for(&snapshots);
     let started = Instant::now();
     let (cpus, machine) = machine_cpus(&snapshots);
@@ -266,5 +275,6 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
         before_vmstat: read(dir, "before.vmstat", VmStat::parse)?,
         after_vmstat: read(dir, "after.vmstat", VmStat::parse)?,
         vmstat_delta: read(dir, "vmstat-delta.txt", VmStat::parse_delta)?,
+        zoneinfo_given: false,
     })
 }

@@ -6,6 +6,10 @@
 //! `before.buddyinfo` (all Movable), or all free but the zone's reserved pages. Without
 //! snapshots: one ZONE_NORMAL over the pfns the trace touches (at most 1 TiB), as many CPUs
 //! as it names, everything free except what the trace frees before allocating it.
+//!
+//! `--zoneinfo FILE` (what if the machine were another): FILE's zones and CPUs stand for
+//! `before.zoneinfo`; the recorded free state is placed on them as far as it fits (the
+//! report counts the blocks that found no place).
 
 use std::collections::HashMap;
 
@@ -46,6 +50,10 @@ pub fn node_config(t: &LoadedTrace) -> Result<NodeConfig, String> {
     let node = match &t.snapshots.before_zoneinfo {
         Some(zi) => {
             let blocks = |zt: ZoneType| {
+                // The recording's pageblock counts describe the recorded machine only.
+                if t.snapshots.zoneinfo_given {
+                    return None;
+                }
                 let pti = t.snapshots.before_pagetypeinfo.as_ref()?;
                 let row =
                     pti.nodes.first()?.blocks.rows.iter().find(|r| r.node == 0 && r.zone == zt.name())?;
@@ -124,7 +132,11 @@ impl TraceFacts {
 pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(Node, StartReport), String> {
     let node = Node::new(config.clone(), policy.clone()).map_err(|e| format!("machine: {e}"))?;
     let mut report = StartReport {
-        geometry: if t.snapshots.before_zoneinfo.is_some() { "before.zoneinfo" } else { "the trace's pfns" },
+        geometry: match (&t.snapshots.before_zoneinfo, t.snapshots.zoneinfo_given) {
+            (Some(_), true) => "--zoneinfo",
+            (Some(_), false) => "before.zoneinfo",
+            (None, _) => "the trace's pfns",
+        },
         free_state: match (&t.snapshots.before_pagetypeinfo, &t.snapshots.before_buddyinfo) {
             (Some(_), _) => "before.pagetypeinfo",
             (None, Some(_)) => "before.buddyinfo (free blocks all Movable)",

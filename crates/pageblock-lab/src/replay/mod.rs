@@ -6,6 +6,7 @@
 //! load      the trace into 32-byte records (once), its own event counts, the snapshots
 //! machine   the recorded machine's zones and CPUs, booted in the trace's starting state
 //! balloon   what-if: memory taken away from the recorded machine first
+//! thp_settings  what-if: the huge page faults under other THP settings
 //! engine    the trace's requests through the one allocation path, per policy
 //! start_pages  the pages from before the trace, and where compaction moved them
 //! fallback  what a caller does when the simulation refuses what the kernel served
@@ -34,6 +35,7 @@ pub mod series;
 pub mod snapshot;
 pub mod start;
 pub mod start_pages;
+pub mod thp_settings;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +45,8 @@ use pageblock_formats::vmstat::{VmStat, PRESSURE_ROWS};
 
 use pageblock_core::named_policy::NamedPolicy;
 use pageblock_core::show;
+use pageblock_core::thp::{ThpDefrag, ThpEnabled};
+use thp_settings::{ThpSettings, ThpWhatIf};
 
 pub use report::{PolicyResult, ReplayReport};
 
@@ -71,12 +75,13 @@ pub enum Stage<'a> {
 
 /// Open or closed loop for a replay: as asked, or by default closed when the trace shows the
 /// kernel reclaiming or compacting (kswapd or kcompactd freed pages, or compaction ran) or a
-/// balloon squeezes the machine (the simulation's reclaim then needs the workload's pages
+/// balloon squeezes the machine (`--balloon`, `--mem`: the simulation's reclaim then needs the workload's pages
 /// on its lists).
-pub fn loop_for(t: &load::LoadedTrace, options: Options) -> engine::Loop {
+pub fn loop_for(t: &load::LoadedTrace, options: &Options) -> engine::Loop {
     options.mode.unwrap_or_else(|| {
         let compacted = t.counts.events.get("mm_compaction_begin").copied().unwrap_or(0) > 0;
-        if t.counts.daemon_frees > 0 || compacted || options.balloon_pages > 0 {
+        if t.counts.daemon_frees > 0 || compacted || options.balloon_pages > 0 || options.mem_pages.is_some()
+        {
             engine::Loop::Closed
         } else {
             engine::Loop::Open
@@ -85,7 +90,7 @@ pub fn loop_for(t: &load::LoadedTrace, options: Options) -> engine::Loop {
 }
 
 /// How to replay, beyond the policies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// Count malformed lines and go on instead of stopping at the first.
     pub skip_bad: bool,
@@ -93,6 +98,16 @@ pub struct Options {
     pub mode: Option<engine::Loop>,
     /// Base pages of free memory a balloon takes away before the replay ([`balloon`]).
     pub balloon_pages: u64,
+    /// What if the machine had this many base pages (managed): a balloon takes the rest
+    /// (instead of `balloon_pages`).
+    pub mem_pages: Option<u64>,
+    /// What if the machine were the one this zoneinfo file describes, instead of the
+    /// recording's `before.zoneinfo` ([`machine`]).
+    pub zoneinfo: Option<std::path::PathBuf>,
+    /// What if THP `enabled` were this ([`thp_settings`]).
+    pub thp_enabled: Option<ThpEnabled>,
+    /// What if THP `defrag` were this.
+    pub thp_defrag: Option<ThpDefrag>,
     /// CPUs of the simulated machine instead of the recorded machine's (the trace's CPUs
     /// are folded onto them: CPU `c` replays on `c % cpus`).
     pub cpus: Option<u32>,
@@ -109,15 +124,27 @@ pub fn run(
     progress: &mut dyn FnMut(Stage<'_>),
 ) -> Result<ReplayReport, String> {
     let started = Instant::now();
-    let trace =
-        load::load(path, options.skip_bad, &mut |bytes, total| progress(Stage::Loading { bytes, total }))?;
-    let mode = loop_for(&trace, options);
+    let zoneinfo = options.zoneinfo.as_deref().map(read_zoneinfo).transpose()?;
+    let trace = load::load(path, (options.skip_bad, zoneinfo), &mut |bytes, total| {
+        progress(Stage::Loading { bytes, total })
+    })?;
+    let mode = loop_for(&trace, &options);
     let mut config = machine::node_config(&trace)?;
     if let Some(cpus) = options.cpus {
         for z in &mut config.zones {
             z.nr_cpus = cpus;
         }
     }
+    let balloon = match options.mem_pages {
+        Some(mem) => config.managed_pages().checked_sub(mem).ok_or_else(|| {
+            format!(
+                "--mem: the recorded machine manages {} MiB; a replay can take memory away, not add it",
+                config.managed_pages() >> (20 - pageblock_core::types::PAGE_SHIFT)
+            )
+        })?,
+        None => options.balloon_pages,
+    };
+    let thp = thp_what_if(&trace, &options)?;
     let mut results = Vec::new();
     let mut start_report = None;
     let mut fidelity = None;
@@ -132,13 +159,17 @@ pub fn run(
             let mixed_start = mixed_pageblocks(node.shared());
             let vmstat_start = show::vmstat(node.shared());
             let records = trace.records.len() as u64;
-            let done = engine::replay(&trace, node, (mode, options.balloon_pages), &mut |done| {
+            let setup = engine::Setup { mode, balloon, thp };
+            let done = engine::replay(&trace, node, setup, &mut |done| {
                 progress(Stage::Replaying { policy: p.name, seed, done, total: records })
             });
-            if done.balloon_pages < options.balloon_pages {
+            if done.balloon_pages < balloon {
                 return Err(format!(
-                    "--balloon: the machine had {} pages to give above its watermarks, not {} ({})",
-                    done.balloon_pages, options.balloon_pages, p.name
+                    "{}: the machine had {} pages to give above its watermarks, not {} ({})",
+                    if options.mem_pages.is_some() { "--mem" } else { "--balloon" },
+                    done.balloon_pages,
+                    balloon,
+                    p.name
                 ));
             }
             // A replay that breaks an invariant is a bug in the allocator or the replay.
@@ -167,7 +198,41 @@ pub fn run(
     }
     let start = start_report.unwrap_or_default();
     let real = trace.snapshots.real_vmstat_delta().map(|d| pressure_rows(&d));
-    Ok(ReplayReport::new(&trace, start, results, (fidelity, real), mode, started.elapsed().as_secs_f64()))
+    let mut report =
+        ReplayReport::new(&trace, start, results, (fidelity, real), mode, started.elapsed().as_secs_f64());
+    report.thp = thp.map(|w| report::ThpSide { recorded: w.recorded.label(), replayed: w.replayed.label() });
+    Ok(report)
+}
+
+/// A `--zoneinfo` file.
+fn read_zoneinfo(path: &Path) -> Result<pageblock_formats::zoneinfo::ZoneInfo, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--zoneinfo {}: {e}", path.display()))?;
+    pageblock_formats::zoneinfo::ZoneInfo::parse(&text)
+        .map_err(|e| format!("--zoneinfo {}: {e}", path.display()))
+}
+
+/// The THP what-if `options` ask for, if they ask for settings other than the recording's.
+fn thp_what_if(t: &load::LoadedTrace, options: &Options) -> Result<Option<ThpWhatIf>, String> {
+    if options.thp_enabled.is_none() && options.thp_defrag.is_none() {
+        return Ok(None);
+    }
+    let dir = t.file.parent().unwrap_or(Path::new("."));
+    let recorded = ThpSettings::recorded(dir)?.ok_or_else(|| {
+        format!(
+            "--thp-enabled/--thp-defrag: the recording does not say its THP settings; put the recording machine's \
+             sysfs files beside the trace as {} and {}",
+            dir.join("thp.enabled").display(),
+            dir.join("thp.defrag").display()
+        )
+    })?;
+    let replayed = ThpSettings {
+        enabled: options.thp_enabled.unwrap_or(recorded.enabled),
+        defrag: options.thp_defrag.unwrap_or(recorded.defrag),
+    };
+    if replayed == recorded {
+        return Ok(None);
+    }
+    ThpWhatIf::new(recorded, replayed).map(Some)
 }
 
 /// The rows of `delta` a run under pressure is judged by ([`PRESSURE_ROWS`]), by name; a

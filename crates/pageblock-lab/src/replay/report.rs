@@ -200,6 +200,19 @@ pub struct ReplayReport {
     pub mode: super::engine::Loop,
     /// Seconds, end to end (read, decompress, decode, every replay).
     pub seconds: f64,
+    /// The THP settings, when the replay's are not the recording's (`--thp-enabled`,
+    /// `--thp-defrag`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thp: Option<ThpSide>,
+}
+
+/// The THP settings of a what-if replay, as `enabled/defrag`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThpSide {
+    /// The recording machine's.
+    pub recorded: String,
+    /// The replay's.
+    pub replayed: String,
 }
 
 impl ReplayReport {
@@ -239,6 +252,7 @@ impl ReplayReport {
             real_vmstat_delta,
             mode,
             seconds,
+            thp: None,
         }
     }
 
@@ -297,6 +311,9 @@ impl ReplayReport {
                     "closed (the kernel's reclaim and migration frees left to the simulation's own)",
             }
         );
+        if let Some(thp) = &self.thp {
+            let _ = writeln!(out, "THP: what if {} (recorded under {})", thp.replayed, thp.recorded);
+        }
         if !s.unplaced_blocks.is_empty() {
             let _ = writeln!(out, "  snapshot blocks that found no place: {:?}", s.unplaced_blocks);
         }
@@ -315,7 +332,7 @@ impl ReplayReport {
 
     fn render_policies(&self, out: &mut String) {
         type Cell = Box<dyn Fn(&PolicyResult) -> String>;
-        let rows: Vec<(&str, Cell)> = vec![
+        let mut rows: Vec<(&str, Cell)> = vec![
             ("pages taken by a balloon", Box::new(|p| p.balloon_pages.to_string())),
             ("requests replayed", Box::new(|p| p.divergence.requests.to_string())),
             ("failed requests (kernel served)", Box::new(|p| p.failed_requests.to_string())),
@@ -353,6 +370,22 @@ impl ReplayReport {
             ("pages onlined (memory hotplug)", Box::new(|p| p.divergence.pages_onlined.to_string())),
             ("records per second", Box::new(|p| format!("{:.0}", p.events_per_second))),
         ];
+        if self.thp.is_some() {
+            let at =
+                rows.iter().position(|r| r.0 == "requests reaching the OOM killer").unwrap_or(rows.len());
+            let what_if: [(&str, Cell); 3] = [
+                (
+                    "huge page attempts made base pages",
+                    Box::new(|p| p.divergence.thp_what_if.as_base_pages.to_string()),
+                ),
+                ("huge page attempts not made", Box::new(|p| p.divergence.thp_what_if.dropped.to_string())),
+                (
+                    "huge page retries not replayed",
+                    Box::new(|p| p.divergence.thp_what_if.retries_not_replayed.to_string()),
+                ),
+            ];
+            rows.splice(at..at, what_if);
+        }
         let _ = write!(out, "{:<34}", "policy");
         for p in &self.policies {
             let _ = write!(out, " {:>24}", p.name);

@@ -1,7 +1,8 @@
 //! Recording (`pageblock record -- COMMAND`): records the live kernel's page-allocator tracepoints while
 //! COMMAND runs, into a directory `pageblock trace stats` and `pageblock replay` read:
 //! `trace.txt.zst` (ftrace text from `trace_pipe`, a zstd frame per second) and byte-exact copies of
-//! `/proc/{zoneinfo,pagetypeinfo,buddyinfo,vmstat}` as `before.*` and `after.*`.
+//! `/proc/{zoneinfo,pagetypeinfo,buddyinfo,vmstat}` as `before.*` and `after.*`, and of the THP
+//! settings (`/sys/kernel/mm/transparent_hugepage/{enabled,defrag}`) as `thp.*`.
 //!
 //! Order of a recording: refuse early (no command, not root, a non-empty directory), create
 //! the directory, catch signals, find or mount tracefs, claim the journal (refused while
@@ -182,11 +183,15 @@ fn record(
     }
     session.tracing_on()?;
     before.write(&out.path, "before")?;
+    snapshot::copy_thp_settings(Path::new(crate::real::THP_SYSFS), &out.path)?;
     let mut child = spawn(&args.command).inspect_err(|_| {
         // A mistyped command leaves no half recording behind to block the next try.
         let _ = std::fs::remove_file(out.file(TRACE_FILE));
         for name in snapshot::PROC_FILES {
             let _ = std::fs::remove_file(out.file(&format!("before.{name}")));
+        }
+        for name in snapshot::THP_FILES {
+            let _ = std::fs::remove_file(out.file(&format!("thp.{name}")));
         }
     })?;
     eprintln!(

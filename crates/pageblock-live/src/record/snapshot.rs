@@ -34,9 +34,45 @@ impl Snapshot {
     }
 }
 
+/// The THP sysfs files copied once, as `thp.NAME`: the settings the recording was made
+/// under, which `replay --thp-enabled/--thp-defrag` starts from.
+pub const THP_FILES: [&str; 2] = ["enabled", "defrag"];
+
+/// Copies `SYSFS/enabled` and `SYSFS/defrag` (`/sys/kernel/mm/transparent_hugepage`) into
+/// `DIR/thp.enabled` and `DIR/thp.defrag`, byte for byte. A kernel without THP has neither
+/// file: nothing is copied.
+pub fn copy_thp_settings(sysfs: &Path, dir: &Path) -> Result<(), String> {
+    if !sysfs.is_dir() {
+        return Ok(());
+    }
+    for name in THP_FILES {
+        let (from, to) = (sysfs.join(name), dir.join(format!("thp.{name}")));
+        let bytes = std::fs::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+        std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thp_settings_are_copied_when_the_kernel_has_thp() {
+        let sysfs = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        copy_thp_settings(&sysfs.path().join("none"), out.path()).unwrap();
+        assert!(!out.path().join("thp.enabled").exists(), "no THP, no copy");
+        std::fs::write(sysfs.path().join("enabled"), "always [madvise] never\n").unwrap();
+        let err = copy_thp_settings(sysfs.path(), out.path()).unwrap_err();
+        assert!(err.contains("defrag"), "{err}");
+        std::fs::write(sysfs.path().join("defrag"), "always defer defer+madvise [madvise] never\n").unwrap();
+        copy_thp_settings(sysfs.path(), out.path()).unwrap();
+        for name in THP_FILES {
+            let copy = std::fs::read(out.path().join(format!("thp.{name}"))).unwrap();
+            assert_eq!(copy, std::fs::read(sysfs.path().join(name)).unwrap());
+        }
+    }
 
     #[test]
     fn copies_are_byte_exact_and_a_missing_file_is_an_error() {
