@@ -161,7 +161,8 @@ mod tests {
         for e in ThpEnabled::ALL {
             assert_eq!(ThpEnabled::from_name(e.name()), Some(e));
         }
-        assert_eq!(ThpEnabled::from_name("never"), None);
+        assert!(!ThpEnabled::Never.huge(false) && !ThpEnabled::Never.huge(true));
+        assert_eq!(ThpEnabled::from_name("sometimes"), None);
     }
 
     #[test]
