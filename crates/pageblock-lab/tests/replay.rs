@@ -480,27 +480,16 @@ fn compaction_moves_pages_from_before_the_trace_and_their_frees_follow_them() {
 fn seeds_replay_each_policy_once_per_seed_and_report_the_range() {
     let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
     let mut t = Trace::default();
-    let line = |us: u64, comm: &str, event: &str| {
-        format!("{comm:>16}       [000] ..... {:>5}.{:06}: {event}", us / 1_000_000, us % 1_000_000)
-    };
     for (k, pfn) in (0..0x1800u64).step_by(2).enumerate() {
         t.alloc(0, Some(pfn), 0, anon);
         if k % 64 == 0 {
-            let us = 1_000_000 + t.lines.len() as u64;
-            t.lines.push(line(us, "test-7", "mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_KERNEL"));
-            t.lines.push(line(us + 1, "kswapd0-45", "mm_vmscan_kswapd_wake: nid=0 order=0"));
+            t.event("test-7", "mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_KERNEL");
+            t.event("kswapd0-45", "mm_vmscan_kswapd_wake: nid=0 order=0");
         }
     }
     let path = t.write("seeds");
     let policies = [policy_named("vanilla").unwrap()];
-    let probe = replay::run(
-        &path,
-        &policies,
-        replay::Options { balloon_pages: 1 << 30, ..Default::default() },
-        &mut |_| {},
-    )
-    .unwrap_err();
-    let most = common::pages_to_give(&probe);
+    let most = common::most_a_balloon_takes(&path);
     let options = |seeds| replay::Options { balloon_pages: most - 1024, seeds, ..Default::default() };
     let three = replay::run(&path, &policies, options(3), &mut |_| {}).unwrap();
     assert_eq!(three.trace.events["mm_vmscan_kswapd_wake"], 48);
@@ -515,4 +504,45 @@ fn seeds_replay_each_policy_once_per_seed_and_report_the_range() {
     assert_eq!(one.policies[0].seeds.len(), 1);
     assert!(!one.render().contains("range over"));
     assert_eq!(one.policies[0].vmstat, three.policies[0].vmstat, "the same seed, the same replay");
+}
+
+/// Direct reclaim runs by the request that stalled: the traced kernel's from its
+/// `mm_vmscan_direct_reclaim_begin` lines, the simulation's counted at each request; the
+/// simulation's add up to its `allocstall_*` rows, and the report lists both.
+#[test]
+fn direct_reclaim_runs_are_told_by_the_request_that_stalled() {
+    let mut t = common::anon_every_other_pfn();
+    for _ in 0..3 {
+        t.event(
+            "test-7",
+            "mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_ZERO",
+        );
+        t.event("test-7", "mm_vmscan_direct_reclaim_end: nr_reclaimed=32");
+    }
+    t.event("test-7", "mm_vmscan_direct_reclaim_begin: order=9 gfp_flags=GFP_TRANSHUGE");
+    let path = t.write("direct-reclaims");
+    let policies = [policy_named("vanilla").unwrap()];
+    let options =
+        replay::Options { balloon_pages: common::most_a_balloon_takes(&path) - 64, ..Default::default() };
+    let r = replay::run(&path, &policies, options, &mut |_| {}).unwrap();
+    let real = r.real_direct_reclaims.as_ref().expect("the trace recorded them");
+    assert_eq!(real.get("order 0 GFP_HIGHUSER_MOVABLE|__GFP_ZERO"), Some(&3));
+    assert_eq!(real.get("order 9 GFP_TRANSHUGE"), Some(&1));
+    let p = &r.policies[0];
+    let stalls: u64 = p.vmstat.iter().filter(|(k, _)| k.starts_with("allocstall_")).map(|(_, v)| v).sum();
+    assert!(stalls > 0, "the squeezed machine stalls");
+    assert_eq!(p.direct_reclaims.values().sum::<u64>(), stalls, "every stall has its request");
+    assert!(
+        p.direct_reclaims.contains_key("order 0 GFP_HIGHUSER_MOVABLE|__GFP_ZERO"),
+        "{:?}",
+        p.direct_reclaims
+    );
+    let text = r.render();
+    assert!(
+        text.contains("direct reclaim runs, by request") && text.contains("    order 9 GFP_TRANSHUGE\n"),
+        "{text}"
+    );
+    // Without the tracepoint the real column is absent, not zero.
+    let quiet = run(&common::anon_every_other_pfn().write("no-direct-reclaims"), &["vanilla"]);
+    assert_eq!(quiet.real_direct_reclaims, None);
 }

@@ -138,8 +138,7 @@ fn thp_what_ifs_the_trace_cannot_answer_are_refused() {
 #[test]
 fn mem_is_a_balloon_of_the_rest() {
     let path = common::anon_every_other_pfn().write("mem");
-    let probe = replay(&path, Options { balloon_pages: 1 << 30, ..Options::default() }).unwrap_err();
-    let most = common::pages_to_give(&probe);
+    let most = common::most_a_balloon_takes(&path);
     let too_much = replay(&path, Options { mem_pages: Some(1 << 40), ..Options::default() }).unwrap_err();
     assert!(too_much.contains("--mem") && too_much.contains("not add it"), "{too_much}");
     let mut replayed = 0;

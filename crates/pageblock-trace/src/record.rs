@@ -133,9 +133,15 @@ impl RecordKind {
 /// The reclaim tracepoints a replay reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VmscanEvent {
-    /// `mm_vmscan_direct_reclaim_begin`: a task starts reclaiming for its own allocation;
-    /// the pages freed on its CPU until its end are reclaim's.
-    DirectReclaimBegin,
+    /// `mm_vmscan_direct_reclaim_begin`: a task starts reclaiming for its own allocation of
+    /// `order` with `gfp` (the request that stalled: `allocstall_*` counts one); the pages
+    /// freed on its CPU until its end are reclaim's.
+    DirectReclaimBegin {
+        /// The order of the request.
+        order: u8,
+        /// Its mask.
+        gfp: GfpId,
+    },
     /// `mm_vmscan_direct_reclaim_end`.
     DirectReclaimEnd,
     /// `mm_vmscan_wakeup_kswapd`: an allocation woke a sleeping kswapd (the tracepoint fires
@@ -146,27 +152,40 @@ pub enum VmscanEvent {
 }
 
 impl VmscanEvent {
-    /// Every event, in declaration order.
-    pub const ALL: [VmscanEvent; 4] = [
-        VmscanEvent::DirectReclaimBegin,
-        VmscanEvent::DirectReclaimEnd,
-        VmscanEvent::WakeupKswapd,
-        VmscanEvent::KswapdWake,
+    /// Every event's tracepoint name, by [`VmscanEvent::index`].
+    pub const NAMES: [&'static str; 4] = [
+        "mm_vmscan_direct_reclaim_begin",
+        "mm_vmscan_direct_reclaim_end",
+        "mm_vmscan_wakeup_kswapd",
+        "mm_vmscan_kswapd_wake",
     ];
 
-    /// The tracepoint's name.
-    pub fn name(self) -> &'static str {
+    /// The event's place in [`VmscanEvent::NAMES`].
+    pub fn index(self) -> usize {
         match self {
-            VmscanEvent::DirectReclaimBegin => "mm_vmscan_direct_reclaim_begin",
-            VmscanEvent::DirectReclaimEnd => "mm_vmscan_direct_reclaim_end",
-            VmscanEvent::WakeupKswapd => "mm_vmscan_wakeup_kswapd",
-            VmscanEvent::KswapdWake => "mm_vmscan_kswapd_wake",
+            VmscanEvent::DirectReclaimBegin { .. } => 0,
+            VmscanEvent::DirectReclaimEnd => 1,
+            VmscanEvent::WakeupKswapd => 2,
+            VmscanEvent::KswapdWake => 3,
         }
     }
 
-    /// The event `name` names, if a replay reads it.
-    pub fn from_name(name: &[u8]) -> Option<VmscanEvent> {
-        VmscanEvent::ALL.into_iter().find(|v| v.name().as_bytes() == name)
+    /// The tracepoint's name.
+    pub fn name(self) -> &'static str {
+        VmscanEvent::NAMES[self.index()]
+    }
+
+    /// The index of the event `name` names, if a replay reads it.
+    pub fn index_of(name: &[u8]) -> Option<usize> {
+        VmscanEvent::NAMES.iter().position(|n| n.as_bytes() == name)
+    }
+
+    /// The event of index `i` whose payload says nothing a replay reads (all but
+    /// `mm_vmscan_direct_reclaim_begin`).
+    pub fn without_payload(i: usize) -> Option<VmscanEvent> {
+        [VmscanEvent::DirectReclaimEnd, VmscanEvent::WakeupKswapd, VmscanEvent::KswapdWake]
+            .get(i.checked_sub(1)?)
+            .copied()
     }
 }
 

@@ -28,12 +28,12 @@ use std::rc::Rc;
 
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
 use pageblock_core::unstable::ZoneInternals;
-use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent};
+use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent, ZoneType};
 use serde::Serialize;
 
 use super::closed_loop::{ClosedLoopCounts, MemoryUser, Owner};
 use super::fallback::{Caller, Fallbacks, ThpFaults};
-use super::load::LoadedTrace;
+use super::load::{request_name, LoadedTrace};
 use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
 use super::start_pages::StartPages;
@@ -166,6 +166,9 @@ pub struct Replayed {
     pub failed_without_fallback: BTreeMap<String, u64>,
     /// Base pages the balloon took before the replay.
     pub balloon_pages: u64,
+    /// The simulation's direct reclaim runs (`allocstall`) by the request that stalled
+    /// (`order N MASK`).
+    pub direct_reclaims: BTreeMap<String, u64>,
     /// Seconds the loop took.
     pub seconds: f64,
 }
@@ -245,6 +248,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         pbo,
         oom_before: shared.event(VmEvent::PgAllocOom),
         failed_without_fallback: BTreeMap::new(),
+        direct_reclaims: BTreeMap::new(),
     };
     // A balloon that could not take what was asked ends the replay before it starts: the
     // caller reports it.
@@ -274,10 +278,10 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
             {
                 r.compacting[traced_cpu] = k == CompactionEventKind::Begin;
             }
-            RecordKind::Vmscan(v @ (VmscanEvent::DirectReclaimBegin | VmscanEvent::DirectReclaimEnd))
-                if rec.task == Task::Other && traced_cpu < r.reclaiming.len() =>
-            {
-                r.reclaiming[traced_cpu] = v == VmscanEvent::DirectReclaimBegin;
+            RecordKind::Vmscan(
+                v @ (VmscanEvent::DirectReclaimBegin { .. } | VmscanEvent::DirectReclaimEnd),
+            ) if rec.task == Task::Other && traced_cpu < r.reclaiming.len() => {
+                r.reclaiming[traced_cpu] = v != VmscanEvent::DirectReclaimEnd;
             }
             _ => {}
         }
@@ -300,6 +304,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         closed_loop: r.owner.as_ref().map(Owner::counts),
         divergence: r.div,
         failed_without_fallback: r.failed_without_fallback,
+        direct_reclaims: r.direct_reclaims,
         events,
         series,
         pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
@@ -346,6 +351,8 @@ struct Run {
     oom_before: u64,
     /// See [`Replayed::failed_without_fallback`].
     failed_without_fallback: BTreeMap<String, u64>,
+    /// See [`Replayed::direct_reclaims`].
+    direct_reclaims: BTreeMap<String, u64>,
 }
 
 impl Run {
@@ -361,12 +368,27 @@ impl Run {
         match what_if.attempt(caller, gfp, !failed, first_served, &mut self.div.thp_what_if) {
             Attempt::Ask(caller, gfp) => self.request(cpu, traced, (order, gfp), failed, caller),
             Attempt::BasePages { fault } => {
-                let made = self.base_pages(cpu, traced, order, Gfp::HIGHUSER_MOVABLE | Gfp::ZERO);
+                let base = Caller::ThpFirst.base_pages(gfp).unwrap_or_default();
+                let made = self.base_pages(cpu, traced, order, base);
                 self.div.failed_requests += u64::from(made == MadeUp::No);
                 self.end_attempt(cpu, fault);
             }
             Attempt::Nothing { fault } => self.end_attempt(cpu, fault),
         }
+    }
+
+    /// The simulation's `alloc_pages`, counting the direct reclaim runs it made (one
+    /// `allocstall` each) against the request.
+    fn alloc_pages(&mut self, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
+        let stalls =
+            || ZoneType::ALL.iter().map(|&t| self.node.shared().counters().allocstall(t)).sum::<u64>();
+        let before = stalls();
+        let got = self.node.alloc_pages(cpu, order, gfp).ok();
+        let made = stalls() - before;
+        if made > 0 {
+            *self.direct_reclaims.entry(request_name(order, gfp)).or_default() += made;
+        }
+        got
     }
 
     /// A huge page fault attempt the what-if did not make: a fault's retry ends it (a
@@ -380,7 +402,7 @@ impl Run {
     /// The request of a traced block `traced` of `order` with `gfp` by `caller`, which the
     /// kernel `failed` or served.
     fn request(&mut self, cpu: usize, traced: u64, (order, gfp): (u32, Gfp), failed: bool, caller: Caller) {
-        let got = self.node.alloc_pages(cpu, order, gfp).ok();
+        let got = self.alloc_pages(cpu, order, gfp);
         if matches!(caller, Caller::ThpFirst | Caller::ThpRetry) {
             let h = &mut self.div.huge;
             h.requests += 1;
@@ -409,7 +431,7 @@ impl Run {
         let made = self.make_up(cpu, traced, order, gfp, caller);
         self.div.failed_requests += u64::from(made == MadeUp::No);
         if caller == Caller::Other {
-            *self.failed_without_fallback.entry(format!("order {order} {gfp}")).or_default() += 1;
+            *self.failed_without_fallback.entry(request_name(order, gfp)).or_default() += 1;
         }
         made == MadeUp::Whole
     }
@@ -424,7 +446,7 @@ impl Run {
             return MadeUp::No;
         }
         if let Some(retry) = Caller::thp_retry(gfp).filter(|_| caller == Caller::ThpFirst) {
-            if let Ok(p) = self.node.alloc_pages(cpu, order, retry) {
+            if let Some(p) = self.alloc_pages(cpu, order, retry) {
                 self.div.fallbacks.thp_retries_served += 1;
                 self.hold(cpu, traced, p, order, retry);
                 return MadeUp::Whole;
@@ -438,7 +460,7 @@ impl Run {
     fn base_pages(&mut self, cpu: usize, traced: u64, order: u32, base: Gfp) -> MadeUp {
         let mut got = 0;
         for at in (0..1u64 << order).map_while(|k| traced.checked_add(k)) {
-            let Ok(p) = self.node.alloc_pages(cpu, 0, base) else { break };
+            let Some(p) = self.alloc_pages(cpu, 0, base) else { break };
             self.hold(cpu, at, p, 0, base);
             got += 1;
         }

@@ -10,11 +10,11 @@
 //!   `alloc_pages_mpol` does for a huge page); if the fault may reclaim (`GFP_TRANSHUGE`: a
 //!   `madvise`d area under `defrag=madvise`, or `defrag=always`), it retries with neither
 //!   flag; if that fails too, the fault falls back to base pages (`do_anonymous_page`:
-//!   `GFP_HIGHUSER_MOVABLE|__GFP_ZERO`, one per page of the huge page; the workload touches
-//!   them all).
+//!   `GFP_HIGHUSER_MOVABLE|__GFP_ZERO|__GFP_COMP`, one per page of the huge page; the workload
+//!   touches them all).
 //! * **A large folio of anonymous memory or page cache** asked for with `__GFP_NORETRY`
 //!   (an mTHP fault, readahead's `page_cache_ra_order`): the caller falls back to base pages
-//!   of the same mask (without `__GFP_COMP`).
+//!   of the same mask (readahead's `do_page_cache_ra`: order-0 folios, still compound).
 //!
 //!   Base pages are taken until the first the simulation refuses too: readahead stops there,
 //!   a fault fails. The request then counts as failed (and a simulation out of memory pays
@@ -77,11 +77,13 @@ impl Caller {
         gfp.contains(Gfp::DIRECT_RECLAIM).then(|| gfp & !(Gfp::THISNODE | Gfp::NORETRY))
     }
 
-    /// The mask of the base pages the caller falls back to (`None`: no fallback).
+    /// The mask of the base pages the caller falls back to (`None`: no fallback). Folios
+    /// are compound at every order (`folio_alloc` and `vma_alloc_folio` add `__GFP_COMP`),
+    /// so the base pages carry it as the kernel's do.
     pub fn base_pages(self, gfp: Gfp) -> Option<Gfp> {
         match self {
-            Caller::ThpFirst | Caller::ThpRetry => Some(Gfp::HIGHUSER_MOVABLE | Gfp::ZERO),
-            Caller::LargeFolio => Some(gfp & !Gfp::COMP),
+            Caller::ThpFirst | Caller::ThpRetry => Some(Gfp::HIGHUSER_MOVABLE | Gfp::ZERO | Gfp::COMP),
+            Caller::LargeFolio => Some(gfp),
             Caller::Other => None,
         }
     }
@@ -188,11 +190,12 @@ mod tests {
     }
 
     #[test]
-    fn only_a_fault_that_may_reclaim_retries_and_fallbacks_drop_the_compound_flag() {
+    fn only_a_fault_that_may_reclaim_retries_and_fallbacks_are_compound_base_pages() {
         assert_eq!(Caller::thp_retry(FIRST), Some(Gfp::TRANSHUGE));
         assert_eq!(Caller::thp_retry(LIGHT_FIRST), None);
-        assert_eq!(Caller::ThpFirst.base_pages(FIRST), Some(Gfp::HIGHUSER_MOVABLE | Gfp::ZERO));
-        assert_eq!(Caller::LargeFolio.base_pages(READAHEAD), Some(READAHEAD & !Gfp::COMP));
+        // As the recordings show the kernel's anonymous faults and readahead's base pages.
+        assert_eq!(Caller::ThpFirst.base_pages(FIRST), Some(Gfp::HIGHUSER_MOVABLE | Gfp::ZERO | Gfp::COMP));
+        assert_eq!(Caller::LargeFolio.base_pages(READAHEAD), Some(READAHEAD));
         assert_eq!(Caller::Other.base_pages(Gfp::KERNEL), None);
     }
 }

@@ -22,7 +22,7 @@ use super::daemon_timing::WakeLatencies;
 use super::facts::TraceFacts;
 use super::kmem_counts::KmemCounts;
 use pageblock_trace::{
-    trace_file, GfpTable, RecordKind, Task, TraceError, TraceReader, TraceRecord, VmscanEvent,
+    trace_file, GfpId, GfpTable, RecordKind, Task, TraceError, TraceReader, TraceRecord, VmscanEvent,
 };
 
 /// What the recording machine's `/proc` said.
@@ -81,6 +81,28 @@ pub struct TraceCounts {
     /// Pages freed by kswapd and kcompactd (`mm_page_free` events): the kernel reclaimed or
     /// compacted during the trace.
     pub daemon_frees: u64,
+    /// Direct reclaim runs (`mm_vmscan_direct_reclaim_begin`, one `allocstall` each) by the
+    /// order and mask of the request that stalled.
+    pub direct_reclaims: BTreeMap<(u8, GfpId), u64>,
+}
+
+/// A request as the reports name it: `order 9 GFP_TRANSHUGE`.
+pub fn request_name(order: u32, gfp: pageblock_core::Gfp) -> String {
+    format!("order {order} {gfp}")
+}
+
+impl LoadedTrace {
+    /// The traced kernel's direct reclaim runs by the request that stalled (`None`: the
+    /// trace did not record `mm_vmscan_direct_reclaim_begin`).
+    pub fn direct_reclaims(&self) -> Option<BTreeMap<String, u64>> {
+        self.counts.events.get("mm_vmscan_direct_reclaim_begin")?;
+        let mut by = BTreeMap::new();
+        for (&(order, gfp), &n) in &self.counts.direct_reclaims {
+            *by.entry(request_name(u32::from(order), self.gfps.get(gfp).unwrap_or_default())).or_default() +=
+                n;
+        }
+        Some(by)
+    }
 }
 
 /// A trace in memory.
@@ -161,7 +183,7 @@ pub fn load(
             RecordKind::Alloc { .. }
                 | RecordKind::Free { .. }
                 | RecordKind::Compaction(CompactionEventKind::Begin | CompactionEventKind::End)
-                | RecordKind::Vmscan(VmscanEvent::DirectReclaimBegin | VmscanEvent::DirectReclaimEnd)
+                | RecordKind::Vmscan(VmscanEvent::DirectReclaimBegin { .. } | VmscanEvent::DirectReclaimEnd)
         ) {
             records.push(rec);
         }
@@ -206,9 +228,10 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
             c.extfrag_change_ownership += u64::from(change_ownership);
         }
         RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
-        RecordKind::Vmscan(_) => {
-            if let Some(name) = rec.kind.event_name() {
-                *c.events.entry(name).or_default() += 1;
+        RecordKind::Vmscan(v) => {
+            *c.events.entry(v.name()).or_default() += 1;
+            if let VmscanEvent::DirectReclaimBegin { order, gfp } = v {
+                *c.direct_reclaims.entry((order, gfp)).or_default() += 1;
             }
         }
         RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),

@@ -90,6 +90,8 @@ pub struct PolicyResult {
     pub mixed_pageblocks: Mixed,
     /// Requests the kernel served and the simulation failed.
     pub failed_requests: u64,
+    /// Direct reclaim runs (`allocstall`) by the request that stalled (`order N MASK`).
+    pub direct_reclaims: BTreeMap<String, u64>,
     /// Of those, the ones no caller's fallback exists for, by order and mask.
     pub failed_without_fallback: BTreeMap<String, u64>,
     /// Pages allocated from each zone (`pgalloc_<zone>`).
@@ -166,6 +168,7 @@ impl PolicyResult {
             mixed_pageblocks: Mixed { start: mixed_start, end: mixed_end },
             failed_requests: r.divergence.failed_requests,
             failed_without_fallback: r.failed_without_fallback.clone(),
+            direct_reclaims: r.direct_reclaims.clone(),
             pgalloc,
             pcp_pages_end: node.nr_pcp_pages(),
             vmstat,
@@ -195,6 +198,9 @@ pub struct ReplayReport {
     /// The real kernel's vmstat delta over the trace (the pressure rows), to set beside each
     /// policy's `vmstat`.
     pub real_vmstat_delta: Option<BTreeMap<String, u64>>,
+    /// The traced kernel's direct reclaim runs by the request that stalled
+    /// (`mm_vmscan_direct_reclaim_begin`; `None` if the trace did not record it).
+    pub real_direct_reclaims: Option<BTreeMap<String, u64>>,
     /// `open` (every traced free replayed) or `closed` (only the workload's).
     #[serde(rename = "loop")]
     pub mode: super::engine::Loop,
@@ -250,6 +256,7 @@ impl ReplayReport {
             policies,
             fidelity,
             real_vmstat_delta,
+            real_direct_reclaims: t.direct_reclaims(),
             mode,
             seconds,
             thp: None,
@@ -321,6 +328,7 @@ impl ReplayReport {
         self.render_policies(&mut out);
         out.push('\n');
         self.render_vmstat(&mut out);
+        self.render_direct_reclaims(&mut out);
         if let Some(f) = &self.fidelity {
             out.push('\n');
             render_fidelity(&mut out, f);
@@ -457,6 +465,54 @@ impl ReplayReport {
                 writeln!(out, "(no real delta: the trace has no before/after vmstat nor vmstat-delta.txt)");
         }
         self.render_seed_ranges(out);
+    }
+
+    /// Direct reclaim runs by the request that stalled: the most frequent requests (the real
+    /// kernel's first, if the trace recorded them), the mask below each row, the rest summed.
+    fn render_direct_reclaims(&self, out: &mut String) {
+        const SHOWN: usize = 8;
+        let real = self.real_direct_reclaims.as_ref();
+        let count = |by: &BTreeMap<String, u64>, k: &str| by.get(k).copied().unwrap_or(0);
+        let mut kinds: Vec<&String> = self
+            .policies
+            .iter()
+            .flat_map(|p| p.direct_reclaims.keys())
+            .chain(real.into_iter().flat_map(BTreeMap::keys))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        if kinds.is_empty() {
+            return;
+        }
+        let weight = |k: &str| {
+            let sim: u64 = self.policies.iter().map(|p| count(&p.direct_reclaims, k)).sum();
+            (real.map_or(0, |r| count(r, k)), sim)
+        };
+        kinds.sort_by_key(|k| std::cmp::Reverse(weight(k)));
+        let row = |out: &mut String, label: &str, cell: &dyn Fn(&BTreeMap<String, u64>) -> u64| {
+            let _ = write!(out, "{label:<34}");
+            for p in &self.policies {
+                let _ = write!(out, " {:>24}", cell(&p.direct_reclaims));
+            }
+            if let Some(r) = real {
+                let _ = write!(out, " {:>12}", cell(r));
+            }
+            out.push('\n');
+        };
+        let _ = write!(out, "\n{:<34}", "direct reclaim runs, by request");
+        for p in &self.policies {
+            let _ = write!(out, " {:>24}", p.name);
+        }
+        out.push_str(if real.is_some() { "         real\n" } else { "\n" });
+        row(out, "  all", &|by| by.values().sum());
+        for kind in kinds.iter().take(SHOWN) {
+            row(out, "  ", &|by| count(by, kind));
+            let _ = writeln!(out, "    {kind}");
+        }
+        if kinds.len() > SHOWN {
+            let rest = &kinds[SHOWN..];
+            row(out, "  the other requests", &|by| rest.iter().map(|k| count(by, k)).sum());
+        }
     }
 
     /// The requests that failed with no fallback, one row per order and mask (the mask

@@ -23,6 +23,18 @@ impl Trace {
         self
     }
 
+    /// Any event line (`name: payload`) by task `comm` on CPU 0, a microsecond after the
+    /// last line (for events the kmem builders do not make).
+    pub fn event(&mut self, comm: &str, event: &str) -> &mut Self {
+        let us = 1_000_000 + self.lines.len() as u64;
+        self.lines.push(format!(
+            "{comm:>16}       [000] ..... {:>5}.{:06}: {event}",
+            us / 1_000_000,
+            us % 1_000_000
+        ));
+        self
+    }
+
     /// The following lines are made by task `comm`.
     pub fn by(&mut self, comm: &'static str) -> &mut Self {
         self.comm = Some(comm);
@@ -67,4 +79,12 @@ pub fn anon_every_other_pfn() -> Trace {
 /// to give ...`).
 pub fn pages_to_give(refusal: &str) -> u64 {
     refusal.split("had ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap()
+}
+
+/// The most pages a balloon can take from the machine `vanilla` replays the trace at `path`
+/// on (asked for far more, the replay refuses and says).
+pub fn most_a_balloon_takes(path: &std::path::Path) -> u64 {
+    let policies = [pageblock_core::named_policy::policy_named("vanilla").unwrap()];
+    let too_much = pageblock_lab::replay::Options { balloon_pages: 1 << 30, ..Default::default() };
+    pages_to_give(&pageblock_lab::replay::run(path, &policies, too_much, &mut |_| {}).unwrap_err())
 }

@@ -142,6 +142,16 @@ const ORDER: u8 = super::MAX_PAGE_ORDER as u8;
 /// Largest migratetype a record holds (`i8`).
 const MT: u8 = i8::MAX as u8;
 
+/// `mm_vmscan_direct_reclaim_begin`'s payload (`order=9 gfp_flags=GFP_TRANSHUGE`), or
+/// `None` to let the strict parser decide.
+#[inline]
+pub(super) fn direct_reclaim_begin(payload: &[u8], gfp: &mut GfpTable) -> Option<crate::VmscanEvent> {
+    let mut f = Fields { b: payload, i: 0 };
+    let order = f.small(b"order=", ORDER)?;
+    let gfp = gfp.intern_text(f.rest(b" gfp_flags=")?).ok()?;
+    Some(crate::VmscanEvent::DirectReclaimBegin { order, gfp })
+}
+
 /// The pfn and record kind of a payload of the kmem event `index` (into `KMEM_EVENT_NAMES`), or
 /// `None` to let the strict parser decide.
 #[inline]

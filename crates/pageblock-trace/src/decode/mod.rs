@@ -71,8 +71,12 @@ pub(crate) fn fast(line: &[u8], ascii: bool, dialect: Dialect, gfp: &mut GfpTabl
     }
     let p = prefix::prefix(line, dialect)?;
     let Some(index) = p.kmem else {
-        if let Some(v) = crate::VmscanEvent::from_name(p.event) {
+        if let Some(i) = crate::VmscanEvent::index_of(p.event) {
             let cpu = u16::try_from(p.cpu).ok()?;
+            let v = match crate::VmscanEvent::without_payload(i) {
+                Some(v) => v,
+                None => kmem::direct_reclaim_begin(p.payload, gfp)?,
+            };
             let kind = crate::RecordKind::Vmscan(v);
             return Some(Decoded::Record(TraceRecord {
                 time_us: p.time_us,
@@ -120,7 +124,8 @@ mod tests {
     fn masked(d: Decoded, gfp: &GfpTable) -> (Decoded, Option<Gfp>) {
         match d {
             Decoded::Record(mut r) => match &mut r.kind {
-                RecordKind::Alloc { gfp: id, .. } => {
+                RecordKind::Alloc { gfp: id, .. }
+                | RecordKind::Vmscan(crate::VmscanEvent::DirectReclaimBegin { gfp: id, .. }) => {
                     let mask = gfp.get(*id);
                     *id = crate::GfpId(0);
                     (Decoded::Record(r), mask)
@@ -247,16 +252,34 @@ mod tests {
         let wakeup = "       pageblock-32254   [001] ..... 43181.027341: mm_vmscan_wakeup_kswapd: nid=0 order=9 \
                       gfp_flags=GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL";
         let wake = "         kswapd0-45      [001] ..... 43181.027378: mm_vmscan_kswapd_wake: nid=0 order=9";
+        // (`agree` gives a mask's id as 0 and the mask beside it.)
         for (line, dialect, v) in [
-            (begin, Dialect::Ftrace, V::DirectReclaimBegin),
+            (begin, Dialect::Ftrace, V::DirectReclaimBegin { order: 9, gfp: crate::GfpId(0) }),
             (end, Dialect::Ftrace, V::DirectReclaimEnd),
             (perf, Dialect::PerfScript, V::DirectReclaimEnd),
             (wakeup, Dialect::Ftrace, V::WakeupKswapd),
             (wake, Dialect::Ftrace, V::KswapdWake),
         ] {
-            let Some((Decoded::Record(r), _)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
+            let Some((Decoded::Record(r), mask)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
             assert_eq!((r.kind, r.cpu, r.pfn), (RecordKind::Vmscan(v), 1, 0), "{line}");
+            let readahead =
+                "GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL";
+            let want = (line == begin).then(|| Gfp::parse(readahead).unwrap());
+            assert_eq!(mask, want, "the request's mask: {line}");
             assert_eq!(r.kind.event_name(), Some(v.name()));
+        }
+        // A begin line whose request cannot be read is an error naming why, not a record.
+        for (payload, says) in [
+            ("order=nine gfp_flags=GFP_KERNEL", "order"),
+            ("order=0", "gfp_flags"),
+            ("order=0 gfp_flags=GFP_BOGUS", "GFP_BOGUS"),
+        ] {
+            let bad = format!(
+                "       pageblock-1   [001] ..... 43181.145533: mm_vmscan_direct_reclaim_begin: {payload}"
+            );
+            assert!(fast(bad.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new()).is_none(), "{bad}");
+            let err = decode(bad.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new()).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
         }
         let sleep = "         kswapd0-45      [000] ..... 43181.145533: mm_vmscan_kswapd_sleep: nid=0";
         assert_eq!(agree(sleep.as_bytes(), Dialect::Ftrace).map(|d| d.0), Some(Decoded::Other));

@@ -30,7 +30,11 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
         (k.pfn(), kmem_kind(&k, gfp).map_err(|e| format!("{}: {e}", ev.event))?)
     } else if CompactionEventKind::from_name(ev.event).is_some() {
         (0, RecordKind::Compaction(ev.compaction().map_err(|e| e.reason)?.kind()))
-    } else if let Some(v) = crate::VmscanEvent::from_name(ev.event.as_bytes()) {
+    } else if let Some(i) = crate::VmscanEvent::index_of(ev.event.as_bytes()) {
+        let v = match crate::VmscanEvent::without_payload(i) {
+            Some(v) => v,
+            None => direct_reclaim_begin(ev.payload, gfp).map_err(|e| format!("{}: {e}", ev.event))?,
+        };
         (0, RecordKind::Vmscan(v))
     } else {
         return Ok(Decoded::Other);
@@ -39,6 +43,18 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
         u16::try_from(ev.cpu).map_err(|_| format!("CPU {} is beyond the 65,536 a record holds", ev.cpu))?;
     let task = Task::of_comm(ev.comm.as_bytes());
     Ok(Decoded::Record(TraceRecord { time_us: ev.timestamp.as_micros(), pfn, cpu, task, kind }))
+}
+
+/// `mm_vmscan_direct_reclaim_begin`'s `order=%d gfp_flags=%s`.
+fn direct_reclaim_begin(payload: &str, gfp: &mut GfpTable) -> Result<crate::VmscanEvent, String> {
+    let bad = || format!("expected `order=N gfp_flags=MASK`, found `{payload}`");
+    let rest = payload.strip_prefix("order=").ok_or_else(bad)?;
+    let (n, mask) = rest.split_once(" gfp_flags=").ok_or_else(bad)?;
+    let n: i32 = n.parse().map_err(|_| format!("order `{n}` is not a number"))?;
+    Ok(crate::VmscanEvent::DirectReclaimBegin {
+        order: order(n, "order")?,
+        gfp: gfp.intern_text(mask.as_bytes())?,
+    })
 }
 
 /// An order as a record holds it: a block no larger than the trace machine's largest

@@ -145,7 +145,7 @@ impl Collector {
                 bump(&mut self.fallback_by, (alloc_migratetype, fallback_migratetype));
             }
             RecordKind::Compaction(k) => self.compaction[k as usize] += 1,
-            RecordKind::Vmscan(v) => self.vmscan[v as usize] += 1,
+            RecordKind::Vmscan(v) => self.vmscan[v.index()] += 1,
             RecordKind::Lost { .. } => {}
         }
     }
@@ -159,9 +159,9 @@ impl Collector {
                 events.insert(k.name(), n);
             }
         }
-        for (v, n) in crate::VmscanEvent::ALL.into_iter().zip(self.vmscan) {
+        for (name, n) in crate::VmscanEvent::NAMES.into_iter().zip(self.vmscan) {
             if n > 0 {
-                events.insert(v.name(), n);
+                events.insert(name, n);
             }
         }
         let alloc_by = self.alloc_by.into_iter();
