@@ -500,6 +500,15 @@ fn seeds_replay_each_policy_once_per_seed_and_report_the_range() {
     }
     let text = three.render();
     assert!(text.contains("range over 3 seeds"), "{text}");
+    assert!(
+        text.contains("kswapd wake-up latency: drawn from the trace's 48 wake-ups (median 1 µs)"),
+        "{text}"
+    );
+    let bare = run(&common::anon_every_other_pfn().write("no-wakeups"), &["vanilla"]).render();
+    assert!(
+        bare.contains("drawn from this machine's (median 87 µs; the trace has 0 wake-ups, 30 needed)"),
+        "{bare}"
+    );
     let one = replay::run(&path, &policies, options(1), &mut |_| {}).unwrap();
     assert_eq!(one.policies[0].seeds.len(), 1);
     assert!(!one.render().contains("range over"));

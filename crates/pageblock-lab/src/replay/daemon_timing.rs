@@ -64,6 +64,21 @@ impl WakeLatencies {
         self.traced_us.len() >= MIN_TRACED_WAKES
     }
 
+    /// Where a replay draws the latencies from, as the report says it.
+    pub fn source(&self) -> String {
+        if self.from_trace() {
+            let mut v = self.traced_us.clone();
+            v.sort_unstable();
+            format!("the trace's {} wake-ups (median {} µs)", v.len(), v[v.len() / 2])
+        } else {
+            format!(
+                "this machine's (median {} µs; the trace has {} wake-ups, {MIN_TRACED_WAKES} needed)",
+                MACHINE_WAKE_LATENCY_US[50],
+                self.traced_us.len()
+            )
+        }
+    }
+
     /// The latencies a replay draws from.
     fn pool(&self) -> &[u64] {
         if self.from_trace() {

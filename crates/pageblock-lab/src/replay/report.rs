@@ -201,6 +201,8 @@ pub struct ReplayReport {
     /// The traced kernel's direct reclaim runs by the request that stalled
     /// (`mm_vmscan_direct_reclaim_begin`; `None` if the trace did not record it).
     pub real_direct_reclaims: Option<BTreeMap<String, u64>>,
+    /// Where each simulated kswapd wake-up's latency is drawn from.
+    pub kswapd_wake_latency: String,
     /// `open` (every traced free replayed) or `closed` (only the workload's).
     #[serde(rename = "loop")]
     pub mode: super::engine::Loop,
@@ -257,6 +259,7 @@ impl ReplayReport {
             fidelity,
             real_vmstat_delta,
             real_direct_reclaims: t.direct_reclaims(),
+            kswapd_wake_latency: t.kswapd_wake_latency.source(),
             mode,
             seconds,
             thp: None,
@@ -318,6 +321,7 @@ impl ReplayReport {
                     "closed (the kernel's reclaim and migration frees left to the simulation's own)",
             }
         );
+        let _ = writeln!(out, "kswapd wake-up latency: drawn from {}", self.kswapd_wake_latency);
         if let Some(thp) = &self.thp {
             let _ = writeln!(out, "THP: what if {} (recorded under {})", thp.replayed, thp.recorded);
         }
