@@ -213,10 +213,12 @@ pub struct RealArgs {
     /// (/run/pageblock/real.state, or DIR/real.state), and run nothing.
     #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["output", "compare"])]
     pub restore: Option<Option<std::path::PathBuf>>,
-    /// Run nothing (no root needed): compare the finished session in DIR. Each defrag_mode=0
-    /// trace is replayed closed loop under vanilla and defrag_mode; per row (THP success,
-    /// compaction scanned, direct reclaim stalls, pgscan_kswapd) the predicted change sits
-    /// beside the real change from the defrag_mode=0 to the =1 runs and its run-to-run
+    /// Run nothing (no root needed): compare the finished session in DIR. Two settings that
+    /// differ in one knob are compared: for defrag_mode, each defrag_mode=0 trace is replayed
+    /// closed loop under vanilla and defrag_mode; for a THP setting, each trace of the first
+    /// is replayed as recorded and with the other's (--thp-enabled/--thp-defrag). Per row
+    /// (THP success, compaction scanned, direct reclaim stalls, pgscan_kswapd) the predicted
+    /// change sits beside the real change between the two settings' runs and its run-to-run
     /// spread. Also written to DIR/prediction.txt and DIR/prediction.json.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["output"])]
     pub compare: Option<std::path::PathBuf>,

@@ -604,6 +604,23 @@ fn lab_real_compare_tables_a_finished_session() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("prediction.json")).unwrap()).unwrap();
     assert_eq!(json["predictions"][0]["rows"].as_array().unwrap().len(), 4);
     assert_eq!(std::fs::read_to_string(dir.join("prediction.txt")).unwrap(), text);
+    // A THP setting run beside them: the madvise trace replayed with defrag=never (the
+    // recorded setting from run.json, as lab real writes it); its served retries become
+    // fallbacks, 100% -> 0% predicted against the real 80% -> 60%.
+    let never = dir.join("dm0-always-never/run1");
+    std::fs::create_dir_all(&never).unwrap();
+    std::fs::write(
+        never.join("vmstat-delta.txt"),
+        "thp_fault_alloc=60\nthp_fault_fallback=40\npgscan_kswapd=100\n",
+    )
+    .unwrap();
+    std::fs::write(dm0.join("run.json"), r#"{"setting": "dm0-always-madvise", "run": 1}"#).unwrap();
+    let text = stdout_of(&["lab", "real", "--compare", dir.to_str().unwrap()]);
+    let header = "dm0-always-madvise -> dm0-always-never (THP always/madvise -> always/never)";
+    let at = text.find(header).unwrap_or_else(|| panic!("{text}"));
+    let thp = text[at..].lines().find(|l| l.starts_with("THP success %")).unwrap();
+    assert!(thp.contains("-25.0%") && thp.contains("-100.0%"), "{thp}");
+    assert!(!text.contains("dm1-always-madvise -> dm0-always-never"), "two knobs differ: {text}");
     std::fs::remove_dir_all(&dir).unwrap();
     let refused = pageblock(&["lab", "real", "--compare", "/nonexistent-session"]);
     assert_eq!(refused.status.code(), Some(1));

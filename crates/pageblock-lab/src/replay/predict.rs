@@ -1,14 +1,23 @@
-//! Prediction checked against the real kernel: the traces of a `lab real` session's
-//! `vm.defrag_mode=0` runs, replayed closed loop under `vanilla` and `defrag_mode`, predict
-//! how the session's `defrag_mode=1` runs differ from them.
+//! Prediction checked against the real kernel: the traces of one setting of a `lab real`
+//! session, replayed closed loop as recorded and under the session's other setting, predict
+//! how the other setting's runs differ from them. Two settings are compared when they differ
+//! in one knob:
+//!
+//! * `vm.defrag_mode` (`dm0-X` → `dm1-X`): the `dm0-X` traces under the `vanilla` and the
+//!   `defrag_mode` policy;
+//! * a THP setting (`dmD-always-madvise` → `dmD-always-never`): the first setting's traces
+//!   under the policy of `defrag_mode=D`, as recorded and with the other THP setting
+//!   ([`super::thp_settings`]); a pair whose what-if the trace cannot answer that way round is
+//!   taken the other way round, or not at all.
 //!
 //! For each row the real change is the difference of the two settings' means over their
 //! runs, and the real spread the larger of the two settings' (highest − lowest) / mean: the
 //! run-to-run variation a change must exceed to mean anything. The predicted change is, per
-//! `defrag_mode=0` trace and seed (the daemons' timing the trace does not tell, drawn per
-//! seed: [`super::daemon_timing`]), `defrag_mode`'s replay against `vanilla`'s with the same
-//! seed; its mean and range over traces and seeds are reported. A row **agrees** when the real change exceeds the spread and the predicted mean
-//! has its sign, or when it does not and the predicted mean lies within the spread.
+//! trace and seed (the daemons' timing the trace does not tell, drawn per seed:
+//! [`super::daemon_timing`]), the second replay's against the first's with the same seed; its
+//! mean and range over traces and seeds are reported. A row **agrees** when the real change
+//! exceeds the spread and the predicted mean has its sign, or when it does not and the
+//! predicted mean lies within the spread.
 //!
 //! THP success is `thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback)` on both sides:
 //! the replay counts the trace's huge page faults as the kernel does, each served if the
@@ -23,6 +32,9 @@ use pageblock_view::Spread;
 use serde::Serialize;
 
 use super::engine::Loop;
+use super::report::PolicyResult;
+use super::thp_settings::{ThpSettings, ThpWhatIf};
+use pageblock_core::thp::{ThpDefrag, ThpEnabled};
 
 /// The rows compared.
 pub const ROWS: [&str; 4] =
@@ -63,15 +75,15 @@ fn change(a: f64, b: f64) -> Option<f64> {
 pub struct PredictionRow {
     /// The row.
     pub name: &'static str,
-    /// The `defrag_mode=0` runs.
-    pub real_vanilla: Option<Spread>,
-    /// The `defrag_mode=1` runs.
-    pub real_defrag_mode: Option<Spread>,
+    /// The first setting's runs.
+    pub real_from: Option<Spread>,
+    /// The second setting's runs.
+    pub real_to: Option<Spread>,
     /// Real change of the means, percent.
     pub real_change: Option<f64>,
     /// Real run-to-run spread, percent.
     pub real_spread: f64,
-    /// Predicted change per `defrag_mode=0` trace and seed, percent.
+    /// Predicted change per trace of the first setting and seed, percent.
     pub predicted: Option<Spread>,
     /// Predicted mean change / real change.
     pub ratio: Option<f64>,
@@ -79,13 +91,81 @@ pub struct PredictionRow {
     pub agrees: Option<bool>,
 }
 
-/// A session's comparison for one THP setting.
+/// A session's comparison of two settings.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Prediction {
-    /// The `defrag_mode=0` and `=1` settings compared (`dm0-always-madvise`, ...).
+    /// The settings compared, the one whose traces are replayed first
+    /// (`dm0-always-madvise`, `dm1-always-madvise`).
     pub settings: (String, String),
+    /// The knob that differs, as the report says it (`vm.defrag_mode 0 -> 1`).
+    pub knob: String,
+    /// How the prediction is made (which policies and what-ifs replay the traces).
+    pub replayed: String,
     /// The rows.
     pub rows: Vec<PredictionRow>,
+}
+
+/// A `lab real` setting label, `dm{D}-{enabled}-{defrag}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Setting {
+    defrag_mode: u8,
+    thp: ThpSettings,
+}
+
+impl Setting {
+    fn parse(label: &str) -> Option<Setting> {
+        let (dm, rest) = label.strip_prefix("dm")?.split_once('-')?;
+        let (enabled, defrag) = rest.split_once('-')?;
+        Some(Setting {
+            defrag_mode: dm.parse().ok().filter(|d| *d <= 1)?,
+            thp: ThpSettings {
+                enabled: ThpEnabled::from_name(enabled)?,
+                defrag: ThpDefrag::from_name(defrag)?,
+            },
+        })
+    }
+
+    /// The policy that stands for the setting's `vm.defrag_mode`.
+    fn policy(self) -> &'static str {
+        if self.defrag_mode == 1 {
+            "defrag_mode"
+        } else {
+            "vanilla"
+        }
+    }
+}
+
+/// How the traces of one setting predict another.
+#[derive(Clone, Debug, PartialEq)]
+struct Plan {
+    /// The two replays of each trace: the policy, and the THP what-if of the second.
+    replays: [(&'static str, Option<ThpWhatIf>); 2],
+    /// The knob that differs.
+    knob: String,
+    /// How the traces are replayed.
+    how: String,
+}
+
+/// How the traces of setting `a` predict setting `b`; `None` if the settings differ in more
+/// than one knob, or the trace cannot answer the what-if this way round.
+fn plan(a: Setting, b: Setting) -> Option<Plan> {
+    if a.thp == b.thp && (a.defrag_mode, b.defrag_mode) == (0, 1) {
+        return Some(Plan {
+            replays: [("vanilla", None), ("defrag_mode", None)],
+            knob: "vm.defrag_mode 0 -> 1".into(),
+            how: "under vanilla and defrag_mode".into(),
+        });
+    }
+    let one_thp_knob = (a.thp.enabled == b.thp.enabled) != (a.thp.defrag == b.thp.defrag);
+    if a.defrag_mode != b.defrag_mode || !one_thp_knob {
+        return None;
+    }
+    let what_if = ThpWhatIf::new(a.thp, b.thp).ok()?;
+    Some(Plan {
+        replays: [(a.policy(), None), (a.policy(), Some(what_if))],
+        knob: format!("THP {} -> {}", a.thp.label(), b.thp.label()),
+        how: format!("under {}, as recorded and with THP {}", a.policy(), b.thp.label()),
+    })
 }
 
 /// The runs (directories holding `vmstat-delta.txt`) of each setting under `dir`, by label.
@@ -119,83 +199,87 @@ fn delta(run: &Path) -> Result<VmStat, String> {
     VmStat::parse_delta(&text).map_err(|e| format!("{}: {e}", p.display()))
 }
 
-/// Compares every `dm1-X` setting under `dir` (a `lab real` output directory) with its
-/// `dm0-X`, replaying each `dm0-X` trace under `vanilla` and `defrag_mode`, `seeds` times
-/// each (the daemons' timing drawn per seed, [`super::daemon_timing`]); `progress` is told
-/// which trace is replayed.
+/// Compares the settings under `dir` (a `lab real` output directory) that differ in one
+/// knob, replaying each trace of the first `seeds` times per replay (the daemons' timing drawn
+/// per seed, [`super::daemon_timing`]); `progress` is told which trace is replayed.
 pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Result<Vec<Prediction>, String> {
     let all = settings(dir)?;
-    let policies = ["vanilla", "defrag_mode"].map(|n| policy_named(n).expect("a shipped policy"));
     let mut out = Vec::new();
-    for (base, base_runs) in all.iter().filter(|(l, _)| l.starts_with("dm0-")) {
-        let other_label = format!("dm1-{}", &base[4..]);
-        let Some((_, other_runs)) = all.iter().find(|(l, _)| *l == other_label) else { continue };
-        let real = |runs: &[PathBuf]| runs.iter().map(|r| delta(r)).collect::<Result<Vec<_>, _>>();
-        let (real_base, real_other) = (real(base_runs)?, real(other_runs)?);
-        let mut replays = Vec::new();
-        for run in base_runs {
-            progress(run);
-            let report = super::run(
-                run,
-                &policies,
-                super::Options { mode: Some(Loop::Closed), seeds, ..Default::default() },
-                &mut |_| {},
-            )?;
-            replays.push(report.policies);
-        }
-        let rows = ROWS
-            .iter()
-            .map(|&name| {
-                let spread =
-                    |ds: &[VmStat]| Spread::of(ds.iter().filter_map(|d| real_value(name, d)).collect());
-                let (rv, rd) = (spread(&real_base), spread(&real_other));
-                let real_change = rv.as_ref().zip(rd.as_ref()).and_then(|(v, d)| change(v.mean, d.mean));
-                let real_spread = [&rv, &rd]
-                    .iter()
-                    .filter_map(|s| s.as_ref())
-                    .map(Spread::relative_percent)
-                    .fold(0.0, f64::max);
-                let predicted = Spread::of(
-                    replays
-                        .iter()
-                        .flat_map(|p| p[0].seeds.iter().zip(&p[1].seeds))
-                        .filter_map(|(vanilla, defrag_mode)| {
-                            let v = predicted_value(name, &vanilla.vmstat)?;
-                            change(v, predicted_value(name, &defrag_mode.vmstat)?)
-                        })
-                        .collect(),
-                );
-                let ratio = real_change
-                    .zip(predicted.as_ref())
-                    .and_then(|(r, p)| (r.abs() > f64::EPSILON).then(|| p.mean / r));
-                let agrees = real_change.zip(predicted.as_ref()).map(|(r, p)| {
-                    if r.abs() > real_spread {
-                        p.mean.signum() == r.signum() && p.mean != 0.0
-                    } else {
-                        p.mean.abs() <= real_spread
-                    }
-                });
-                PredictionRow {
-                    name,
-                    real_vanilla: rv,
-                    real_defrag_mode: rd,
-                    real_change,
-                    real_spread,
-                    predicted,
-                    ratio,
-                    agrees,
+    let mut compared: Vec<(usize, usize)> = Vec::new();
+    for (i, (a_label, a_runs)) in all.iter().enumerate() {
+        for (j, (b_label, b_runs)) in all.iter().enumerate() {
+            let (Some(a), Some(b)) = (Setting::parse(a_label), Setting::parse(b_label)) else { continue };
+            let Some(Plan { replays: replays_of, knob, how: replayed }) = plan(a, b) else { continue };
+            if compared.contains(&(j, i)) {
+                continue;
+            }
+            compared.push((i, j));
+            let real = |runs: &[PathBuf]| runs.iter().map(|r| delta(r)).collect::<Result<Vec<_>, _>>();
+            let (real_a, real_b) = (real(a_runs)?, real(b_runs)?);
+            let mut replays = Vec::new();
+            for run in a_runs {
+                progress(run);
+                let mut pair = Vec::new();
+                for (policy, what_if) in replays_of {
+                    let policies = [policy_named(policy).expect("a shipped policy")];
+                    let options = super::Options {
+                        mode: Some(Loop::Closed),
+                        seeds,
+                        thp_enabled: what_if.map(|w| w.replayed.enabled),
+                        thp_defrag: what_if.map(|w| w.replayed.defrag),
+                        ..Default::default()
+                    };
+                    let report = super::run(run, &policies, options, &mut |_| {})?;
+                    pair.extend(report.policies);
                 }
-            })
-            .collect();
-        out.push(Prediction { settings: (base.clone(), other_label), rows });
+                replays.push(pair);
+            }
+            let rows = ROWS.iter().map(|&name| row(name, (&real_a, &real_b), &replays)).collect();
+            out.push(Prediction { settings: (a_label.clone(), b_label.clone()), knob, replayed, rows });
+        }
     }
     if out.is_empty() {
         return Err(format!(
-            "{}: no dm0-X and dm1-X settings with runs to compare (a `lab real` output directory)",
+            "{}: no two settings with runs that differ in one knob (defrag_mode, THP enabled or defrag) to compare \
+             (a `lab real` output directory)",
             dir.display()
         ));
     }
     Ok(out)
+}
+
+/// Row `name`: the real change between the runs of the two settings, and the change
+/// predicted by each trace's pair of replays.
+fn row(
+    name: &'static str,
+    (real_a, real_b): (&[VmStat], &[VmStat]),
+    replays: &[Vec<PolicyResult>],
+) -> PredictionRow {
+    let spread = |ds: &[VmStat]| Spread::of(ds.iter().filter_map(|d| real_value(name, d)).collect());
+    let (ra, rb) = (spread(real_a), spread(real_b));
+    let real_change = ra.as_ref().zip(rb.as_ref()).and_then(|(a, b)| change(a.mean, b.mean));
+    let real_spread =
+        [&ra, &rb].iter().filter_map(|s| s.as_ref()).map(Spread::relative_percent).fold(0.0, f64::max);
+    let predicted = Spread::of(
+        replays
+            .iter()
+            .flat_map(|p| p[0].seeds.iter().zip(&p[1].seeds))
+            .filter_map(|(first, second)| {
+                let v = predicted_value(name, &first.vmstat)?;
+                change(v, predicted_value(name, &second.vmstat)?)
+            })
+            .collect(),
+    );
+    let ratio =
+        real_change.zip(predicted.as_ref()).and_then(|(r, p)| (r.abs() > f64::EPSILON).then(|| p.mean / r));
+    let agrees = real_change.zip(predicted.as_ref()).map(|(r, p)| {
+        if r.abs() > real_spread {
+            p.mean.signum() == r.signum() && p.mean != 0.0
+        } else {
+            p.mean.abs() <= real_spread
+        }
+    });
+    PredictionRow { name, real_from: ra, real_to: rb, real_change, real_spread, predicted, ratio, agrees }
 }
 
 /// The comparison as a table.
@@ -204,7 +288,11 @@ pub fn render(predictions: &[Prediction]) -> String {
     let mut o = String::new();
     let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:+.1}%"));
     for p in predictions {
-        let _ = writeln!(o, "{} -> {}: real change (vanilla runs -> defrag_mode runs) against predicted (replays of the vanilla traces)", p.settings.0, p.settings.1);
+        let _ = writeln!(
+            o,
+            "{} -> {} ({}): real change of the runs' means against predicted (the {} traces replayed {})",
+            p.settings.0, p.settings.1, p.knob, p.settings.0, p.replayed
+        );
         let _ = writeln!(
             o,
             "{:<26} {:>12} {:>10} {:>12} {:>22} {:>8} {:>7}",
@@ -252,6 +340,28 @@ mod tests {
         assert_eq!(real_value("THP success %", &VmStat::parse_delta("pswpout=1\n").unwrap()), None);
     }
 
+    /// Settings that differ in one knob are compared, the THP what-if the way round the trace
+    /// can answer; two knobs at once, or `defrag_mode` backwards, are not.
+    #[test]
+    fn settings_that_differ_in_one_knob_are_planned() {
+        let s = |label| Setting::parse(label).unwrap();
+        assert_eq!(Setting::parse("dm2-always-madvise"), None);
+        assert_eq!(Setting::parse("dm0-sometimes-madvise"), None);
+        assert_eq!(Setting::parse("summary.txt"), None);
+        let dm = plan(s("dm0-always-madvise"), s("dm1-always-madvise")).unwrap();
+        assert_eq!(dm.replays, [("vanilla", None), ("defrag_mode", None)]);
+        assert_eq!(plan(s("dm1-always-madvise"), s("dm0-always-madvise")), None);
+        let never = plan(s("dm1-always-madvise"), s("dm1-always-never")).unwrap();
+        assert_eq!(never.replays[0], ("defrag_mode", None));
+        assert_eq!(never.replays[1].1.map(|w| w.replayed.label()), Some("always/never".to_owned()));
+        assert_eq!(never.knob, "THP always/madvise -> always/never");
+        // `always` cannot be replayed from a `madvise` recording; the other way round can.
+        assert_eq!(plan(s("dm0-madvise-madvise"), s("dm0-always-madvise")), None);
+        assert!(plan(s("dm0-always-madvise"), s("dm0-madvise-madvise")).is_some());
+        assert_eq!(plan(s("dm0-always-madvise"), s("dm1-always-never")), None, "two knobs");
+        assert_eq!(plan(s("dm0-always-madvise"), s("dm0-madvise-never")), None, "two THP knobs");
+    }
+
     #[test]
     fn change_is_relative_to_the_first() {
         assert_eq!(change(10.0, 15.0), Some(50.0));
@@ -265,7 +375,7 @@ mod tests {
         std::fs::create_dir_all(&run).unwrap();
         std::fs::write(run.join("vmstat-delta.txt"), "pswpout=0\n").unwrap();
         let err = predict(&dir, 1, &mut |_| {}).unwrap_err();
-        assert!(err.contains("no dm0-X and dm1-X settings"), "{err}");
+        assert!(err.contains("no two settings with runs that differ in one knob"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
