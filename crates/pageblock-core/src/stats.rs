@@ -129,6 +129,11 @@ vm_events! {
     /// Requests that reached the OOM killer (`__alloc_pages_may_oom` with a victim to find);
     /// there is no OOM killer here, so each of them failed.
     PgAllocOom = "pgalloc_oom", kernel: false;
+    /// Direct compaction attempts asked for (`try_to_compact_pages` entered, as its
+    /// tracepoint `mm_compaction_try_to_compact_pages` counts them): those that ran, and
+    /// those skipped (too little free memory, a lack of memory rather than fragmentation) or
+    /// deferred before compacting.
+    CompactAttempt = "compact_attempt", kernel: false;
     /// Direct compaction attempts that ran (`COMPACTSTALL`).
     CompactStall = "compact_stall", kernel: true;
     /// Direct compaction attempts after which the request still failed (`COMPACTFAIL`).

@@ -470,6 +470,28 @@ fn compaction_moves_pages_from_before_the_trace_and_their_frees_follow_them() {
     assert_eq!(p.divergence.fallbacks.base_page_requests, 0, "compaction made the huge page");
     assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (1, 0));
     assert_eq!(p.divergence.unmatched_frees, 0, "each free found its page where it went");
+    // Every direct compaction asked for is counted, those that ran among them.
+    assert!(p.compact_attempts >= p.vmstat["compact_stall"] && p.vmstat["compact_stall"] > 0);
+}
+
+/// Direct compaction attempts asked for (`try_to_compact_pages` entered) beside those that
+/// ran (`compact_stall`): the traced kernel's from its `mm_compaction_try_to_compact_pages`
+/// lines when the trace recorded the compaction events, else no real column.
+#[test]
+fn direct_compaction_attempts_are_counted_on_both_sides() {
+    let mut t = Trace::default();
+    t.alloc(0, Some(0x1000), 0, Gfp::KERNEL);
+    let without = run(&t.write("no-compaction-events"), &["vanilla"]);
+    assert_eq!(without.real_compact_attempts, None);
+    assert!(!without.render().contains("         real\n  asked"));
+    for _ in 0..2 {
+        t.event("test-7", "mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_TRANSHUGE priority=2");
+    }
+    let with = run(&t.write("compaction-events"), &["vanilla"]);
+    assert_eq!(with.real_compact_attempts, Some(2));
+    let text = with.render();
+    let asked = text.lines().find(|l| l.starts_with("  asked (try_to_compact_pages)")).unwrap();
+    assert!(asked.ends_with(" 2"), "{asked}");
 }
 
 /// `--seeds`: each policy is replayed once per seed, each seed drawing the daemons' timing

@@ -447,6 +447,8 @@ pub fn try_to_compact_pages<L: NodeLocks + ?Sized>(
         return (CompactResult::Skipped, None);
     }
     let node = l.node();
+    // Where the kernel's `mm_compaction_try_to_compact_pages` fires.
+    node.count(VmEvent::CompactAttempt, 1);
     let mut rc = CompactResult::Skipped;
     for &z in node.zonelist(ac) {
         let z = z as usize;

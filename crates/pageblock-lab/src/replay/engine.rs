@@ -155,6 +155,8 @@ pub struct Replayed {
     pub events: EventCounts,
     /// Huge-page availability over time.
     pub series: Series,
+    /// Direct compaction attempts asked for during the replay ([`VmEvent::CompactAttempt`]).
+    pub compact_attempts: u64,
     /// Pages allocated during the replay (`pgalloc_*`).
     pub pgalloc_pages: u64,
     /// Pages freed during the replay (`pgfree`).
@@ -231,6 +233,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     shared.trace().set_sink(Some(Box::new(EventCounts { pageblock_order: pbo, ..EventCounts::default() })));
     let counted = |ev| shared.event(ev);
     let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
+    let attempts0 = counted(VmEvent::CompactAttempt);
     let nr_cpus = shared.nr_cpus();
     // The recorded machine's CPUs, which the windows below are per (`--cpus` may fold them).
     let traced_cpus = nr_cpus.max(t.counts.cpus as usize);
@@ -307,6 +310,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         direct_reclaims: r.direct_reclaims,
         events,
         series,
+        compact_attempts: shared.event(VmEvent::CompactAttempt) - attempts0,
         pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
         pgfree_pages: shared.event(VmEvent::PgFree) - pgfree0,
         node: r.node,

@@ -92,6 +92,11 @@ pub fn request_name(order: u32, gfp: pageblock_core::Gfp) -> String {
 }
 
 impl LoadedTrace {
+    /// Whether the trace recorded the compaction events (any of them occurred).
+    pub fn compaction_recorded(&self) -> bool {
+        self.counts.events.keys().any(|k| k.starts_with("mm_compaction_"))
+    }
+
     /// The traced kernel's direct reclaim runs by the request that stalled (`None`: the
     /// trace did not record `mm_vmscan_direct_reclaim_begin`).
     pub fn direct_reclaims(&self) -> Option<BTreeMap<String, u64>> {

@@ -92,6 +92,9 @@ pub struct PolicyResult {
     pub failed_requests: u64,
     /// Direct reclaim runs (`allocstall`) by the request that stalled (`order N MASK`).
     pub direct_reclaims: BTreeMap<String, u64>,
+    /// Direct compaction attempts asked for (`try_to_compact_pages` entered), whether they
+    /// ran (`compact_stall`) or were skipped or deferred first.
+    pub compact_attempts: u64,
     /// Of those, the ones no caller's fallback exists for, by order and mask.
     pub failed_without_fallback: BTreeMap<String, u64>,
     /// Pages allocated from each zone (`pgalloc_<zone>`).
@@ -169,6 +172,7 @@ impl PolicyResult {
             failed_requests: r.divergence.failed_requests,
             failed_without_fallback: r.failed_without_fallback.clone(),
             direct_reclaims: r.direct_reclaims.clone(),
+            compact_attempts: r.compact_attempts,
             pgalloc,
             pcp_pages_end: node.nr_pcp_pages(),
             vmstat,
@@ -201,6 +205,9 @@ pub struct ReplayReport {
     /// The traced kernel's direct reclaim runs by the request that stalled
     /// (`mm_vmscan_direct_reclaim_begin`; `None` if the trace did not record it).
     pub real_direct_reclaims: Option<BTreeMap<String, u64>>,
+    /// The traced kernel's direct compaction attempts (`mm_compaction_try_to_compact_pages`;
+    /// `None` if the trace did not record the compaction events).
+    pub real_compact_attempts: Option<u64>,
     /// Where each simulated kswapd wake-up's latency is drawn from.
     pub kswapd_wake_latency: String,
     /// `open` (every traced free replayed) or `closed` (only the workload's).
@@ -259,6 +266,9 @@ impl ReplayReport {
             fidelity,
             real_vmstat_delta,
             real_direct_reclaims: t.direct_reclaims(),
+            real_compact_attempts: t
+                .compaction_recorded()
+                .then(|| t.counts.events.get("mm_compaction_try_to_compact_pages").copied().unwrap_or(0)),
             kswapd_wake_latency: t.kswapd_wake_latency.source(),
             mode,
             seconds,
@@ -333,6 +343,7 @@ impl ReplayReport {
         out.push('\n');
         self.render_vmstat(&mut out);
         self.render_direct_reclaims(&mut out);
+        self.render_compact_attempts(&mut out);
         if let Some(f) = &self.fidelity {
             out.push('\n');
             render_fidelity(&mut out, f);
@@ -516,6 +527,40 @@ impl ReplayReport {
         if kinds.len() > SHOWN {
             let rest = &kinds[SHOWN..];
             row(out, "  the other requests", &|by| rest.iter().map(|k| count(by, k)).sum());
+        }
+    }
+
+    /// Direct compaction attempts asked for, and those that went ahead (`compact_stall`):
+    /// the rest were skipped (too little free memory to compact) or deferred.
+    fn render_compact_attempts(&self, out: &mut String) {
+        let real_stalls = self.real_vmstat_delta.as_ref().and_then(|d| d.get("compact_stall")).copied();
+        let _ = write!(out, "\n{:<34}", "direct compaction attempts");
+        for p in &self.policies {
+            let _ = write!(out, " {:>24}", p.name);
+        }
+        out.push_str(if self.real_compact_attempts.is_some() { "         real\n" } else { "\n" });
+        let stalls = |p: &PolicyResult| p.vmstat.get("compact_stall").copied().unwrap_or(0);
+        let rows = [
+            (
+                "  asked (try_to_compact_pages)",
+                self.policies.iter().map(|p| p.compact_attempts).collect::<Vec<_>>(),
+                self.real_compact_attempts,
+            ),
+            (
+                "  went ahead (compact_stall)",
+                self.policies.iter().map(stalls).collect(),
+                real_stalls.filter(|_| self.real_compact_attempts.is_some()),
+            ),
+        ];
+        for (label, cells, real) in rows {
+            let _ = write!(out, "{label:<34}");
+            for cell in cells {
+                let _ = write!(out, " {cell:>24}");
+            }
+            if let Some(r) = real {
+                let _ = write!(out, " {r:>12}");
+            }
+            out.push('\n');
         }
     }
 
