@@ -123,13 +123,34 @@ pub fn run(
     options: Options,
     progress: &mut dyn FnMut(Stage<'_>),
 ) -> Result<ReplayReport, String> {
-    let started = Instant::now();
+    let trace = load_trace(path, &options, progress)?;
+    replay_trace(&trace, policies, &options, progress)
+}
+
+/// Read the trace at `path` as `options` say (`skip_bad`, `zoneinfo`), once for any number of
+/// [`replay_trace`] calls.
+pub fn load_trace(
+    path: &Path,
+    options: &Options,
+    progress: &mut dyn FnMut(Stage<'_>),
+) -> Result<load::LoadedTrace, String> {
     let zoneinfo = options.zoneinfo.as_deref().map(read_zoneinfo).transpose()?;
-    let trace = load::load(path, (options.skip_bad, zoneinfo), &mut |bytes, total| {
+    load::load(path, (options.skip_bad, zoneinfo), &mut |bytes, total| {
         progress(Stage::Loading { bytes, total })
-    })?;
-    let mode = loop_for(&trace, &options);
-    let mut config = machine::node_config(&trace)?;
+    })
+}
+
+/// Replay `trace` (read by [`load_trace`]) under each of `policies`, in order, as `options`
+/// say; the report's seconds are the reading's and these replays'.
+pub fn replay_trace(
+    trace: &load::LoadedTrace,
+    policies: &[NamedPolicy],
+    options: &Options,
+    progress: &mut dyn FnMut(Stage<'_>),
+) -> Result<ReplayReport, String> {
+    let started = Instant::now();
+    let mode = loop_for(trace, options);
+    let mut config = machine::node_config(trace)?;
     if let Some(cpus) = options.cpus {
         for z in &mut config.zones {
             z.nr_cpus = cpus;
@@ -144,7 +165,7 @@ pub fn run(
         })?,
         None => options.balloon_pages,
     };
-    let thp = thp_what_if(&trace, &options)?;
+    let thp = thp_what_if(trace, options)?;
     let mut results = Vec::new();
     let mut start_report = None;
     let mut fidelity = None;
@@ -152,7 +173,7 @@ pub fn run(
         let mut first: Option<PolicyResult> = None;
         let mut seed_runs = Vec::new();
         for seed in 1..=u64::from(options.seeds.max(1)) {
-            let (mut node, start) = machine::boot(&trace, &config, &p.policy)?;
+            let (mut node, start) = machine::boot(trace, &config, &p.policy)?;
             start_report.get_or_insert(start);
             let (wake_delay, phases) = trace.kswapd_wake_latency.timing(seed);
             node.set_daemon_timing(wake_delay, phases);
@@ -160,7 +181,7 @@ pub fn run(
             let vmstat_start = show::vmstat(node.shared());
             let records = trace.records.len() as u64;
             let setup = engine::Setup { mode, balloon, thp };
-            let done = engine::replay(&trace, node, setup, &mut |done| {
+            let done = engine::replay(trace, node, setup, &mut |done| {
                 progress(Stage::Replaying { policy: p.name, seed, done, total: records })
             });
             if done.balloon_pages < balloon {
@@ -188,7 +209,7 @@ pub fn run(
             ));
             // The kernel's own policy is the one whose distance to the kernel means something.
             if p.name == "vanilla" && trace.snapshots.after_buddyinfo.is_some() {
-                fidelity = Some(fidelity::table(&trace, &done));
+                fidelity = Some(fidelity::table(trace, &done));
             }
         }
         if let Some(mut result) = first {
@@ -198,8 +219,14 @@ pub fn run(
     }
     let start = start_report.unwrap_or_default();
     let real = trace.snapshots.real_vmstat_delta().map(|d| pressure_rows(&d));
-    let mut report =
-        ReplayReport::new(&trace, start, results, (fidelity, real), mode, started.elapsed().as_secs_f64());
+    let mut report = ReplayReport::new(
+        trace,
+        start,
+        results,
+        (fidelity, real),
+        mode,
+        trace.load_seconds + started.elapsed().as_secs_f64(),
+    );
     report.thp = thp.map(|w| report::ThpSide { recorded: w.recorded.label(), replayed: w.replayed.label() });
     Ok(report)
 }

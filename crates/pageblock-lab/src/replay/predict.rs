@@ -219,6 +219,8 @@ pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Resul
             let mut replays = Vec::new();
             for run in a_runs {
                 progress(run);
+                // Read once, replayed twice.
+                let trace = super::load_trace(run, &super::Options::default(), &mut |_| {})?;
                 let mut pair = Vec::new();
                 for (policy, what_if) in replays_of {
                     let policies = [policy_named(policy).expect("a shipped policy")];
@@ -229,7 +231,7 @@ pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Resul
                         thp_defrag: what_if.map(|w| w.replayed.defrag),
                         ..Default::default()
                     };
-                    let report = super::run(run, &policies, options, &mut |_| {})?;
+                    let report = super::replay_trace(&trace, &policies, &options, &mut |_| {})?;
                     pair.extend(report.policies);
                 }
                 replays.push(pair);
