@@ -1,7 +1,7 @@
 //! What a replay reports: per policy side by side, the fidelity table, as text and JSON.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{Display, Write as _};
 
 use serde::Serialize;
 
@@ -409,17 +409,9 @@ impl ReplayReport {
             ];
             rows.splice(at..at, what_if);
         }
-        let _ = write!(out, "{:<34}", "policy");
-        for p in &self.policies {
-            let _ = write!(out, " {:>24}", p.name);
-        }
-        out.push('\n');
+        self.head(out, "policy", false);
         for (label, cell) in rows {
-            let _ = write!(out, "{label:<34}");
-            for p in &self.policies {
-                let _ = write!(out, " {:>24}", cell(p));
-            }
-            out.push('\n');
+            row(out, label, self.policies.iter().map(&cell), None::<u64>);
             if label == "  none: past the OOM killer" {
                 self.render_failed_without_fallback(out);
             }
@@ -427,21 +419,47 @@ impl ReplayReport {
         let zones: Vec<&str> =
             self.policies.first().map_or(Vec::new(), |p| p.pgalloc.keys().copied().collect());
         for zone in zones {
-            let _ = write!(out, "{:<34}", format!("pages allocated from {zone}"));
-            for p in &self.policies {
-                let _ = write!(out, " {:>24}", p.pgalloc.get(zone).copied().unwrap_or(0));
-            }
-            out.push('\n');
+            let cells = self.policies.iter().map(|p| p.pgalloc.get(zone).copied().unwrap_or(0));
+            row(out, &format!("pages allocated from {zone}"), cells, None::<u64>);
         }
+    }
+
+    /// A table's head: `title`, each policy's name, and `real` over a real column.
+    fn head(&self, out: &mut String, title: &str, real: bool) {
+        let _ = write!(out, "{title:<34}");
+        for p in &self.policies {
+            let _ = write!(out, " {:>24}", p.name);
+        }
+        if real {
+            let _ = write!(out, " {:>12}", "real");
+        }
+        out.push('\n');
     }
 }
 
-/// A closed-loop count of `p`, or `-` in open loop.
+/// A table row under [`ReplayReport::head`]: `label`, a cell per policy, the real one if any.
+fn row(
+    out: &mut String,
+    label: &str,
+    cells: impl IntoIterator<Item = impl Display>,
+    real: Option<impl Display>,
+) {
+    let _ = write!(out, "{label:<34}");
+    for cell in cells {
+        let _ = write!(out, " {cell:>24}");
+    }
+    if let Some(r) = real {
+        let _ = write!(out, " {r:>12}");
+    }
+    out.push('\n');
+}
+
 /// A count of the requests the simulation refused and their callers made up.
 fn fallback(p: &PolicyResult, f: fn(&super::fallback::Fallbacks) -> u64) -> String {
     f(&p.divergence.fallbacks).to_string()
 }
 
+/// A closed-loop count of `p`, or `-` in open loop.
 fn closed(p: &PolicyResult, f: fn(&super::closed_loop::ClosedLoopCounts) -> u64) -> String {
     p.closed_loop.as_ref().map_or_else(|| "-".to_owned(), |c| f(c).to_string())
 }
@@ -450,30 +468,18 @@ impl ReplayReport {
     /// Each policy's vmstat delta, and the real kernel's with each policy's ratio to it.
     fn render_vmstat(&self, out: &mut String) {
         let real = self.real_vmstat_delta.as_ref();
-        let _ = write!(out, "{:<34}", "vmstat delta over the replay");
-        for p in &self.policies {
-            let _ = write!(out, " {:>24}", p.name);
-        }
-        if real.is_some() {
-            let _ = write!(out, " {:>12}", "real");
-        }
-        out.push('\n');
+        self.head(out, "vmstat delta over the replay", real.is_some());
         let names: Vec<&String> = self.policies.first().map_or(Vec::new(), |p| p.vmstat.keys().collect());
         for name in names {
             let r = real.and_then(|d| d.get(name)).copied();
-            let _ = write!(out, "{name:<34}");
-            for p in &self.policies {
+            let cells = self.policies.iter().map(|p| {
                 let v = p.vmstat.get(name).copied().unwrap_or(0);
-                let cell = match r {
+                match r {
                     Some(r) if r > 0 => format!("{v} ({:.2}x)", v as f64 / r as f64),
                     _ => v.to_string(),
-                };
-                let _ = write!(out, " {cell:>24}");
-            }
-            if let Some(r) = r {
-                let _ = write!(out, " {r:>12}");
-            }
-            out.push('\n');
+                }
+            });
+            row(out, name, cells, r);
         }
         if real.is_none() {
             let _ =
@@ -504,29 +510,19 @@ impl ReplayReport {
             (real.map_or(0, |r| count(r, k)), sim)
         };
         kinds.sort_by_key(|k| std::cmp::Reverse(weight(k)));
-        let row = |out: &mut String, label: &str, cell: &dyn Fn(&BTreeMap<String, u64>) -> u64| {
-            let _ = write!(out, "{label:<34}");
-            for p in &self.policies {
-                let _ = write!(out, " {:>24}", cell(&p.direct_reclaims));
-            }
-            if let Some(r) = real {
-                let _ = write!(out, " {:>12}", cell(r));
-            }
-            out.push('\n');
+        let by_request = |out: &mut String, label: &str, cell: &dyn Fn(&BTreeMap<String, u64>) -> u64| {
+            row(out, label, self.policies.iter().map(|p| cell(&p.direct_reclaims)), real.map(cell));
         };
-        let _ = write!(out, "\n{:<34}", "direct reclaim runs, by request");
-        for p in &self.policies {
-            let _ = write!(out, " {:>24}", p.name);
-        }
-        out.push_str(if real.is_some() { "         real\n" } else { "\n" });
-        row(out, "  all", &|by| by.values().sum());
+        out.push('\n');
+        self.head(out, "direct reclaim runs, by request", real.is_some());
+        by_request(out, "  all", &|by| by.values().sum());
         for kind in kinds.iter().take(SHOWN) {
-            row(out, "  ", &|by| count(by, kind));
+            by_request(out, "  ", &|by| count(by, kind));
             let _ = writeln!(out, "    {kind}");
         }
         if kinds.len() > SHOWN {
             let rest = &kinds[SHOWN..];
-            row(out, "  the other requests", &|by| rest.iter().map(|k| count(by, k)).sum());
+            by_request(out, "  the other requests", &|by| rest.iter().map(|k| count(by, k)).sum());
         }
     }
 
@@ -534,34 +530,13 @@ impl ReplayReport {
     /// the rest were skipped (too little free memory to compact) or deferred.
     fn render_compact_attempts(&self, out: &mut String) {
         let real_stalls = self.real_vmstat_delta.as_ref().and_then(|d| d.get("compact_stall")).copied();
-        let _ = write!(out, "\n{:<34}", "direct compaction attempts");
-        for p in &self.policies {
-            let _ = write!(out, " {:>24}", p.name);
-        }
-        out.push_str(if self.real_compact_attempts.is_some() { "         real\n" } else { "\n" });
+        let real = self.real_compact_attempts;
+        out.push('\n');
+        self.head(out, "direct compaction attempts", real.is_some());
         let stalls = |p: &PolicyResult| p.vmstat.get("compact_stall").copied().unwrap_or(0);
-        let rows = [
-            (
-                "  asked (try_to_compact_pages)",
-                self.policies.iter().map(|p| p.compact_attempts).collect::<Vec<_>>(),
-                self.real_compact_attempts,
-            ),
-            (
-                "  went ahead (compact_stall)",
-                self.policies.iter().map(stalls).collect(),
-                real_stalls.filter(|_| self.real_compact_attempts.is_some()),
-            ),
-        ];
-        for (label, cells, real) in rows {
-            let _ = write!(out, "{label:<34}");
-            for cell in cells {
-                let _ = write!(out, " {cell:>24}");
-            }
-            if let Some(r) = real {
-                let _ = write!(out, " {r:>12}");
-            }
-            out.push('\n');
-        }
+        row(out, "  asked (try_to_compact_pages)", self.policies.iter().map(|p| p.compact_attempts), real);
+        let went_ahead = self.policies.iter().map(stalls);
+        row(out, "  went ahead (compact_stall)", went_ahead, real_stalls.filter(|_| real.is_some()));
     }
 
     /// The requests that failed with no fallback, one row per order and mask (the mask
@@ -572,11 +547,10 @@ impl ReplayReport {
         kinds.sort();
         kinds.dedup();
         for kind in kinds {
-            let _ = write!(out, "{:<34}", "  none: no fallback exists");
-            for p in &self.policies {
-                let _ = write!(out, " {:>24}", p.failed_without_fallback.get(kind).copied().unwrap_or(0));
-            }
-            let _ = writeln!(out, "\n    {kind}");
+            let cells =
+                self.policies.iter().map(|p| p.failed_without_fallback.get(kind).copied().unwrap_or(0));
+            row(out, "  none: no fallback exists", cells, None::<u64>);
+            let _ = writeln!(out, "    {kind}");
         }
     }
 
@@ -586,11 +560,8 @@ impl ReplayReport {
         if seeds < 2 {
             return;
         }
-        let _ = write!(out, "\n{:<34}", format!("range over {seeds} seeds"));
-        for p in &self.policies {
-            let _ = write!(out, " {:>24}", p.name);
-        }
         out.push('\n');
+        self.head(out, &format!("range over {seeds} seeds"), false);
         let mut names: Vec<&str> =
             self.policies.first().map_or(Vec::new(), |p| p.vmstat.keys().map(String::as_str).collect());
         names.extend(["mm_page_alloc_zone_locked", "mm_page_pcpu_drain"]);
@@ -600,13 +571,12 @@ impl ReplayReport {
             _ => s.vmstat.get(name).copied().unwrap_or(0),
         };
         for name in names {
-            let _ = write!(out, "{name:<34}");
-            for p in &self.policies {
+            let cells = self.policies.iter().map(|p| {
                 let lo = p.seeds.iter().map(|s| value(s, name)).min().unwrap_or(0);
                 let hi = p.seeds.iter().map(|s| value(s, name)).max().unwrap_or(0);
-                let _ = write!(out, " {:>24}", format!("{lo} .. {hi}"));
-            }
-            out.push('\n');
+                format!("{lo} .. {hi}")
+            });
+            row(out, name, cells, None::<u64>);
         }
     }
 }
