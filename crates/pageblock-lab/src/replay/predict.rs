@@ -33,8 +33,7 @@ use serde::Serialize;
 
 use super::engine::Loop;
 use super::report::PolicyResult;
-use super::thp_settings::{ThpSettings, ThpWhatIf};
-use pageblock_core::thp::{ThpDefrag, ThpEnabled};
+use super::thp_settings::{RealSetting, ThpWhatIf};
 
 /// The rows compared.
 pub const ROWS: [&str; 4] =
@@ -105,26 +104,7 @@ pub struct Prediction {
     pub rows: Vec<PredictionRow>,
 }
 
-/// A `lab real` setting label, `dm{D}-{enabled}-{defrag}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Setting {
-    defrag_mode: u8,
-    thp: ThpSettings,
-}
-
-impl Setting {
-    fn parse(label: &str) -> Option<Setting> {
-        let (dm, rest) = label.strip_prefix("dm")?.split_once('-')?;
-        let (enabled, defrag) = rest.split_once('-')?;
-        Some(Setting {
-            defrag_mode: dm.parse().ok().filter(|d| *d <= 1)?,
-            thp: ThpSettings {
-                enabled: ThpEnabled::from_name(enabled)?,
-                defrag: ThpDefrag::from_name(defrag)?,
-            },
-        })
-    }
-
+impl RealSetting {
     /// The policy that stands for the setting's `vm.defrag_mode`.
     fn policy(self) -> &'static str {
         if self.defrag_mode == 1 {
@@ -148,7 +128,7 @@ struct Plan {
 
 /// How the traces of setting `a` predict setting `b`; `None` if the settings differ in more
 /// than one knob, or the trace cannot answer the what-if this way round.
-fn plan(a: Setting, b: Setting) -> Option<Plan> {
+fn plan(a: RealSetting, b: RealSetting) -> Option<Plan> {
     if a.thp == b.thp && (a.defrag_mode, b.defrag_mode) == (0, 1) {
         return Some(Plan {
             replays: [("vanilla", None), ("defrag_mode", None)],
@@ -208,7 +188,9 @@ pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Resul
     let mut compared: Vec<(usize, usize)> = Vec::new();
     for (i, (a_label, a_runs)) in all.iter().enumerate() {
         for (j, (b_label, b_runs)) in all.iter().enumerate() {
-            let (Some(a), Some(b)) = (Setting::parse(a_label), Setting::parse(b_label)) else { continue };
+            let (Some(a), Some(b)) = (RealSetting::parse(a_label), RealSetting::parse(b_label)) else {
+                continue;
+            };
             let Some(Plan { replays: replays_of, knob, how: replayed }) = plan(a, b) else { continue };
             if compared.contains(&(j, i)) {
                 continue;
@@ -346,10 +328,10 @@ mod tests {
     /// can answer; two knobs at once, or `defrag_mode` backwards, are not.
     #[test]
     fn settings_that_differ_in_one_knob_are_planned() {
-        let s = |label| Setting::parse(label).unwrap();
-        assert_eq!(Setting::parse("dm2-always-madvise"), None);
-        assert_eq!(Setting::parse("dm0-sometimes-madvise"), None);
-        assert_eq!(Setting::parse("summary.txt"), None);
+        let s = |label| RealSetting::parse(label).unwrap();
+        assert_eq!(RealSetting::parse("dm2-always-madvise"), None);
+        assert_eq!(RealSetting::parse("dm0-sometimes-madvise"), None);
+        assert_eq!(RealSetting::parse("summary.txt"), None);
         let dm = plan(s("dm0-always-madvise"), s("dm1-always-madvise")).unwrap();
         assert_eq!(dm.replays, [("vanilla", None), ("defrag_mode", None)]);
         assert_eq!(plan(s("dm1-always-madvise"), s("dm0-always-madvise")), None);

@@ -74,7 +74,11 @@ impl ThpSettings {
         let text = std::fs::read_to_string(&run).map_err(|e| format!("{}: {e}", run.display()))?;
         let json: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", run.display()))?;
-        Ok(json.get("setting").and_then(serde_json::Value::as_str).and_then(from_label))
+        Ok(json
+            .get("setting")
+            .and_then(serde_json::Value::as_str)
+            .and_then(RealSetting::parse)
+            .map(|r| r.thp))
     }
 }
 
@@ -83,11 +87,28 @@ fn sysfs_choice(text: &str) -> Option<&str> {
     text.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
 }
 
-/// The THP settings of a `lab real` setting label, `dm{0,1}-ENABLED-DEFRAG`.
-fn from_label(label: &str) -> Option<ThpSettings> {
-    let rest = label.strip_prefix("dm")?.split_once('-')?.1;
-    let (enabled, defrag) = rest.split_once('-')?;
-    Some(ThpSettings { enabled: ThpEnabled::from_name(enabled)?, defrag: ThpDefrag::from_name(defrag)? })
+/// A `lab real` setting as its label names it: `dm{0,1}-ENABLED-DEFRAG`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RealSetting {
+    /// `vm.defrag_mode`.
+    pub defrag_mode: u8,
+    /// The THP settings.
+    pub thp: ThpSettings,
+}
+
+impl RealSetting {
+    /// The setting `label` names (`None`: not a `lab real` setting label).
+    pub fn parse(label: &str) -> Option<RealSetting> {
+        let (dm, rest) = label.strip_prefix("dm")?.split_once('-')?;
+        let (enabled, defrag) = rest.split_once('-')?;
+        Some(RealSetting {
+            defrag_mode: dm.parse().ok().filter(|d| *d <= 1)?,
+            thp: ThpSettings {
+                enabled: ThpEnabled::from_name(enabled)?,
+                defrag: ThpDefrag::from_name(defrag)?,
+            },
+        })
+    }
 }
 
 /// The flags of a fault's attempts that `defrag` and the attempt decide.
