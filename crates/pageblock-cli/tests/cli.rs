@@ -600,10 +600,26 @@ fn lab_real_compare_tables_a_finished_session() {
     assert!(row("THP success %").contains("+18.8%"), "80% -> 95%: {}", row("THP success %"));
     assert!(row("pgscan_kswapd").contains("+50.0%"), "{}", row("pgscan_kswapd"));
     assert!(row("direct reclaim stalls").starts_with("direct reclaim stalls"));
+    // The defrag_mode run has no trace to predict the change from its side.
+    assert!(text.contains("no prediction from the dm1-always-madvise traces: "), "{text}");
+    assert!(text.contains("run1 has no trace"), "{text}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("prediction.json")).unwrap()).unwrap();
     assert_eq!(json["predictions"][0]["rows"].as_array().unwrap().len(), 4);
     assert_eq!(std::fs::read_to_string(dir.join("prediction.txt")).unwrap(), text);
+    // With a trace it has: the same change predicted from the state the defrag_mode run began
+    // in, a second table with the same rows.
+    std::fs::copy(dm0.join("trace.txt"), dm1.join("trace.txt")).unwrap();
+    let text = stdout_of(&["lab", "real", "--compare", dir.to_str().unwrap()]);
+    let second = "the same change predicted from the dm1-always-madvise traces (replayed under vanilla and defrag_mode)";
+    let at = text.find(second).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(text[at..].lines().filter(|l| l.starts_with("THP success %")).count(), 1, "{text}");
+    assert!(text[at..].lines().any(|l| l.starts_with("pgscan_kswapd") && l.contains("+50.0%")), "{text}");
+    // Each trace on its own; these runs have no before.pagetypeinfo to say where they began.
+    for run in ["dm0-always-madvise/run1", "dm1-always-madvise/run1"] {
+        assert!(text.lines().any(|l| l.starts_with(run) && l.contains(" - ")), "{run}: {text}");
+    }
+    std::fs::remove_file(dm1.join("trace.txt")).unwrap();
     // A THP setting run beside them: the madvise trace replayed with defrag=never (the
     // recorded setting from run.json, as lab real writes it); its served retries become
     // fallbacks, 100% -> 0% predicted against the real 80% -> 60%.

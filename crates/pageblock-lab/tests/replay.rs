@@ -192,6 +192,25 @@ fn the_real_trace_replays_with_a_fidelity_table() {
     assert_eq!(report.start.free_state, "before.pagetypeinfo");
     assert!(report.start.unplaced_blocks.is_empty(), "{:?}", report.start.unplaced_blocks);
     assert_eq!(report.start.pcp_pages, 12973 + 11440, "the pagesets' counts");
+    // The free pages a movable request could only steal, as the snapshot lists them.
+    let pti = std::fs::read_to_string(dir.join("before.pagetypeinfo")).unwrap();
+    let steal_only: u64 = pti
+        .lines()
+        .filter(|l| l.contains("type    Unmovable") || l.contains("type  Reclaimable"))
+        .map(|l| {
+            l.split_whitespace()
+                .skip(6)
+                .take(9)
+                .enumerate()
+                .map(|(o, n)| n.parse::<u64>().unwrap() << o)
+                .sum::<u64>()
+        })
+        .sum();
+    assert!(steal_only > 0);
+    assert_eq!(report.start.steal_only_pages, steal_only);
+    assert!(report
+        .render()
+        .contains(&format!("start: {steal_only} free pages a movable request could only steal")));
     let p = &report.policies[0];
     assert_eq!(p.divergence.requests, 729_121);
     let fidelity = report.fidelity.as_ref().expect("after snapshots: a fidelity table");

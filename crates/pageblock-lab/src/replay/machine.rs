@@ -38,6 +38,9 @@ pub struct StartReport {
     pub busy_pages: u64,
     /// Pages put on per-CPU lists, as the snapshot's pagesets held them.
     pub pcp_pages: u64,
+    /// Free pages a movable request could only steal: on the Unmovable and Reclaimable
+    /// lists below the pageblock order. `defrag_mode` keeps them from it.
+    pub steal_only_pages: u64,
 }
 
 /// The most pages a machine sized by a trace's pfns may have (1 TiB): booting it takes time
@@ -168,7 +171,25 @@ pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(No
         }
     }
     node.verify().map_err(|e| format!("starting state: {e}"))?;
+    report.steal_only_pages = steal_only_pages(&node);
     Ok((node, report))
+}
+
+/// Free pages on the Unmovable and Reclaimable lists below the pageblock order, over the
+/// node's zones (see [`StartReport::steal_only_pages`]).
+fn steal_only_pages(node: &Node) -> u64 {
+    let shared = node.shared();
+    let pbo = shared.pageblock_order();
+    let mut pages = 0;
+    for z in shared.zones() {
+        let areas = z.free_areas();
+        for order in 0..pbo {
+            for mt in [MigrateType::Unmovable, MigrateType::Reclaimable] {
+                pages += areas.mt_nr_free(order, mt).unwrap_or(0) << order;
+            }
+        }
+    }
+    pages
 }
 
 /// Put on each CPU's lists of zone `i` as many pages as its pageset held in the snapshot

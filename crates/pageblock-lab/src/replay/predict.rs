@@ -19,6 +19,17 @@
 //! exceeds the spread and the predicted mean has its sign, or when it does not and the
 //! predicted mean lies within the spread.
 //!
+//! **From the other side.** A trace carries its run's starting state: where free memory
+//! lay, in which pageblocks. The runs of two settings start from different states (each
+//! begins where the one before it left the machine), and a state can decide the change on
+//! its own: a run that begins with its free memory in Reclaimable pageblocks gives
+//! `defrag_mode`, which may not take pages from them, a machine short of that memory, and
+//! `vanilla`, which may, none. So the same change is also predicted from the second
+//! setting's traces, each replayed as the first setting and as recorded (the THP what-if the
+//! other way round, where the trace can answer it), and judged by the same rule. The first
+//! prediction is the one `replay` makes of a user's trace; the second tells whether a miss
+//! comes from the model or from where the first setting's runs began.
+//!
 //! THP success is `thp_fault_alloc / (thp_fault_alloc + thp_fault_fallback)` on both sides:
 //! the replay counts the trace's huge page faults as the kernel does, each served if the
 //! simulation served its first attempt or the retry ([`super::fallback`]).
@@ -27,6 +38,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use pageblock_core::named_policy::policy_named;
+use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::vmstat::{thp_success_percent, VmStat};
 use pageblock_view::Spread;
 use serde::Serialize;
@@ -88,6 +100,11 @@ pub struct PredictionRow {
     pub ratio: Option<f64>,
     /// Whether prediction and reality agree (see the module).
     pub agrees: Option<bool>,
+    /// The same change predicted from the second setting's traces (each replayed as the
+    /// first setting and as recorded), percent; `None` where they cannot answer it.
+    pub predicted_from_second: Option<Spread>,
+    /// Whether that prediction and reality agree, by the same rule.
+    pub agrees_from_second: Option<bool>,
 }
 
 /// A session's comparison of two settings.
@@ -100,8 +117,68 @@ pub struct Prediction {
     pub knob: String,
     /// How the prediction is made (which policies and what-ifs replay the traces).
     pub replayed: String,
+    /// How the second setting's traces are replayed to predict the same change, or why they
+    /// are not.
+    pub replayed_second: Result<String, String>,
     /// The rows.
     pub rows: Vec<PredictionRow>,
+    /// Each trace replayed, with where its run began and what it predicts on its own.
+    pub traces: Vec<TracePrediction>,
+}
+
+/// One trace's own prediction, beside the state its run began in.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TracePrediction {
+    /// The run, as `setting/runN`.
+    pub run: String,
+    /// Free pages at the start (`before.pagetypeinfo`), if the run has the snapshot.
+    pub free: Option<u64>,
+    /// Of them, those a movable request could only steal: on the Unmovable and Reclaimable
+    /// lists below the pageblock order. `defrag_mode` does not take them for it; `vanilla`
+    /// does, and claims their pageblocks.
+    pub steal_only: Option<u64>,
+    /// Per row (as [`ROWS`]), the predicted change, mean over seeds, percent.
+    pub changes: Vec<Option<f64>>,
+}
+
+/// Free pages at the start of `run`, and those a movable request could only steal (see
+/// [`TracePrediction::steal_only`]); `None` without a readable `before.pagetypeinfo`.
+fn start_free(run: &Path) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(run.join("before.pagetypeinfo")).ok()?;
+    let info = PageTypeInfo::parse(&text).ok()?;
+    let (mut free, mut steal_only) = (0, 0);
+    for node in &info.nodes {
+        for row in &node.free {
+            for (order, c) in row.counts.iter().enumerate() {
+                let pages = c.count << order;
+                free += pages;
+                if matches!(row.migratetype.as_str(), "Unmovable" | "Reclaimable")
+                    && (order as u32) < node.pageblock_order
+                {
+                    steal_only += pages;
+                }
+            }
+        }
+    }
+    Some((free, steal_only))
+}
+
+/// Each trace of `runs` (replayed as `replays` holds) on its own.
+fn trace_predictions(runs: &[PathBuf], replays: &[Vec<PolicyResult>]) -> Vec<TracePrediction> {
+    runs.iter()
+        .zip(replays.chunks(1))
+        .map(|(run, one)| {
+            let start = start_free(run);
+            let name =
+                |p: Option<&std::ffi::OsStr>| p.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            TracePrediction {
+                run: format!("{}/{}", name(run.parent().and_then(Path::file_name)), name(run.file_name())),
+                free: start.map(|s| s.0),
+                steal_only: start.map(|s| s.1),
+                changes: ROWS.iter().map(|r| predicted_change(r, one).map(|s| s.mean)).collect(),
+            }
+        })
+        .collect()
 }
 
 impl RealSetting {
@@ -115,25 +192,36 @@ impl RealSetting {
     }
 }
 
+/// The two replays of each trace, as the first setting and as the second: the policy, and
+/// the THP what-if if the setting is not the recorded one.
+type Replays = [(&'static str, Option<ThpWhatIf>); 2];
+
 /// How the traces of one setting predict another.
 #[derive(Clone, Debug, PartialEq)]
 struct Plan {
-    /// The two replays of each trace: the policy, and the THP what-if of the second.
-    replays: [(&'static str, Option<ThpWhatIf>); 2],
+    /// The replays of each trace of the first setting.
+    replays: Replays,
     /// The knob that differs.
     knob: String,
     /// How the traces are replayed.
     how: String,
+    /// The replays of each trace of the second setting, predicting the same change from the
+    /// state the second setting's runs started in, and how; or why its traces cannot be
+    /// replayed as the first setting (a THP what-if the trace cannot tell).
+    second: Result<(Replays, String), String>,
 }
 
 /// How the traces of setting `a` predict setting `b`; `None` if the settings differ in more
 /// than one knob, or the trace cannot answer the what-if this way round.
 fn plan(a: RealSetting, b: RealSetting) -> Option<Plan> {
     if a.thp == b.thp && (a.defrag_mode, b.defrag_mode) == (0, 1) {
+        let how = "under vanilla and defrag_mode".to_owned();
+        let replays = [("vanilla", None), ("defrag_mode", None)];
         return Some(Plan {
-            replays: [("vanilla", None), ("defrag_mode", None)],
+            replays,
             knob: "vm.defrag_mode 0 -> 1".into(),
-            how: "under vanilla and defrag_mode".into(),
+            how: how.clone(),
+            second: Ok((replays, how)),
         });
     }
     let one_thp_knob = (a.thp.enabled == b.thp.enabled) != (a.thp.defrag == b.thp.defrag);
@@ -141,10 +229,15 @@ fn plan(a: RealSetting, b: RealSetting) -> Option<Plan> {
         return None;
     }
     let what_if = ThpWhatIf::new(a.thp, b.thp).ok()?;
+    let second = ThpWhatIf::new(b.thp, a.thp).map(|back| {
+        let how = format!("under {}, with THP {} and as recorded", b.policy(), a.thp.label());
+        ([(b.policy(), Some(back)), (b.policy(), None)], how)
+    });
     Some(Plan {
         replays: [(a.policy(), None), (a.policy(), Some(what_if))],
         knob: format!("THP {} -> {}", a.thp.label(), b.thp.label()),
         how: format!("under {}, as recorded and with THP {}", a.policy(), b.thp.label()),
+        second,
     })
 }
 
@@ -191,35 +284,36 @@ pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Resul
             let (Some(a), Some(b)) = (RealSetting::parse(a_label), RealSetting::parse(b_label)) else {
                 continue;
             };
-            let Some(Plan { replays: replays_of, knob, how: replayed }) = plan(a, b) else { continue };
+            let Some(plan) = plan(a, b) else { continue };
             if compared.contains(&(j, i)) {
                 continue;
             }
             compared.push((i, j));
             let real = |runs: &[PathBuf]| runs.iter().map(|r| delta(r)).collect::<Result<Vec<_>, _>>();
             let (real_a, real_b) = (real(a_runs)?, real(b_runs)?);
-            let mut replays = Vec::new();
-            for run in a_runs {
-                progress(run);
-                // Read once, replayed twice.
-                let trace = super::load_trace(run, &super::Options::default(), &mut |_| {})?;
-                let mut pair = Vec::new();
-                for (policy, what_if) in replays_of {
-                    let policies = [policy_named(policy).expect("a shipped policy")];
-                    let options = super::Options {
-                        mode: Some(Loop::Closed),
-                        seeds,
-                        thp_enabled: what_if.map(|w| w.replayed.enabled),
-                        thp_defrag: what_if.map(|w| w.replayed.defrag),
-                        ..Default::default()
-                    };
-                    let report = super::replay_trace(&trace, &policies, &options, &mut |_| {})?;
-                    pair.extend(report.policies);
+            let replays = replay_each(a_runs, &plan.replays, seeds, progress)?;
+            let untraced = b_runs.iter().find(|r| pageblock_trace::trace_file(r).is_err());
+            let (second, replayed_second) = match (&plan.second, untraced) {
+                (Ok((replays_of, how)), None) => {
+                    (Some(replay_each(b_runs, replays_of, seeds, progress)?), Ok(how.clone()))
                 }
-                replays.push(pair);
+                (Ok(_), Some(run)) => (None, Err(format!("{} has no trace", run.display()))),
+                (Err(why), _) => (None, Err(why.clone())),
+            };
+            let rows =
+                ROWS.iter().map(|&name| row(name, (&real_a, &real_b), &replays, second.as_deref())).collect();
+            let mut traces = trace_predictions(a_runs, &replays);
+            if let Some(second) = &second {
+                traces.extend(trace_predictions(b_runs, second));
             }
-            let rows = ROWS.iter().map(|&name| row(name, (&real_a, &real_b), &replays)).collect();
-            out.push(Prediction { settings: (a_label.clone(), b_label.clone()), knob, replayed, rows });
+            out.push(Prediction {
+                settings: (a_label.clone(), b_label.clone()),
+                knob: plan.knob,
+                replayed: plan.how,
+                replayed_second,
+                rows,
+                traces,
+            });
         }
     }
     if out.is_empty() {
@@ -232,19 +326,40 @@ pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Resul
     Ok(out)
 }
 
-/// Row `name`: the real change between the runs of the two settings, and the change
-/// predicted by each trace's pair of replays.
-fn row(
-    name: &'static str,
-    (real_a, real_b): (&[VmStat], &[VmStat]),
-    replays: &[Vec<PolicyResult>],
-) -> PredictionRow {
-    let spread = |ds: &[VmStat]| Spread::of(ds.iter().filter_map(|d| real_value(name, d)).collect());
-    let (ra, rb) = (spread(real_a), spread(real_b));
-    let real_change = ra.as_ref().zip(rb.as_ref()).and_then(|(a, b)| change(a.mean, b.mean));
-    let real_spread =
-        [&ra, &rb].iter().filter_map(|s| s.as_ref()).map(Spread::relative_percent).fold(0.0, f64::max);
-    let predicted = Spread::of(
+/// Replays each trace of `runs` as `replays_of` says, `seeds` times each; one pair of results
+/// per trace.
+fn replay_each(
+    runs: &[PathBuf],
+    replays_of: &Replays,
+    seeds: u32,
+    progress: &mut dyn FnMut(&Path),
+) -> Result<Vec<Vec<PolicyResult>>, String> {
+    let mut replays = Vec::new();
+    for run in runs {
+        progress(run);
+        // Read once, replayed twice.
+        let trace = super::load_trace(run, &super::Options::default(), &mut |_| {})?;
+        let mut pair = Vec::new();
+        for (policy, what_if) in replays_of {
+            let policies = [policy_named(policy).expect("a shipped policy")];
+            let options = super::Options {
+                mode: Some(Loop::Closed),
+                seeds,
+                thp_enabled: what_if.map(|w| w.replayed.enabled),
+                thp_defrag: what_if.map(|w| w.replayed.defrag),
+                ..Default::default()
+            };
+            let report = super::replay_trace(&trace, &policies, &options, &mut |_| {})?;
+            pair.extend(report.policies);
+        }
+        replays.push(pair);
+    }
+    Ok(replays)
+}
+
+/// Row `name`'s change predicted by each trace's pair of replays, per trace and seed.
+fn predicted_change(name: &str, replays: &[Vec<PolicyResult>]) -> Option<Spread> {
+    Spread::of(
         replays
             .iter()
             .flat_map(|p| p[0].seeds.iter().zip(&p[1].seeds))
@@ -253,59 +368,147 @@ fn row(
                 change(v, predicted_value(name, &second.vmstat)?)
             })
             .collect(),
-    );
-    let ratio =
-        real_change.zip(predicted.as_ref()).and_then(|(r, p)| (r.abs() > f64::EPSILON).then(|| p.mean / r));
-    let agrees = real_change.zip(predicted.as_ref()).map(|(r, p)| {
+    )
+}
+
+/// The module's rule: a real change beyond the spread needs the predicted mean's sign, one
+/// within it a predicted mean within it too.
+fn agrees(real_change: Option<f64>, real_spread: f64, predicted: Option<&Spread>) -> Option<bool> {
+    real_change.zip(predicted).map(|(r, p)| {
         if r.abs() > real_spread {
             p.mean.signum() == r.signum() && p.mean != 0.0
         } else {
             p.mean.abs() <= real_spread
         }
-    });
-    PredictionRow { name, real_from: ra, real_to: rb, real_change, real_spread, predicted, ratio, agrees }
+    })
 }
 
-/// The comparison as a table.
+/// Row `name`: the real change between the runs of the two settings, and the change
+/// predicted by each trace's pair of replays (the first setting's traces', and the second's
+/// if they were replayed).
+fn row(
+    name: &'static str,
+    (real_a, real_b): (&[VmStat], &[VmStat]),
+    replays: &[Vec<PolicyResult>],
+    second: Option<&[Vec<PolicyResult>]>,
+) -> PredictionRow {
+    let spread = |ds: &[VmStat]| Spread::of(ds.iter().filter_map(|d| real_value(name, d)).collect());
+    let (ra, rb) = (spread(real_a), spread(real_b));
+    let real_change = ra.as_ref().zip(rb.as_ref()).and_then(|(a, b)| change(a.mean, b.mean));
+    let real_spread =
+        [&ra, &rb].iter().filter_map(|s| s.as_ref()).map(Spread::relative_percent).fold(0.0, f64::max);
+    let predicted = predicted_change(name, replays);
+    let ratio =
+        real_change.zip(predicted.as_ref()).and_then(|(r, p)| (r.abs() > f64::EPSILON).then(|| p.mean / r));
+    let agrees_first = agrees(real_change, real_spread, predicted.as_ref());
+    let predicted_from_second = second.and_then(|s| predicted_change(name, s));
+    let agrees_from_second = agrees(real_change, real_spread, predicted_from_second.as_ref());
+    PredictionRow {
+        name,
+        real_from: ra,
+        real_to: rb,
+        real_change,
+        real_spread,
+        predicted,
+        ratio,
+        agrees: agrees_first,
+        predicted_from_second,
+        agrees_from_second,
+    }
+}
+
+/// The comparison as a table: the prediction from the first setting's traces, then the same
+/// change predicted from the second's.
 pub fn render(predictions: &[Prediction]) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
-    let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:+.1}%"));
     for p in predictions {
         let _ = writeln!(
             o,
             "{} -> {} ({}): real change of the runs' means against predicted (the {} traces replayed {})",
             p.settings.0, p.settings.1, p.knob, p.settings.0, p.replayed
         );
-        let _ = writeln!(
-            o,
-            "{:<26} {:>12} {:>10} {:>12} {:>22} {:>8} {:>7}",
-            "", "real change", "spread", "predicted", "predicted range", "ratio", "agrees"
-        );
-        for r in &p.rows {
-            let range =
-                r.predicted.as_ref().map_or("-".to_owned(), |s| format!("{:+.1}% .. {:+.1}%", s.min, s.max));
-            let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.2}"));
-            let agrees = match r.agrees {
-                Some(true) => "yes",
-                Some(false) => "NO",
-                None => "-",
-            };
-            let _ = writeln!(
-                o,
-                "{:<26} {:>12} {:>10} {:>12} {:>22} {:>8} {:>7}",
-                r.name,
-                pct(r.real_change),
-                format!("{:.1}%", r.real_spread),
-                pct(r.predicted.as_ref().map(|s| s.mean)),
-                range,
-                ratio,
-                agrees
-            );
+        table(&mut o, &p.rows, |r| (r.predicted.as_ref(), r.agrees));
+        match &p.replayed_second {
+            Ok(how) => {
+                let _ = writeln!(
+                    o,
+                    "the same change predicted from the {} traces (replayed {}), from the states those runs began in",
+                    p.settings.1, how
+                );
+                table(&mut o, &p.rows, |r| (r.predicted_from_second.as_ref(), r.agrees_from_second));
+            }
+            Err(why) => {
+                let _ = writeln!(o, "no prediction from the {} traces: {why}", p.settings.1);
+            }
         }
+        traces_table(&mut o, &p.traces);
         o.push('\n');
     }
     o
+}
+
+/// Each trace's own predicted change (mean over seeds), beside the free memory its run began
+/// with and how much of it a movable request could only steal.
+fn traces_table(o: &mut String, traces: &[TracePrediction]) {
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        o,
+        "each trace's predicted change, mean over seeds; free pages at its start, and those a movable request could only steal"
+    );
+    let _ = write!(o, "{:<26} {:>10} {:>11}", "trace", "free", "steal-only");
+    for r in ROWS {
+        let _ = write!(o, " {:>24}", r);
+    }
+    o.push('\n');
+    let count = |v: Option<u64>| v.map_or("-".to_owned(), |v| v.to_string());
+    for t in traces {
+        let _ = write!(o, "{:<26} {:>10} {:>11}", t.run, count(t.free), count(t.steal_only));
+        for c in &t.changes {
+            let _ = write!(o, " {:>24}", c.map_or("-".to_owned(), |v| format!("{v:+.1}%")));
+        }
+        o.push('\n');
+    }
+}
+
+/// One table of `rows`, with the prediction `pick` chooses.
+fn table(
+    o: &mut String,
+    rows: &[PredictionRow],
+    pick: impl Fn(&PredictionRow) -> (Option<&Spread>, Option<bool>),
+) {
+    use std::fmt::Write as _;
+    let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:+.1}%"));
+    let _ = writeln!(
+        o,
+        "{:<26} {:>12} {:>10} {:>12} {:>22} {:>8} {:>7}",
+        "", "real change", "spread", "predicted", "predicted range", "ratio", "agrees"
+    );
+    for r in rows {
+        let (predicted, agrees) = pick(r);
+        let range = predicted.map_or("-".to_owned(), |s| format!("{:+.1}% .. {:+.1}%", s.min, s.max));
+        let ratio = r
+            .real_change
+            .zip(predicted)
+            .filter(|(real, _)| real.abs() > f64::EPSILON)
+            .map_or("-".to_owned(), |(real, p)| format!("{:.2}", p.mean / real));
+        let agrees = match agrees {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "-",
+        };
+        let _ = writeln!(
+            o,
+            "{:<26} {:>12} {:>10} {:>12} {:>22} {:>8} {:>7}",
+            r.name,
+            pct(r.real_change),
+            format!("{:.1}%", r.real_spread),
+            pct(predicted.map(|s| s.mean)),
+            range,
+            ratio,
+            agrees
+        );
+    }
 }
 
 #[cfg(test)]
@@ -334,16 +537,45 @@ mod tests {
         assert_eq!(RealSetting::parse("summary.txt"), None);
         let dm = plan(s("dm0-always-madvise"), s("dm1-always-madvise")).unwrap();
         assert_eq!(dm.replays, [("vanilla", None), ("defrag_mode", None)]);
+        assert_eq!(dm.second.map(|(r, _)| r), Ok(dm.replays), "the defrag_mode traces replayed alike");
         assert_eq!(plan(s("dm1-always-madvise"), s("dm0-always-madvise")), None);
         let never = plan(s("dm1-always-madvise"), s("dm1-always-never")).unwrap();
         assert_eq!(never.replays[0], ("defrag_mode", None));
         assert_eq!(never.replays[1].1.map(|w| w.replayed.label()), Some("always/never".to_owned()));
         assert_eq!(never.knob, "THP always/madvise -> always/never");
+        // A `never` trace has no huge page faults to replay under `madvise`.
+        assert!(never.second.unwrap_err().contains("always/never"));
+        // Two madvise-dependent settings answer each other.
+        let back = plan(s("dm0-always-madvise"), s("dm0-always-defer+madvise")).unwrap().second.unwrap().0;
+        assert_eq!(back[0].1.map(|w| w.replayed.label()), Some("always/madvise".to_owned()));
+        assert_eq!(back[1], ("vanilla", None));
         // `always` cannot be replayed from a `madvise` recording; the other way round can.
         assert_eq!(plan(s("dm0-madvise-madvise"), s("dm0-always-madvise")), None);
         assert!(plan(s("dm0-always-madvise"), s("dm0-madvise-madvise")).is_some());
         assert_eq!(plan(s("dm0-always-madvise"), s("dm1-always-never")), None, "two knobs");
         assert_eq!(plan(s("dm0-always-madvise"), s("dm0-madvise-never")), None, "two THP knobs");
+    }
+
+    /// Free pages a movable request could only steal: other mobility types' lists below the
+    /// pageblock order; a whole free block of any type, Movable lists and HighAtomic are not.
+    #[test]
+    fn steal_only_pages_are_foreign_lists_below_the_pageblock_order() {
+        use pageblock_formats::pagetypeinfo::{PageTypeInfoNode, ZoneCounts};
+        let types = ["Unmovable", "Movable", "Reclaimable", "HighAtomic", "Isolate"];
+        let mut free = vec![vec![0u64; 11]; types.len()];
+        free[0][3] = 2; // 16 pages, steal-only
+        free[0][9] = 1; // a whole Unmovable block: claimable
+        free[1][0] = 5;
+        free[2][8] = 1; // 256 pages, steal-only
+        free[3][2] = 1;
+        let zone = ZoneCounts { node: 0, zone: "Normal".into(), free, blocks: vec![1, 10, 1, 0, 0] };
+        let info = PageTypeInfo { nodes: vec![PageTypeInfoNode::from_counts(9, 11, &types, &[zone], true)] };
+        let run = std::env::temp_dir().join(format!("pageblock-start-free-{}", std::process::id()));
+        std::fs::create_dir_all(&run).unwrap();
+        assert_eq!(start_free(&run), None, "no snapshot");
+        std::fs::write(run.join("before.pagetypeinfo"), info.render()).unwrap();
+        assert_eq!(start_free(&run), Some((16 + 512 + 5 + 256 + 4, 16 + 256)));
+        std::fs::remove_dir_all(&run).unwrap();
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct StartSide {
     pub busy_pages: u64,
     /// Pages on per-CPU lists at the start (the snapshot's pagesets).
     pub pcp_pages: u64,
+    /// Free pages at the start that a movable request could only steal (on the Unmovable
+    /// and Reclaimable lists below the pageblock order).
+    pub steal_only_pages: u64,
     /// Free blocks of the snapshot that found no place, per zone.
     pub unplaced_blocks: BTreeMap<String, u64>,
     /// Reserved pages that had to sit on pages the trace frees, per zone.
@@ -259,6 +262,7 @@ impl ReplayReport {
                 free_state: start.free_state,
                 busy_pages: start.busy_pages,
                 pcp_pages: start.pcp_pages,
+                steal_only_pages: start.steal_only_pages,
                 unplaced_blocks: per_zone(&|s| s.unplaced.iter().map(|u| u.2).sum()),
                 reserved_on_busy: per_zone(&|s| s.reserved_on_busy),
             },
@@ -321,6 +325,11 @@ impl ReplayReport {
             out,
             "start: zones from {}, free memory from {}; {} pages on per-CPU lists; {} pages allocated before the trace that it frees",
             s.geometry, s.free_state, s.pcp_pages, s.busy_pages
+        );
+        let _ = writeln!(
+            out,
+            "start: {} free pages a movable request could only steal (Unmovable and Reclaimable lists below the pageblock order; defrag_mode does not)",
+            s.steal_only_pages
         );
         let _ = writeln!(
             out,
