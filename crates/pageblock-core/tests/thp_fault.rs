@@ -78,6 +78,27 @@ fn a_light_fault_makes_one_attempt_and_never_compacts() {
     assert_eq!(node.shared().event(VmEvent::ThpFaultFallback), 1);
 }
 
+/// `defrag=defer+madvise` outside madvised regions (`GFP_TRANSHUGE_LIGHT|__GFP_KSWAPD_RECLAIM`):
+/// a fault that falls back wakes the daemons (kswapd, or kcompactd where the node is
+/// balanced) and stalls nowhere; under `defrag=madvise` (`GFP_TRANSHUGE_LIGHT`) it wakes
+/// nothing.
+#[test]
+fn a_defer_madvise_fault_that_falls_back_wakes_the_daemons_a_madvise_one_does_not() {
+    for (defrag, wakes) in [(ThpDefrag::Madvise, false), (ThpDefrag::DeferMadvise, true)] {
+        let node = fragmented();
+        {
+            let mut d = node.shared().daemons();
+            d.kswapd_woken = false;
+            d.kcompactd_woken = false;
+        }
+        assert_eq!(node.thp_fault(0, defrag, false).unwrap().order, 0, "{defrag:?}: a fallback");
+        let d = node.shared().daemons();
+        assert_eq!(d.kswapd_woken || d.kcompactd_woken, wakes, "{defrag:?}");
+        drop(d);
+        assert_eq!(stalls(&node), 0, "{defrag:?}");
+    }
+}
+
 /// P1: a costly `__GFP_NORETRY|__GFP_THISNODE` request that compaction did not serve goes to
 /// nopage after its async compaction, without reclaiming.
 #[test]

@@ -30,6 +30,9 @@ pub use crate::scan_control::{PassCounts, ReclaimStat, ScanControl, DEF_PRIORITY
 
 /// `SWAP_CLUSTER_MAX`: the reclaim batch.
 pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// `SWAP_CLUSTER_MAX_SKIPPED`: folios of zones a request cannot use that one isolation sets
+/// aside before it takes them like the others.
+pub const SWAP_CLUSTER_MAX_SKIPPED: u64 = SWAP_CLUSTER_MAX << 10;
 /// `MAX_RECLAIM_RETRIES`: kswapd gives up on a node after this many passes that freed
 /// nothing (`kswapd_failures`).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;

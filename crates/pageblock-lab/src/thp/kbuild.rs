@@ -581,30 +581,6 @@ mod tests {
         run_policy(&cfg, &policy, &mut |_| {}).unwrap()
     }
 
-    /// `defrag=defer+madvise`: the build's own huge page faults that fall back wake kswapd
-    /// and kcompactd (`__GFP_KSWAPD_RECLAIM`), so kcompactd is asked for work more often than
-    /// under `madvise`, where they wake nothing.
-    #[test]
-    fn under_defer_madvise_the_builds_fallbacks_wake_the_daemons() {
-        let wakes = |defrag| {
-            let runs = quick_vanilla_run(ThpEnabled::Always, defrag, KernelPeriod::Linux6_18);
-            (runs.runs[0].get(VmEvent::CompactDaemonWake), runs.runs[0].get(VmEvent::Pageoutrun))
-        };
-        let (madvise, defer) = (wakes(ThpDefrag::Madvise), wakes(ThpDefrag::DeferMadvise));
-        assert!(
-            defer.0 > madvise.0,
-            "kcompactd woken {} times under defer+madvise, {} under madvise",
-            defer.0,
-            madvise.0
-        );
-        assert!(
-            defer.1 > madvise.1,
-            "kswapd ran {} times under defer+madvise, {} under madvise",
-            defer.1,
-            madvise.1
-        );
-    }
-
     /// A quick build lasts as long as seed 004's real one, and the report counts kcompactd's
     /// wake-ups.
     #[test]
