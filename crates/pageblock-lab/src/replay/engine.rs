@@ -32,7 +32,7 @@ use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent, ZoneType};
 use serde::Serialize;
 
 use super::closed_loop::{ClosedLoopCounts, MemoryUser, Owner};
-use super::fallback::{Caller, Fallbacks, ThpFaults};
+use super::fallback::{Caller, Fallbacks, FaultAttempt, ThpFallbacks, ThpFaults};
 use super::load::{request_name, LoadedTrace};
 use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
@@ -82,6 +82,8 @@ pub struct Divergence {
     /// first on, the simulation has left the kernel's path (the kernel would have killed a
     /// task), and the requests the kernel served are not made up any more.
     pub oom_requests: u64,
+    /// Huge page faults that fell back, by kind, in the simulation and the traced kernel.
+    pub thp_fallbacks: ThpFallbacks,
     /// What `--thp-enabled`/`--thp-defrag` changed (absent without them).
     #[serde(skip_serializing_if = "ThpWhatIfCounts::is_none")]
     pub thp_what_if: ThpWhatIfCounts,
@@ -294,6 +296,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         }
     }
     r.thp.finish(&r.node);
+    r.div.thp_fallbacks = r.thp.fallbacks;
     r.div.oom_requests = shared.event(VmEvent::PgAllocOom) - r.oom_before;
     series.sample(&shared, records.len() as u64, clock.now_us);
     progress(records.len() as u64);
@@ -375,9 +378,9 @@ impl Run {
                 let base = Caller::ThpFirst.base_pages(gfp).unwrap_or_default();
                 let made = self.base_pages(cpu, traced, order, base);
                 self.div.failed_requests += u64::from(made == MadeUp::No);
-                self.end_attempt(cpu, fault);
+                self.end_attempt(cpu, fault, gfp, !failed);
             }
-            Attempt::Nothing { fault } => self.end_attempt(cpu, fault),
+            Attempt::Nothing { fault } => self.end_attempt(cpu, fault, gfp, !failed),
         }
     }
 
@@ -398,9 +401,9 @@ impl Run {
     /// A huge page fault attempt the what-if did not make: a fault's retry ends it (a
     /// fallback unless its first attempt was served); an attempt that is no fault any more
     /// ends the fault in progress on `cpu`.
-    fn end_attempt(&mut self, cpu: usize, fault: bool) {
+    fn end_attempt(&mut self, cpu: usize, fault: bool, gfp: Gfp, kernel_served: bool) {
         let caller = if fault { Caller::ThpRetry } else { Caller::Other };
-        self.thp.request(&self.node, cpu, caller, false);
+        self.thp.request(&self.node, cpu, FaultAttempt { caller, gfp, served: false, kernel_served });
     }
 
     /// The request of a traced block `traced` of `order` with `gfp` by `caller`, which the
@@ -426,7 +429,7 @@ impl Run {
             (None, true) => false,
             (None, false) => self.fall_back(cpu, traced, order, gfp, caller),
         };
-        self.thp.request(&self.node, cpu, caller, served);
+        self.thp.request(&self.node, cpu, FaultAttempt { caller, gfp, served, kernel_served: !failed });
     }
 
     /// The kernel served this request and the simulation did not: its caller's fallback

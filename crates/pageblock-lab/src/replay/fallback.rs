@@ -26,9 +26,13 @@
 //!   replay cannot do, so the simulation has left the kernel's path for good, and each
 //!   fallback would fail after a full round of reclaim. The report counts these.
 //!
-//! A fault is the trace's first attempt and, when the next request on that CPU is its retry
-//! (the same order without `__GFP_THISNODE`), the retry too; it counts as served when the
-//! simulation served either, as a fallback otherwise. Where the kernel failed a first attempt
+//! A fault is the trace's first attempt and, if its mask may reclaim and the traced kernel
+//! failed it, its retry (the same order without `__GFP_THISNODE`): the next retry on that
+//! CPU, whatever else the CPU allocated in between, or on another CPU if none waits on its
+//! own (the task moved while it compacted). It counts as served when the simulation served
+//! either, as a fallback otherwise; the traced kernel's fallbacks are counted the same way,
+//! and come within a few percent of its own `thp_fault_fallback` (the retries that never
+//! pair are the rest). Where the kernel failed a first attempt
 //! the simulation served, the simulation's page is given back at once as for any request the
 //! kernel failed (the trace goes on with the kernel's retry or base pages), but the fault
 //! counts as served: the count is what the policy would have given the workload.
@@ -106,61 +110,135 @@ pub struct Fallbacks {
     pub after_oom: u64,
 }
 
+/// Huge page faults that fell back (`thp_fault_fallback`), by whether the fault's mask may
+/// reclaim directly, in the simulation and in the traced kernel counted the same way (a
+/// fault whose traced attempts all failed). The traced kernel's two add up to its
+/// `thp_fault_fallback` (the failed `mm_page_alloc` lines at the pageblock order, one per
+/// fault).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ThpFallbacks {
+    /// Faults that may reclaim (`GFP_TRANSHUGE`: a madvised range under `defrag=madvise`):
+    /// the first attempt and the retry failed.
+    pub may_reclaim: u64,
+    /// Faults that may not (`GFP_TRANSHUGE_LIGHT`): their one attempt failed.
+    pub light: u64,
+    /// The traced kernel's faults that may reclaim and fell back.
+    pub real_may_reclaim: u64,
+    /// The traced kernel's light faults that fell back.
+    pub real_light: u64,
+}
+
+/// A huge page fault in progress: whether the simulation and the traced kernel served it so
+/// far, and whether its mask may reclaim (then a retry may follow).
+#[derive(Clone, Copy, Debug)]
+struct Fault {
+    served: bool,
+    kernel_served: bool,
+    may_reclaim: bool,
+}
+
+/// One attempt of a huge page fault as [`ThpFaults::request`] takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct FaultAttempt {
+    /// Who made it.
+    pub caller: Caller,
+    /// Its mask (the replay's, under a THP what-if).
+    pub gfp: Gfp,
+    /// The simulation served it (with its fallbacks).
+    pub served: bool,
+    /// The traced kernel served it.
+    pub kernel_served: bool,
+}
+
 /// The huge page faults in progress, per CPU, and their outcome counted on the node.
 #[derive(Debug)]
 pub struct ThpFaults {
-    /// Per CPU: a fault whose retry may follow, and whether the simulation served it yet.
-    open: Vec<Option<bool>>,
+    /// Per CPU: a fault whose retry may follow.
+    open: Vec<Option<Fault>>,
+    /// The faults that fell back so far, both sides.
+    pub fallbacks: ThpFallbacks,
 }
 
 impl ThpFaults {
     /// No fault in progress on any of `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> ThpFaults {
-        ThpFaults { open: vec![None; nr_cpus] }
+        ThpFaults { open: vec![None; nr_cpus], fallbacks: ThpFallbacks::default() }
     }
 
-    /// A request by `caller` on `cpu` the simulation `served` (with its fallbacks): ends the
-    /// fault in progress there unless this is its retry, and starts or continues one.
-    pub fn request(&mut self, node: &Node, cpu: usize, caller: Caller, served: bool) {
-        let Some(slot) = self.open.get_mut(cpu) else { return };
-        match (caller, slot.take()) {
-            (Caller::ThpRetry, Some(before)) => {
-                // The retry of the fault in progress: one fault, served if either was.
-                end(node, before || served);
-            }
-            (Caller::ThpFirst, before) => {
-                if let Some(b) = before {
-                    end(node, b);
+    /// An attempt on `cpu`. A fault whose first attempt the traced kernel failed and whose
+    /// mask may reclaim waits for its retry, the next huge page retry on that CPU, whatever
+    /// else the CPU allocates in between (an interrupt, another task while the faulting one
+    /// compacts), or on another CPU if none waits on its own (the task moved); any other
+    /// fault ends with its first attempt. A first attempt ends a fault still waiting there
+    /// (its retry never came).
+    pub fn request(&mut self, node: &Node, cpu: usize, a: FaultAttempt) {
+        if cpu >= self.open.len() {
+            return;
+        }
+        let this = Fault { served: a.served, kernel_served: a.kernel_served, may_reclaim: true };
+        match a.caller {
+            // Its own CPU's waiting fault, else one waiting elsewhere (the task moved while
+            // it compacted).
+            Caller::ThpRetry => {
+                match self.open[cpu].take().or_else(|| self.open.iter_mut().find_map(Option::take)) {
+                    // The retry of the fault in progress: one fault, served if either was.
+                    Some(first) => self.end(
+                        node,
+                        Fault {
+                            served: first.served || a.served,
+                            kernel_served: first.kernel_served || a.kernel_served,
+                            may_reclaim: true,
+                        },
+                    ),
+                    None => self.end(node, this),
                 }
-                *slot = Some(served);
             }
-            (Caller::ThpRetry, None) => end(node, served),
-            (_, before) => {
+            Caller::ThpFirst => {
+                let slot = &mut self.open[cpu];
+                let before = slot.take();
+                let fault = Fault { may_reclaim: Caller::thp_retry(a.gfp).is_some(), ..this };
+                if fault.may_reclaim && !fault.kernel_served {
+                    *slot = Some(fault);
+                } else {
+                    self.end(node, fault);
+                }
                 if let Some(b) = before {
-                    end(node, b);
+                    self.end(node, b);
                 }
             }
+            Caller::LargeFolio | Caller::Other => {}
         }
     }
 
     /// Whether the simulation served the fault in progress on `cpu` so far (false without
     /// one).
     pub fn served_so_far(&self, cpu: usize) -> bool {
-        self.open.get(cpu).copied().flatten().unwrap_or(false)
+        self.open.get(cpu).copied().flatten().is_some_and(|f| f.served)
     }
 
     /// The end of the trace: every fault in progress ends.
     pub fn finish(&mut self, node: &Node) {
-        for b in self.open.iter_mut().filter_map(Option::take) {
-            end(node, b);
+        for cpu in 0..self.open.len() {
+            if let Some(f) = self.open[cpu].take() {
+                self.end(node, f);
+            }
         }
     }
-}
 
-/// Count one fault's outcome.
-fn end(node: &Node, served: bool) {
-    let ev = if served { VmEvent::ThpFaultAlloc } else { VmEvent::ThpFaultFallback };
-    node.shared().count(ev, 1);
+    /// Count one fault's outcome: `thp_fault_alloc` or `thp_fault_fallback` on the node,
+    /// and the fallbacks by kind on both sides.
+    fn end(&mut self, node: &Node, f: Fault) {
+        let ev = if f.served { VmEvent::ThpFaultAlloc } else { VmEvent::ThpFaultFallback };
+        node.shared().count(ev, 1);
+        let fb = &mut self.fallbacks;
+        let (sim, real) = if f.may_reclaim {
+            (&mut fb.may_reclaim, &mut fb.real_may_reclaim)
+        } else {
+            (&mut fb.light, &mut fb.real_light)
+        };
+        *sim += u64::from(!f.served);
+        *real += u64::from(!f.kernel_served);
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +255,40 @@ mod tests {
         | Gfp::NORETRY.0
         | Gfp::COMP.0
         | Gfp::HARDWALL.0);
+
+    /// Regression: a fault ended at the next request on its CPU, so a madvised fault whose
+    /// retry came after an interrupt's request, or on the other CPU, counted twice (on A's
+    /// run 1 the traced kernel's side came to 334 fallbacks against its 177). A fault the
+    /// kernel failed at first now waits for its retry across other requests and CPUs; a
+    /// light fault, or one the kernel served at once, ends with its first attempt; each side
+    /// counts its fallbacks by kind.
+    #[test]
+    fn a_fault_waits_for_its_retry_across_other_requests_and_cpus() {
+        use pageblock_core::{NodeConfig, Policy, ZoneConfig};
+        let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(16 << 20) };
+        let node = Node::new(NodeConfig::single(zone), Policy::default()).unwrap();
+        let mut faults = ThpFaults::new(2);
+        let at = |caller, gfp, served, kernel_served| FaultAttempt { caller, gfp, served, kernel_served };
+        // The kernel failed the first attempt and served the retry, an interrupt's request
+        // between them; the simulation served neither.
+        faults.request(&node, 0, at(Caller::ThpFirst, FIRST, false, false));
+        faults.request(&node, 0, at(Caller::Other, Gfp::ATOMIC, true, true));
+        faults.request(&node, 0, at(Caller::ThpRetry, Gfp::TRANSHUGE, false, true));
+        // The retry on the other CPU: the kernel failed both, the simulation served it.
+        faults.request(&node, 0, at(Caller::ThpFirst, FIRST, false, false));
+        faults.request(&node, 1, at(Caller::ThpRetry, Gfp::TRANSHUGE, true, false));
+        // A light fault failed on both sides; a madvised one the kernel served at once and
+        // the simulation did not.
+        faults.request(&node, 1, at(Caller::ThpFirst, LIGHT_FIRST, false, false));
+        faults.request(&node, 1, at(Caller::ThpFirst, FIRST, false, true));
+        faults.finish(&node);
+        let count = |ev| node.shared().event(ev);
+        assert_eq!((count(VmEvent::ThpFaultAlloc), count(VmEvent::ThpFaultFallback)), (1, 3), "four faults");
+        assert_eq!(
+            faults.fallbacks,
+            ThpFallbacks { may_reclaim: 2, light: 1, real_may_reclaim: 1, real_light: 1 }
+        );
+    }
 
     #[test]
     fn callers_are_told_by_order_and_mask() {

@@ -6,6 +6,7 @@ use std::fmt::{Display, Write as _};
 use serde::Serialize;
 
 use super::engine::{Divergence, Replayed};
+use super::fallback::ThpFallbacks;
 use super::fidelity::Fidelity;
 use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
@@ -353,6 +354,7 @@ impl ReplayReport {
         self.render_vmstat(&mut out);
         self.render_direct_reclaims(&mut out);
         self.render_compact_attempts(&mut out);
+        self.render_thp_fallbacks(&mut out);
         if let Some(f) = &self.fidelity {
             out.push('\n');
             render_fidelity(&mut out, f);
@@ -546,6 +548,25 @@ impl ReplayReport {
         row(out, "  asked (try_to_compact_pages)", self.policies.iter().map(|p| p.compact_attempts), real);
         let went_ahead = self.policies.iter().map(stalls);
         row(out, "  went ahead (compact_stall)", went_ahead, real_stalls.filter(|_| real.is_some()));
+    }
+
+    /// The huge page faults that fell back, by whether they could reclaim, beside the
+    /// traced kernel's counted the same way (nothing without huge page faults).
+    fn render_thp_fallbacks(&self, out: &mut String) {
+        let faults = |p: &PolicyResult| {
+            ["thp_fault_alloc", "thp_fault_fallback"].iter().filter_map(|n| p.vmstat.get(*n)).sum::<u64>()
+        };
+        let Some(first) = self.policies.first().filter(|_| self.policies.iter().any(|p| faults(p) > 0))
+        else {
+            return;
+        };
+        let real = first.divergence.thp_fallbacks;
+        out.push('\n');
+        self.head(out, "huge page faults fallen back", true);
+        let cells =
+            |f: fn(&ThpFallbacks) -> u64| self.policies.iter().map(move |p| f(&p.divergence.thp_fallbacks));
+        row(out, "  may reclaim (GFP_TRANSHUGE)", cells(|f| f.may_reclaim), Some(real.real_may_reclaim));
+        row(out, "  light (GFP_TRANSHUGE_LIGHT)", cells(|f| f.light), Some(real.real_light));
     }
 
     /// The requests that failed with no fallback, one row per order and mask (the mask
