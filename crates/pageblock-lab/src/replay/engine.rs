@@ -369,11 +369,11 @@ impl Run {
         let Some(what_if) =
             self.thp_what_if.filter(|_| matches!(caller, Caller::ThpFirst | Caller::ThpRetry))
         else {
-            return self.request(cpu, traced, (order, gfp), failed, caller);
+            return self.request(cpu, traced, (order, gfp), (gfp, failed), caller);
         };
         let first_served = self.thp.served_so_far(cpu);
         match what_if.attempt(caller, gfp, !failed, first_served, &mut self.div.thp_what_if) {
-            Attempt::Ask(caller, gfp) => self.request(cpu, traced, (order, gfp), failed, caller),
+            Attempt::Ask(caller, asked) => self.request(cpu, traced, (order, asked), (gfp, failed), caller),
             Attempt::BasePages { fault } => {
                 let base = Caller::ThpFirst.base_pages(gfp).unwrap_or_default();
                 let made = self.base_pages(cpu, traced, order, base);
@@ -403,12 +403,21 @@ impl Run {
     /// ends the fault in progress on `cpu`.
     fn end_attempt(&mut self, cpu: usize, fault: bool, gfp: Gfp, kernel_served: bool) {
         let caller = if fault { Caller::ThpRetry } else { Caller::Other };
-        self.thp.request(&self.node, cpu, FaultAttempt { caller, gfp, served: false, kernel_served });
+        let attempt = FaultAttempt { caller, gfp, traced_gfp: gfp, served: false, kernel_served };
+        self.thp.request(&self.node, cpu, attempt);
     }
 
-    /// The request of a traced block `traced` of `order` with `gfp` by `caller`, which the
-    /// kernel `failed` or served.
-    fn request(&mut self, cpu: usize, traced: u64, (order, gfp): (u32, Gfp), failed: bool, caller: Caller) {
+    /// The request of a traced block `traced` of `order` with `gfp` by `caller`; the traced
+    /// request had mask `traced_gfp` (another under a THP what-if) and the kernel `failed` or
+    /// served it.
+    fn request(
+        &mut self,
+        cpu: usize,
+        traced: u64,
+        (order, gfp): (u32, Gfp),
+        (traced_gfp, failed): (Gfp, bool),
+        caller: Caller,
+    ) {
         let got = self.alloc_pages(cpu, order, gfp);
         if matches!(caller, Caller::ThpFirst | Caller::ThpRetry) {
             let h = &mut self.div.huge;
@@ -429,7 +438,11 @@ impl Run {
             (None, true) => false,
             (None, false) => self.fall_back(cpu, traced, order, gfp, caller),
         };
-        self.thp.request(&self.node, cpu, FaultAttempt { caller, gfp, served, kernel_served: !failed });
+        self.thp.request(
+            &self.node,
+            cpu,
+            FaultAttempt { caller, gfp, traced_gfp, served, kernel_served: !failed },
+        );
     }
 
     /// The kernel served this request and the simulation did not: its caller's fallback

@@ -26,8 +26,9 @@
 //!   replay cannot do, so the simulation has left the kernel's path for good, and each
 //!   fallback would fail after a full round of reclaim. The report counts these.
 //!
-//! A fault is the trace's first attempt and, if its mask may reclaim and the traced kernel
-//! failed it, its retry (the same order without `__GFP_THISNODE`): the next retry on that
+//! A fault is the trace's first attempt and, if the traced kernel failed it with a mask that
+//! may reclaim (under a THP what-if, the recorded mask: the trace then holds a retry), its
+//! retry (the same order without `__GFP_THISNODE`): the next retry on that
 //! CPU, whatever else the CPU allocated in between, or on another CPU if none waits on its
 //! own (the task moved while it compacted). It counts as served when the simulation served
 //! either, as a fallback otherwise; the traced kernel's fallbacks are counted the same way,
@@ -142,8 +143,11 @@ struct Fault {
 pub struct FaultAttempt {
     /// Who made it.
     pub caller: Caller,
-    /// Its mask (the replay's, under a THP what-if).
+    /// Its mask (the replay's, under a THP what-if): whether the fault may reclaim.
     pub gfp: Gfp,
+    /// The traced attempt's mask: whether the trace holds a retry after a failed first
+    /// attempt.
+    pub traced_gfp: Gfp,
     /// The simulation served it (with its fallbacks).
     pub served: bool,
     /// The traced kernel served it.
@@ -165,8 +169,8 @@ impl ThpFaults {
         ThpFaults { open: vec![None; nr_cpus], fallbacks: ThpFallbacks::default() }
     }
 
-    /// An attempt on `cpu`. A fault whose first attempt the traced kernel failed and whose
-    /// mask may reclaim waits for its retry, the next huge page retry on that CPU, whatever
+    /// An attempt on `cpu`. A fault whose first attempt the traced kernel failed with a mask
+    /// that may reclaim (so the trace holds its retry) waits for that retry, the next huge page retry on that CPU, whatever
     /// else the CPU allocates in between (an interrupt, another task while the faulting one
     /// compacts), or on another CPU if none waits on its own (the task moved); any other
     /// fault ends with its first attempt. A first attempt ends a fault still waiting there
@@ -187,7 +191,7 @@ impl ThpFaults {
                         Fault {
                             served: first.served || a.served,
                             kernel_served: first.kernel_served || a.kernel_served,
-                            may_reclaim: true,
+                            ..first
                         },
                     ),
                     None => self.end(node, this),
@@ -197,7 +201,7 @@ impl ThpFaults {
                 let slot = &mut self.open[cpu];
                 let before = slot.take();
                 let fault = Fault { may_reclaim: Caller::thp_retry(a.gfp).is_some(), ..this };
-                if fault.may_reclaim && !fault.kernel_served {
+                if !fault.kernel_served && Caller::thp_retry(a.traced_gfp).is_some() {
                     *slot = Some(fault);
                 } else {
                     self.end(node, fault);
@@ -268,7 +272,13 @@ mod tests {
         let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(16 << 20) };
         let node = Node::new(NodeConfig::single(zone), Policy::default()).unwrap();
         let mut faults = ThpFaults::new(2);
-        let at = |caller, gfp, served, kernel_served| FaultAttempt { caller, gfp, served, kernel_served };
+        let at = |caller, gfp, served, kernel_served| FaultAttempt {
+            caller,
+            gfp,
+            traced_gfp: gfp,
+            served,
+            kernel_served,
+        };
         // The kernel failed the first attempt and served the retry, an interrupt's request
         // between them; the simulation served neither.
         faults.request(&node, 0, at(Caller::ThpFirst, FIRST, false, false));
@@ -281,12 +291,31 @@ mod tests {
         // the simulation did not.
         faults.request(&node, 1, at(Caller::ThpFirst, LIGHT_FIRST, false, false));
         faults.request(&node, 1, at(Caller::ThpFirst, FIRST, false, true));
+        // Under a what-if whose mask makes it a light fault, a madvised first attempt the
+        // kernel failed still waits for the trace's retry (not made: it has no retry now),
+        // and the two are one light fault.
+        let light = FaultAttempt {
+            caller: Caller::ThpFirst,
+            gfp: LIGHT_FIRST,
+            traced_gfp: FIRST,
+            served: false,
+            kernel_served: false,
+        };
+        faults.request(&node, 0, light);
+        let dropped = FaultAttempt {
+            caller: Caller::ThpRetry,
+            gfp: Gfp::TRANSHUGE,
+            traced_gfp: Gfp::TRANSHUGE,
+            served: false,
+            kernel_served: false,
+        };
+        faults.request(&node, 0, dropped);
         faults.finish(&node);
         let count = |ev| node.shared().event(ev);
-        assert_eq!((count(VmEvent::ThpFaultAlloc), count(VmEvent::ThpFaultFallback)), (1, 3), "four faults");
+        assert_eq!((count(VmEvent::ThpFaultAlloc), count(VmEvent::ThpFaultFallback)), (1, 4), "five faults");
         assert_eq!(
             faults.fallbacks,
-            ThpFallbacks { may_reclaim: 2, light: 1, real_may_reclaim: 1, real_light: 1 }
+            ThpFallbacks { may_reclaim: 2, light: 2, real_may_reclaim: 1, real_light: 2 }
         );
     }
 

@@ -141,11 +141,9 @@ pub struct TracePrediction {
     pub changes: Vec<Option<f64>>,
 }
 
-/// Free pages at the start of `run`, and those a movable request could only steal (see
-/// [`TracePrediction::steal_only`]); `None` without a readable `before.pagetypeinfo`.
-fn start_free(run: &Path) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(run.join("before.pagetypeinfo")).ok()?;
-    let info = PageTypeInfo::parse(&text).ok()?;
+/// Free pages in a run's `before.pagetypeinfo`, and those a movable request could only steal
+/// (see [`TracePrediction::steal_only`]).
+fn start_free(info: &PageTypeInfo) -> (u64, u64) {
     let (mut free, mut steal_only) = (0, 0);
     for node in &info.nodes {
         for row in &node.free {
@@ -160,22 +158,25 @@ fn start_free(run: &Path) -> Option<(u64, u64)> {
             }
         }
     }
-    Some((free, steal_only))
+    (free, steal_only)
 }
 
 /// Each trace of `runs` (replayed as `replays` holds) on its own.
-fn trace_predictions(runs: &[PathBuf], replays: &[Vec<PolicyResult>]) -> Vec<TracePrediction> {
+fn trace_predictions(runs: &[PathBuf], replays: &[TraceReplays]) -> Vec<TracePrediction> {
     runs.iter()
-        .zip(replays.chunks(1))
+        .zip(replays)
         .map(|(run, one)| {
-            let start = start_free(run);
+            let start = one.start;
             let name =
                 |p: Option<&std::ffi::OsStr>| p.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             TracePrediction {
                 run: format!("{}/{}", name(run.parent().and_then(Path::file_name)), name(run.file_name())),
                 free: start.map(|s| s.0),
                 steal_only: start.map(|s| s.1),
-                changes: ROWS.iter().map(|r| predicted_change(r, one).map(|s| s.mean)).collect(),
+                changes: ROWS
+                    .iter()
+                    .map(|r| predicted_change(r, std::slice::from_ref(one)).map(|s| s.mean))
+                    .collect(),
             }
         })
         .collect()
@@ -326,14 +327,20 @@ pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Resul
     Ok(out)
 }
 
-/// Replays each trace of `runs` as `replays_of` says, `seeds` times each; one pair of results
-/// per trace.
+/// One trace's two replays, and where its run began ([`start_free`] of its
+/// `before.pagetypeinfo`, if it has one).
+struct TraceReplays {
+    pair: Vec<PolicyResult>,
+    start: Option<(u64, u64)>,
+}
+
+/// Replays each trace of `runs` as `replays_of` says, `seeds` times each.
 fn replay_each(
     runs: &[PathBuf],
     replays_of: &Replays,
     seeds: u32,
     progress: &mut dyn FnMut(&Path),
-) -> Result<Vec<Vec<PolicyResult>>, String> {
+) -> Result<Vec<TraceReplays>, String> {
     let mut replays = Vec::new();
     for run in runs {
         progress(run);
@@ -352,17 +359,18 @@ fn replay_each(
             let report = super::replay_trace(&trace, &policies, &options, &mut |_| {})?;
             pair.extend(report.policies);
         }
-        replays.push(pair);
+        replays
+            .push(TraceReplays { pair, start: trace.snapshots.before_pagetypeinfo.as_ref().map(start_free) });
     }
     Ok(replays)
 }
 
 /// Row `name`'s change predicted by each trace's pair of replays, per trace and seed.
-fn predicted_change(name: &str, replays: &[Vec<PolicyResult>]) -> Option<Spread> {
+fn predicted_change(name: &str, replays: &[TraceReplays]) -> Option<Spread> {
     Spread::of(
         replays
             .iter()
-            .flat_map(|p| p[0].seeds.iter().zip(&p[1].seeds))
+            .flat_map(|t| t.pair[0].seeds.iter().zip(&t.pair[1].seeds))
             .filter_map(|(first, second)| {
                 let v = predicted_value(name, &first.vmstat)?;
                 change(v, predicted_value(name, &second.vmstat)?)
@@ -389,8 +397,8 @@ fn agrees(real_change: Option<f64>, real_spread: f64, predicted: Option<&Spread>
 fn row(
     name: &'static str,
     (real_a, real_b): (&[VmStat], &[VmStat]),
-    replays: &[Vec<PolicyResult>],
-    second: Option<&[Vec<PolicyResult>]>,
+    replays: &[TraceReplays],
+    second: Option<&[TraceReplays]>,
 ) -> PredictionRow {
     let spread = |ds: &[VmStat]| Spread::of(ds.iter().filter_map(|d| real_value(name, d)).collect());
     let (ra, rb) = (spread(real_a), spread(real_b));
@@ -570,12 +578,9 @@ mod tests {
         free[3][2] = 1;
         let zone = ZoneCounts { node: 0, zone: "Normal".into(), free, blocks: vec![1, 10, 1, 0, 0] };
         let info = PageTypeInfo { nodes: vec![PageTypeInfoNode::from_counts(9, 11, &types, &[zone], true)] };
-        let run = std::env::temp_dir().join(format!("pageblock-start-free-{}", std::process::id()));
-        std::fs::create_dir_all(&run).unwrap();
-        assert_eq!(start_free(&run), None, "no snapshot");
-        std::fs::write(run.join("before.pagetypeinfo"), info.render()).unwrap();
-        assert_eq!(start_free(&run), Some((16 + 512 + 5 + 256 + 4, 16 + 256)));
-        std::fs::remove_dir_all(&run).unwrap();
+        // As the file reads back (the kernel's text caps nothing this small).
+        let read = PageTypeInfo::parse(&info.render()).unwrap();
+        assert_eq!(start_free(&read), (16 + 512 + 5 + 256 + 4, 16 + 256));
     }
 
     #[test]
