@@ -489,8 +489,15 @@ fn compaction_moves_pages_from_before_the_trace_and_their_frees_follow_them() {
     assert_eq!(p.divergence.fallbacks.base_page_requests, 0, "compaction made the huge page");
     assert_eq!((p.vmstat["thp_fault_alloc"], p.vmstat["thp_fault_fallback"]), (1, 0));
     assert_eq!(p.divergence.unmatched_frees, 0, "each free found its page where it went");
-    // Every direct compaction asked for is counted, those that ran among them.
+    // Every direct compaction asked for is counted, those that ran among them, and each
+    // against the request that asked.
     assert!(p.compact_attempts >= p.vmstat["compact_stall"] && p.vmstat["compact_stall"] > 0);
+    assert_eq!(p.direct_compactions.values().sum::<u64>(), p.compact_attempts, "{:?}", p.direct_compactions);
+    assert!(
+        p.direct_compactions.keys().all(|k| k.starts_with("order 9 GFP_TRANSHUGE")),
+        "{:?}",
+        p.direct_compactions
+    );
 }
 
 /// Direct compaction attempts asked for (`try_to_compact_pages` entered) beside those that
@@ -503,14 +510,28 @@ fn direct_compaction_attempts_are_counted_on_both_sides() {
     let without = run(&t.write("no-compaction-events"), &["vanilla"]);
     assert_eq!(without.real_compact_attempts, None);
     assert!(!without.render().contains("         real\n  asked"));
+    assert_eq!(without.real_direct_compactions, None);
     for _ in 0..2 {
         t.event("test-7", "mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_TRANSHUGE priority=2");
     }
+    t.event("test-7", "mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_TRANSHUGE priority=1");
+    t.event(
+        "test-7",
+        "mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE priority=2",
+    );
     let with = run(&t.write("compaction-events"), &["vanilla"]);
-    assert_eq!(with.real_compact_attempts, Some(2));
+    assert_eq!(with.real_compact_attempts, Some(4));
+    // By the request that asked, every priority of one request summed.
+    let by = with.real_direct_compactions.as_ref().unwrap();
+    assert_eq!(by["order 9 GFP_TRANSHUGE"], 3, "{by:?}");
+    assert_eq!(by["order 9 GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE"], 1, "{by:?}");
     let text = with.render();
     let asked = text.lines().find(|l| l.starts_with("  asked (try_to_compact_pages)")).unwrap();
-    assert!(asked.ends_with(" 2"), "{asked}");
+    assert!(asked.ends_with(" 4"), "{asked}");
+    // Each request's row ends in the kernel's count, its mask on the line below.
+    let lines: Vec<&str> = text.lines().collect();
+    let mask = lines.iter().position(|l| l.trim() == "order 9 GFP_TRANSHUGE").unwrap();
+    assert!(lines[mask - 1].ends_with(" 3"), "{}", lines[mask - 1]);
 }
 
 /// `--seeds`: each policy is replayed once per seed, each seed drawing the daemons' timing

@@ -94,8 +94,19 @@ pub enum RecordKind {
         /// The pageblock changed owner.
         change_ownership: bool,
     },
-    /// A compaction event (which one only).
+    /// A compaction event (which one only; `mm_compaction_try_to_compact_pages` is
+    /// [`RecordKind::TryToCompactPages`]).
     Compaction(CompactionEventKind),
+    /// `mm_compaction_try_to_compact_pages`: an allocation asks for direct compaction (the
+    /// request that asked, and how hard).
+    TryToCompactPages {
+        /// The order of the request.
+        order: u8,
+        /// Its mask.
+        gfp: GfpId,
+        /// The kernel's `enum compact_priority`: 0 sync full, 1 sync light, 2 async.
+        priority: u8,
+    },
     /// A reclaim event (which one only).
     Vmscan(VmscanEvent),
     /// `CPU:n [LOST …]`: the CPU's ring buffer dropped events before the next line.
@@ -116,7 +127,10 @@ impl RecordKind {
             RecordKind::ZoneLocked { .. } => 3,
             RecordKind::PcpuDrain { .. } => 4,
             RecordKind::Extfrag { .. } => 5,
-            RecordKind::Compaction(_) | RecordKind::Vmscan(_) | RecordKind::Lost { .. } => return None,
+            RecordKind::Compaction(_)
+            | RecordKind::TryToCompactPages { .. }
+            | RecordKind::Vmscan(_)
+            | RecordKind::Lost { .. } => return None,
         })
     }
 
@@ -124,6 +138,7 @@ impl RecordKind {
     pub fn event_name(&self) -> Option<&'static str> {
         match self {
             RecordKind::Compaction(k) => Some(k.name()),
+            RecordKind::TryToCompactPages { .. } => Some(CompactionEventKind::TryToCompactPages.name()),
             RecordKind::Vmscan(v) => Some(v.name()),
             _ => self.kmem_index().map(|i| KMEM_EVENT_NAMES[i]),
         }

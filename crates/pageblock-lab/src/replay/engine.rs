@@ -173,6 +173,8 @@ pub struct Replayed {
     /// The simulation's direct reclaim runs (`allocstall`) by the request that stalled
     /// (`order N MASK`).
     pub direct_reclaims: BTreeMap<String, u64>,
+    /// The simulation's direct compaction attempts by the request that asked.
+    pub direct_compactions: BTreeMap<String, u64>,
     /// Seconds the loop took.
     pub seconds: f64,
 }
@@ -254,6 +256,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         oom_before: shared.event(VmEvent::PgAllocOom),
         failed_without_fallback: BTreeMap::new(),
         direct_reclaims: BTreeMap::new(),
+        direct_compactions: BTreeMap::new(),
     };
     // A balloon that could not take what was asked ends the replay before it starts: the
     // caller reports it.
@@ -311,6 +314,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         divergence: r.div,
         failed_without_fallback: r.failed_without_fallback,
         direct_reclaims: r.direct_reclaims,
+        direct_compactions: r.direct_compactions,
         events,
         series,
         compact_attempts: shared.event(VmEvent::CompactAttempt) - attempts0,
@@ -360,6 +364,8 @@ struct Run {
     failed_without_fallback: BTreeMap<String, u64>,
     /// See [`Replayed::direct_reclaims`].
     direct_reclaims: BTreeMap<String, u64>,
+    /// See [`Replayed::direct_compactions`].
+    direct_compactions: BTreeMap<String, u64>,
 }
 
 impl Run {
@@ -384,16 +390,24 @@ impl Run {
         }
     }
 
-    /// The simulation's `alloc_pages`, counting the direct reclaim runs it made (one
-    /// `allocstall` each) against the request.
+    /// The simulation's `alloc_pages`, counting the direct reclaim runs (one `allocstall`
+    /// each) and the direct compaction attempts it made against the request.
     fn alloc_pages(&mut self, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
-        let stalls =
-            || ZoneType::ALL.iter().map(|&t| self.node.shared().counters().allocstall(t)).sum::<u64>();
-        let before = stalls();
+        let shared = std::sync::Arc::clone(self.node.shared());
+        let counted = || {
+            let stalls = ZoneType::ALL.iter().map(|&t| shared.counters().allocstall(t)).sum::<u64>();
+            (stalls, shared.event(VmEvent::CompactAttempt))
+        };
+        let before = counted();
         let got = self.node.alloc_pages(cpu, order, gfp).ok();
-        let made = stalls() - before;
-        if made > 0 {
-            *self.direct_reclaims.entry(request_name(order, gfp)).or_default() += made;
+        let after = counted();
+        for (by, made) in [
+            (&mut self.direct_reclaims, after.0 - before.0),
+            (&mut self.direct_compactions, after.1 - before.1),
+        ] {
+            if made > 0 {
+                *by.entry(request_name(order, gfp)).or_default() += made;
+            }
         }
         got
     }

@@ -84,6 +84,9 @@ pub struct TraceCounts {
     /// Direct reclaim runs (`mm_vmscan_direct_reclaim_begin`, one `allocstall` each) by the
     /// order and mask of the request that stalled.
     pub direct_reclaims: BTreeMap<(u8, GfpId), u64>,
+    /// Direct compaction attempts (`mm_compaction_try_to_compact_pages`, every priority)
+    /// by the order and mask of the request that asked.
+    pub direct_compactions: BTreeMap<(u8, GfpId), u64>,
 }
 
 /// A request as the reports name it: `order 9 GFP_TRANSHUGE`.
@@ -101,12 +104,26 @@ impl LoadedTrace {
     /// trace did not record `mm_vmscan_direct_reclaim_begin`).
     pub fn direct_reclaims(&self) -> Option<BTreeMap<String, u64>> {
         self.counts.events.get("mm_vmscan_direct_reclaim_begin")?;
+        Some(self.by_request(&self.counts.direct_reclaims))
+    }
+
+    /// The traced kernel's direct compaction attempts by the request that asked (`None`:
+    /// the trace did not record the compaction events).
+    pub fn direct_compactions(&self) -> Option<BTreeMap<String, u64>> {
+        if !self.compaction_recorded() {
+            return None;
+        }
+        Some(self.by_request(&self.counts.direct_compactions))
+    }
+
+    /// Counts keyed by (order, gfp id) renamed as the reports name requests.
+    fn by_request(&self, counts: &BTreeMap<(u8, GfpId), u64>) -> BTreeMap<String, u64> {
         let mut by = BTreeMap::new();
-        for (&(order, gfp), &n) in &self.counts.direct_reclaims {
+        for (&(order, gfp), &n) in counts {
             *by.entry(request_name(u32::from(order), self.gfps.get(gfp).unwrap_or_default())).or_default() +=
                 n;
         }
-        Some(by)
+        by
     }
 }
 
@@ -233,6 +250,10 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
             c.extfrag_change_ownership += u64::from(change_ownership);
         }
         RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
+        RecordKind::TryToCompactPages { order, gfp, .. } => {
+            *c.events.entry(CompactionEventKind::TryToCompactPages.name()).or_default() += 1;
+            *c.direct_compactions.entry((order, gfp)).or_default() += 1;
+        }
         RecordKind::Vmscan(v) => {
             *c.events.entry(v.name()).or_default() += 1;
             if let VmscanEvent::DirectReclaimBegin { order, gfp } = v {

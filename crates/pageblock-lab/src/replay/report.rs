@@ -99,6 +99,8 @@ pub struct PolicyResult {
     /// Direct compaction attempts asked for (`try_to_compact_pages` entered), whether they
     /// ran (`compact_stall`) or were skipped or deferred first.
     pub compact_attempts: u64,
+    /// Those attempts by the request that asked (`order N MASK`).
+    pub direct_compactions: BTreeMap<String, u64>,
     /// Of those, the ones no caller's fallback exists for, by order and mask.
     pub failed_without_fallback: BTreeMap<String, u64>,
     /// Pages allocated from each zone (`pgalloc_<zone>`).
@@ -177,6 +179,7 @@ impl PolicyResult {
             failed_without_fallback: r.failed_without_fallback.clone(),
             direct_reclaims: r.direct_reclaims.clone(),
             compact_attempts: r.compact_attempts,
+            direct_compactions: r.direct_compactions.clone(),
             pgalloc,
             pcp_pages_end: node.nr_pcp_pages(),
             vmstat,
@@ -212,6 +215,9 @@ pub struct ReplayReport {
     /// The traced kernel's direct compaction attempts (`mm_compaction_try_to_compact_pages`;
     /// `None` if the trace did not record the compaction events).
     pub real_compact_attempts: Option<u64>,
+    /// The traced kernel's direct compaction attempts by the request that asked (`None` if
+    /// the trace did not record the compaction events).
+    pub real_direct_compactions: Option<BTreeMap<String, u64>>,
     /// Where each simulated kswapd wake-up's latency is drawn from.
     pub kswapd_wake_latency: String,
     /// `open` (every traced free replayed) or `closed` (only the workload's).
@@ -274,6 +280,7 @@ impl ReplayReport {
             real_compact_attempts: t
                 .compaction_recorded()
                 .then(|| t.counts.events.get("mm_compaction_try_to_compact_pages").copied().unwrap_or(0)),
+            real_direct_compactions: t.direct_compactions(),
             kswapd_wake_latency: t.kswapd_wake_latency.source(),
             mode,
             seconds,
@@ -499,34 +506,60 @@ impl ReplayReport {
         self.render_seed_ranges(out);
     }
 
-    /// Direct reclaim runs by the request that stalled: the most frequent requests (the real
-    /// kernel's first, if the trace recorded them), the mask below each row, the rest summed.
+    /// Direct reclaim runs by the request that stalled.
     fn render_direct_reclaims(&self, out: &mut String) {
-        const SHOWN: usize = 8;
         let real = self.real_direct_reclaims.as_ref();
+        if self.policies.iter().all(|p| p.direct_reclaims.is_empty()) && real.is_none_or(BTreeMap::is_empty) {
+            return;
+        }
+        out.push('\n');
+        self.head(out, "direct reclaim runs, by request", real.is_some());
+        self.render_by_request(out, "  all", |p| &p.direct_reclaims, real);
+    }
+
+    /// Direct compaction attempts asked for, by the request that asked, and those that went
+    /// ahead (`compact_stall`): the rest were skipped (too little free memory to compact)
+    /// or deferred.
+    fn render_compact_attempts(&self, out: &mut String) {
+        let real_stalls = self.real_vmstat_delta.as_ref().and_then(|d| d.get("compact_stall")).copied();
+        let real = self.real_direct_compactions.as_ref();
+        out.push('\n');
+        self.head(out, "direct compaction attempts", real.is_some());
+        self.render_by_request(out, "  asked (try_to_compact_pages)", |p| &p.direct_compactions, real);
+        let stalls = |p: &PolicyResult| p.vmstat.get("compact_stall").copied().unwrap_or(0);
+        let went_ahead = self.policies.iter().map(stalls);
+        row(out, "  went ahead (compact_stall)", went_ahead, real_stalls.filter(|_| real.is_some()));
+    }
+
+    /// A count by request (`order N MASK`): the sum on the `all` row, then the most
+    /// frequent requests (the real kernel's first, if the trace recorded them), each row's
+    /// mask on the line below it, the rest summed.
+    fn render_by_request(
+        &self,
+        out: &mut String,
+        all: &str,
+        sim: impl Fn(&PolicyResult) -> &BTreeMap<String, u64>,
+        real: Option<&BTreeMap<String, u64>>,
+    ) {
+        const SHOWN: usize = 8;
         let count = |by: &BTreeMap<String, u64>, k: &str| by.get(k).copied().unwrap_or(0);
         let mut kinds: Vec<&String> = self
             .policies
             .iter()
-            .flat_map(|p| p.direct_reclaims.keys())
+            .flat_map(|p| sim(p).keys())
             .chain(real.into_iter().flat_map(BTreeMap::keys))
             .collect();
         kinds.sort();
         kinds.dedup();
-        if kinds.is_empty() {
-            return;
-        }
         let weight = |k: &str| {
-            let sim: u64 = self.policies.iter().map(|p| count(&p.direct_reclaims, k)).sum();
-            (real.map_or(0, |r| count(r, k)), sim)
+            let simulated: u64 = self.policies.iter().map(|p| count(sim(p), k)).sum();
+            (real.map_or(0, |r| count(r, k)), simulated)
         };
         kinds.sort_by_key(|k| std::cmp::Reverse(weight(k)));
         let by_request = |out: &mut String, label: &str, cell: &dyn Fn(&BTreeMap<String, u64>) -> u64| {
-            row(out, label, self.policies.iter().map(|p| cell(&p.direct_reclaims)), real.map(cell));
+            row(out, label, self.policies.iter().map(|p| cell(sim(p))), real.map(cell));
         };
-        out.push('\n');
-        self.head(out, "direct reclaim runs, by request", real.is_some());
-        by_request(out, "  all", &|by| by.values().sum());
+        by_request(out, all, &|by| by.values().sum());
         for kind in kinds.iter().take(SHOWN) {
             by_request(out, "  ", &|by| count(by, kind));
             let _ = writeln!(out, "    {kind}");
@@ -535,19 +568,6 @@ impl ReplayReport {
             let rest = &kinds[SHOWN..];
             by_request(out, "  the other requests", &|by| rest.iter().map(|k| count(by, k)).sum());
         }
-    }
-
-    /// Direct compaction attempts asked for, and those that went ahead (`compact_stall`):
-    /// the rest were skipped (too little free memory to compact) or deferred.
-    fn render_compact_attempts(&self, out: &mut String) {
-        let real_stalls = self.real_vmstat_delta.as_ref().and_then(|d| d.get("compact_stall")).copied();
-        let real = self.real_compact_attempts;
-        out.push('\n');
-        self.head(out, "direct compaction attempts", real.is_some());
-        let stalls = |p: &PolicyResult| p.vmstat.get("compact_stall").copied().unwrap_or(0);
-        row(out, "  asked (try_to_compact_pages)", self.policies.iter().map(|p| p.compact_attempts), real);
-        let went_ahead = self.policies.iter().map(stalls);
-        row(out, "  went ahead (compact_stall)", went_ahead, real_stalls.filter(|_| real.is_some()));
     }
 
     /// The huge page faults that fell back, by whether they could reclaim, beside the

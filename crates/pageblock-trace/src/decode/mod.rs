@@ -285,6 +285,33 @@ mod tests {
         assert_eq!(agree(sleep.as_bytes(), Dialect::Ftrace).map(|d| d.0), Some(Decoded::Other));
     }
 
+    /// `mm_compaction_try_to_compact_pages` keeps the request that asked and its priority,
+    /// its mask interned like an allocation's; a line whose fields cannot be read is an
+    /// error naming why.
+    #[test]
+    fn try_to_compact_pages_keeps_the_request() {
+        let line = "       pageblock-3704    [000] .....   394.002627: mm_compaction_try_to_compact_pages: \
+                    order=9 gfp_mask=GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE priority=2";
+        let mut g = GfpTable::new();
+        let Ok(Decoded::Record(r)) = decode(line.as_bytes(), true, Dialect::Ftrace, &mut g) else { panic!() };
+        let RecordKind::TryToCompactPages { order, gfp, priority } = r.kind else { panic!("{:?}", r.kind) };
+        assert_eq!((order, priority, r.cpu), (9, 2, 0));
+        assert_eq!(g.get(gfp), Some(Gfp::parse("GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE").unwrap()));
+        assert_eq!(r.kind.event_name(), Some("mm_compaction_try_to_compact_pages"));
+        for (payload, says) in [
+            ("order=9 gfp_mask=GFP_TRANSHUGE priority=7", "priority 7"),
+            ("order=9 gfp_mask=GFP_TRANSHUGE priority=-1", "priority -1"),
+            ("order=99 gfp_mask=GFP_TRANSHUGE priority=2", "order 99"),
+            ("order=9 gfp_mask=GFP_BOGUS priority=2", "GFP_BOGUS"),
+        ] {
+            let bad = format!(
+                "       pageblock-1   [001] ..... 43181.145533: mm_compaction_try_to_compact_pages: {payload}"
+            );
+            let err = decode(bad.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new()).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+
     #[test]
     fn perf_script_lines_take_the_fast_path() {
         for l in PERF {

@@ -3,7 +3,7 @@
 //! It reads every line the fast path leaves alone (non-ASCII comms, tgid columns, `CPU:n
 //! [LOST …]` markers, compaction events, unusual spacing) and produces every error message.
 
-use pageblock_formats::compaction::CompactionEventKind;
+use pageblock_formats::compaction::{CompactionEvent, CompactionEventKind};
 use pageblock_formats::ftrace::{Dialect, LineRef, TraceLineRef};
 use pageblock_formats::kmem::KmemEvent;
 
@@ -29,7 +29,13 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
         let k = ev.kmem().map_err(|e| e.reason)?;
         (k.pfn(), kmem_kind(&k, gfp).map_err(|e| format!("{}: {e}", ev.event))?)
     } else if CompactionEventKind::from_name(ev.event).is_some() {
-        (0, RecordKind::Compaction(ev.compaction().map_err(|e| e.reason)?.kind()))
+        let kind = match ev.compaction().map_err(|e| e.reason)? {
+            CompactionEvent::TryToCompactPages(t) => {
+                try_to_compact_pages(&t, gfp).map_err(|e| format!("{}: {e}", ev.event))?
+            }
+            c => RecordKind::Compaction(c.kind()),
+        };
+        (0, kind)
     } else if let Some(i) = crate::VmscanEvent::index_of(ev.event.as_bytes()) {
         let v = match crate::VmscanEvent::without_payload(i) {
             Some(v) => v,
@@ -54,6 +60,22 @@ fn direct_reclaim_begin(payload: &str, gfp: &mut GfpTable) -> Result<crate::Vmsc
     Ok(crate::VmscanEvent::DirectReclaimBegin {
         order: order(n, "order")?,
         gfp: gfp.intern_text(mask.as_bytes())?,
+    })
+}
+
+/// `mm_compaction_try_to_compact_pages` as a record holds it.
+fn try_to_compact_pages(
+    t: &pageblock_formats::compaction::MmCompactionTryToCompactPages,
+    gfp: &mut GfpTable,
+) -> Result<RecordKind, String> {
+    let priority = u8::try_from(t.prio)
+        .ok()
+        .filter(|&p| p <= 2)
+        .ok_or_else(|| format!("priority {} is not a compaction priority (0, 1 or 2)", t.prio))?;
+    Ok(RecordKind::TryToCompactPages {
+        order: order(t.order, "order")?,
+        gfp: gfp.intern_text(t.gfp_mask.render().as_bytes())?,
+        priority,
     })
 }
 

@@ -145,6 +145,9 @@ impl Collector {
                 bump(&mut self.fallback_by, (alloc_migratetype, fallback_migratetype));
             }
             RecordKind::Compaction(k) => self.compaction[k as usize] += 1,
+            RecordKind::TryToCompactPages { .. } => {
+                self.compaction[CompactionEventKind::TryToCompactPages as usize] += 1;
+            }
             RecordKind::Vmscan(v) => self.vmscan[v.index()] += 1,
             RecordKind::Lost { .. } => {}
         }
