@@ -119,3 +119,60 @@ fn proactive_compaction_lowers_a_movable_nodes_score() {
     assert!(after < before, "compaction lowered the score: {before} -> {after}");
     node.verify().unwrap();
 }
+
+/// `kcompactd_do_work` asks whether each zone is worth compacting against the zone's own
+/// index (`compaction_suit_allocation_order(zone, order, zoneid, ...)`), so a lower zone's
+/// lowmem reserve against the requests that woke it does not count there: a DMA32 whose
+/// whole free blocks already clear its high watermark has nothing to do, though they would
+/// not clear it plus its reserve against ZONE_NORMAL (`kcompactd_node_suitable`, which woke
+/// kcompactd, counts the reserve). Regression: kcompactd compacted such a DMA32 under
+/// `defrag_mode`, deferring the zone's direct compaction; on a machine whose memory hog
+/// fills ZONE_NORMAL (every `lab real` recording) that is where nearly all allocations go.
+#[test]
+fn kcompactd_work_checks_each_zone_without_its_reserve() {
+    // DMA32 of 64 MiB under a 1 GiB Normal: DMA32 keeps 1,024 pages back from Normal's
+    // requests (`lowmem_reserve_ratio` 256).
+    let zones = vec![
+        ZoneConfig { nr_cpus: 1, ..ZoneConfig::new(ZoneType::Dma32, 0x1000, 16 << 10) },
+        ZoneConfig { nr_cpus: 1, ..ZoneConfig::new(ZoneType::Normal, 0x100000, 256 << 10) },
+    ];
+    let policy = Policy::default().with_sysctl(Sysctl::DefragMode, 1).unwrap();
+    let mut node = Node::new(NodeConfig { zones }, policy).unwrap();
+    let owner = Owner::default();
+    let shared = std::sync::Arc::clone(node.shared());
+    let dma32 = shared.zone(0);
+    let reserve = dma32.lowmem_reserve(ZoneType::Normal);
+    assert_eq!(reserve, 1024);
+    // Fill DMA32 with kernel pages, then free two whole pageblocks (whole free blocks: 1,024
+    // pages) and every other page of eight more (scattered: 2,048).
+    let mut pfns = Vec::new();
+    while let Ok(p) = node.alloc_pages(0, 0, Gfp::KERNEL | Gfp::DMA32) {
+        pfns.push(p.0);
+        if dma32.nr_free_pages() <= dma32.wmark_pages(WatermarkLevel::Min) {
+            break;
+        }
+    }
+    let pbo = node.shared().pageblock_order();
+    let blocks: std::collections::BTreeSet<u64> = pfns.iter().map(|p| p >> pbo).collect();
+    let whole: Vec<u64> = blocks.iter().copied().take(2).collect();
+    let scattered: Vec<u64> = blocks.iter().copied().skip(2).take(8).collect();
+    for &p in &pfns {
+        let block = p >> pbo;
+        if whole.contains(&block) || (scattered.contains(&block) && p % 2 == 1) {
+            node.free_pages(0, Pfn(p), 0).unwrap();
+        } else {
+            owner.0.borrow_mut().insert(p, 0);
+        }
+    }
+    node.drain_all_pages();
+    node.set_mover(Box::new(owner.clone()));
+    let high = dma32.wmark_pages(WatermarkLevel::High);
+    let in_blocks = dma32.counters().zone_stat(pageblock_core::ZoneStat::NrFreePagesBlocks);
+    assert!(in_blocks - 511 > high && in_blocks - 511 <= high + reserve, "{in_blocks} against {high}");
+    wakeup_kcompactd(node.shared(), &mut node.shared().daemons(), 9, ZoneType::Normal);
+    assert!(node.shared().daemons().kcompactd_woken, "woken: counted with the reserve, DMA32 is worth it");
+    node.advance_to(1_000_000);
+    assert!(node.shared().event(VmEvent::CompactDaemonWake) >= 1);
+    assert_eq!(daemon_scanned(&node), 0, "DMA32's own check: its whole free blocks clear high");
+    node.verify().unwrap();
+}

@@ -158,7 +158,7 @@ fn kcompactd_do_work<L: NodeLocks + ?Sized>(l: &L, cpu: usize) {
 }
 
 /// `kcompactd_do_work()`'s step for zone `z`: compact it for `order` unless it is above
-/// `idx`, deferred or unsuitable.
+/// `idx`, deferred or unsuitable by its own index.
 fn compact_requested_zone<L: NodeLocks + ?Sized>(
     l: &L,
     mover: &dyn super::Mover,
@@ -175,7 +175,12 @@ fn compact_requested_zone<L: NodeLocks + ?Sized>(
     if lock_zone(l, z, cpu).compact.compaction_deferred(order) {
         return;
     }
-    if compaction_suit_allocation_order(zone, query(node, order, idx)) != CompactResult::Continue {
+    // Against the zone's own index, as the kernel passes `zoneid` here: a lower zone's
+    // lowmem reserve against higher requests does not count (the run itself, below, checks
+    // again against `idx`).
+    if compaction_suit_allocation_order(zone, query(node, order, zone.config().zone_type))
+        != CompactResult::Continue
+    {
         return;
     }
     let mut cc = CompactControl::new(z, cpu, Some(order), MigrateMode::SyncLight);
