@@ -393,14 +393,15 @@ impl Run {
     /// The simulation's `alloc_pages`, counting the direct reclaim runs (one `allocstall`
     /// each) and the direct compaction attempts it made against the request.
     fn alloc_pages(&mut self, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
-        let shared = std::sync::Arc::clone(self.node.shared());
-        let counted = || {
+        // (`allocstall` over every zone, direct compaction attempts.)
+        let counted = |node: &Node| {
+            let shared = node.shared();
             let stalls = ZoneType::ALL.iter().map(|&t| shared.counters().allocstall(t)).sum::<u64>();
             (stalls, shared.event(VmEvent::CompactAttempt))
         };
-        let before = counted();
+        let before = counted(&self.node);
         let got = self.node.alloc_pages(cpu, order, gfp).ok();
-        let after = counted();
+        let after = counted(&self.node);
         for (by, made) in [
             (&mut self.direct_reclaims, after.0 - before.0),
             (&mut self.direct_compactions, after.1 - before.1),

@@ -253,6 +253,7 @@ impl ReplayReport {
         let per_zone = |f: &dyn Fn(&super::start::PlanShortfall) -> u64| {
             start.shortfall.iter().map(|(z, s)| (z.clone(), f(s))).filter(|(_, n)| *n > 0).collect()
         };
+        let real_direct_compactions = t.direct_compactions();
         ReplayReport {
             trace: TraceSide {
                 file: t.file.display().to_string(),
@@ -277,10 +278,8 @@ impl ReplayReport {
             fidelity,
             real_vmstat_delta,
             real_direct_reclaims: t.direct_reclaims(),
-            real_compact_attempts: t
-                .compaction_recorded()
-                .then(|| t.counts.events.get("mm_compaction_try_to_compact_pages").copied().unwrap_or(0)),
-            real_direct_compactions: t.direct_compactions(),
+            real_compact_attempts: real_direct_compactions.as_ref().map(|by| by.values().sum()),
+            real_direct_compactions,
             kswapd_wake_latency: t.kswapd_wake_latency.source(),
             mode,
             seconds,
