@@ -151,7 +151,8 @@ fn replay_prints_policies_side_by_side_and_the_fidelity_table() {
         for key in ["mean", "end"] {
             assert!(p["huge_share"][key].is_number(), "huge_share.{key}");
         }
-        assert!(p["events_per_second"].as_f64().is_some_and(|x| x > 0.0));
+        assert!(p["records_per_second"].as_f64().is_some_and(|x| x > 0.0));
+        assert!(p["trace_events_per_second"].as_f64() > p["records_per_second"].as_f64());
         // Regression: the time series the README promises were left out of the JSON.
         let series = &p["series"];
         let n = series["records"].as_array().map_or(0, Vec::len);

@@ -73,6 +73,7 @@ pub mod node;
 pub mod page_alloc;
 pub(crate) mod pageblock;
 pub mod pcp;
+pub mod pfn_table;
 pub mod policy;
 pub mod scan_control;
 pub mod show;

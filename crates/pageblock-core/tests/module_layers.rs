@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "vmemmap",
             "memmap",
             "list",
+            "pfn_table",
             "gfp",
             "stats",
             "vmstat_items",

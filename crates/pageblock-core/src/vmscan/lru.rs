@@ -3,13 +3,16 @@
 //!
 //! A list is a queue of (pfn, generation) entries with lazy deletion: removing or moving a
 //! page bumps its generation in the index, and a stale entry is dropped when the scan meets
-//! it. Every operation is O(1) amortised; nothing iterates the hash index, so a run is
-//! deterministic.
+//! it. Every operation is O(1) amortised. The index is a table by pfn, not a hash map: a
+//! scan reads it in LRU order, which is random in pfn, and a table costs one cache miss a
+//! page where a hash map costs two.
 //!
 //! Invariants: a pfn is in the index at most once; `nr_pages[list]` is the sum of the orders'
 //! pages of the index entries on `list`, and `zone_pages` splits the same pages by zone.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::pfn_table::PfnTable;
 
 use crate::config::MAX_NR_ZONES;
 
@@ -102,7 +105,7 @@ pub struct LruPage {
 #[derive(Debug, Default)]
 pub struct Lruvec {
     lists: [VecDeque<(u64, u32)>; NR_LRU_LISTS],
-    index: HashMap<u64, LruPage>,
+    index: PfnTable<Option<LruPage>>,
     nr_pages: [u64; NR_LRU_LISTS],
     /// Live entries per list (the queues also hold stale ones).
     nr_entries: [usize; NR_LRU_LISTS],
@@ -131,13 +134,13 @@ impl Lruvec {
 
     /// The page at `pfn`, if it is on a list.
     pub fn get(&self, pfn: u64) -> Option<LruPage> {
-        self.index.get(&pfn).copied()
+        self.index.peek(pfn)
     }
 
     /// `folio_add_lru()`: a new page goes to the head of `list`. Returns false (changing
     /// nothing) if `pfn` is already on a list.
     pub fn add(&mut self, pfn: u64, order: u32, zone: usize, list: LruList) -> bool {
-        if self.index.contains_key(&pfn) {
+        if self.index.get(pfn).is_some() {
             return false;
         }
         let generation = self.bump();
@@ -152,7 +155,7 @@ impl Lruvec {
             swapcache: false,
             generation,
         };
-        self.index.insert(pfn, page);
+        *self.index.entry(pfn) = Some(page);
         self.push(list, pfn, generation);
         self.account(list, zone, order, 1);
         true
@@ -160,15 +163,17 @@ impl Lruvec {
 
     /// Take `pfn` off its list (it is being freed or migrated). Returns what it was.
     pub fn del(&mut self, pfn: u64) -> Option<LruPage> {
-        let page = self.index.remove(&pfn)?;
+        // Looked up first: `entry` would make a chunk for a pfn never on a list.
+        self.index.get(pfn)?;
+        let page = self.index.entry(pfn).take()?;
         self.account(page.list, page.zone as usize, page.order, -1);
         Some(page)
     }
 
     /// `folio_mark_accessed()`: the page was used.
     pub fn mark_accessed(&mut self, pfn: u64) {
-        if let Some(p) = self.index.get_mut(&pfn) {
-            p.referenced = true;
+        if let Some(p) = self.index.get(pfn) {
+            *self.index.entry(pfn) = Some(LruPage { referenced: true, ..p });
         }
     }
 
@@ -196,7 +201,7 @@ impl Lruvec {
     pub fn put(&mut self, pfn: u64, page: LruPage, list: LruList, zone: usize) {
         let generation = self.bump();
         let page = LruPage { list, zone: zone as u8, generation, ..page };
-        self.index.insert(pfn, page);
+        *self.index.entry(pfn) = Some(page);
         self.push(list, pfn, generation);
         self.account(list, zone, page.order, 1);
     }
@@ -213,7 +218,7 @@ impl Lruvec {
         self.del(pfn);
         let list = LruList::inactive(page.list.kind());
         let generation = self.bump();
-        self.index.insert(pfn, LruPage { list, writeback: false, reclaim: false, generation, ..page });
+        *self.index.entry(pfn) = Some(LruPage { list, writeback: false, reclaim: false, generation, ..page });
         self.lists[list as usize].push_back((pfn, generation));
         self.account(list, page.zone as usize, page.order, 1);
     }
@@ -221,7 +226,7 @@ impl Lruvec {
     /// Take the oldest live page off `list`.
     pub fn pop_tail(&mut self, list: LruList) -> Option<(u64, LruPage)> {
         while let Some((pfn, generation)) = self.lists[list as usize].pop_back() {
-            match self.index.get(&pfn) {
+            match self.index.get(pfn) {
                 Some(p) if p.generation == generation && p.list == list => {
                     let page = self.del(pfn)?;
                     return Some((pfn, page));
@@ -238,7 +243,7 @@ impl Lruvec {
         q.push_front((pfn, generation));
         if q.len() > 2 * self.nr_entries[list as usize] + 1024 {
             let index = &self.index;
-            q.retain(|(p, g)| index.get(p).is_some_and(|e| e.generation == *g && e.list == list));
+            q.retain(|(p, g)| index.peek(*p).is_some_and(|e| e.generation == *g && e.list == list));
         }
     }
 

@@ -45,9 +45,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use pageblock_core::compaction::{FolioState, MigrateFail, MigrateMode, Mover};
+use pageblock_core::pfn_table::PfnTable;
 use pageblock_core::vmscan::{LruKind, Unmap};
 use pageblock_core::{Gfp, Pfn};
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::start_pages::StartPages;
@@ -130,9 +130,11 @@ pub struct Moved {
 #[derive(Debug, Default)]
 struct Records {
     /// Simulated head pfn → traced head pfn, for pages reclaim or compaction may act on.
-    traced_of: FxHashMap<u64, u64>,
-    /// Simulated head pfn → order of pages kept after the kernel migrated them (the pool).
-    migrated: FxHashMap<u64, u32>,
+    /// (Tables by pfn: reclaim reads them in LRU order, random in pfn.)
+    traced_of: PfnTable<Option<u64>>,
+    /// Simulated head pfn → order + 1 of pages kept after the kernel migrated them (the
+    /// pool; 0: none).
+    migrated: PfnTable<u8>,
     /// The pool by order: simulated head pfns (stale entries skipped when taken).
     pool: Vec<Vec<u64>>,
     /// (traced head, simulated head) of pages reclaim took, for the engine to forget.
@@ -142,6 +144,31 @@ struct Records {
     /// The pages allocated before the trace (the engine's too).
     start: Rc<RefCell<StartPages>>,
     counts: ClosedLoopCounts,
+}
+
+impl Records {
+    /// The traced head of simulated page `sim`, forgotten.
+    fn take_traced(&mut self, sim: u64) -> Option<u64> {
+        // Looked up first: `entry` would make a chunk for a pfn never recorded.
+        self.traced_of.get(sim)?;
+        self.traced_of.entry(sim).take()
+    }
+
+    /// The order of pooled page `sim`, taken out of the pool's index.
+    fn take_migrated(&mut self, sim: u64) -> Option<u32> {
+        let o = self.migrated.get(sim);
+        if o == 0 {
+            return None;
+        }
+        *self.migrated.entry(sim) = 0;
+        Some(u32::from(o) - 1)
+    }
+
+    /// Pool page `sim` holds a block of `order` (at most `MAX_PAGE_ORDER`, far below 255).
+    fn set_migrated(&mut self, sim: u64, order: u32) {
+        debug_assert!(order < 255);
+        *self.migrated.entry(sim) = order as u8 + 1;
+    }
 }
 
 /// A handle on the records (what the node holds as its [`Unmap`] and [`Mover`]).
@@ -156,12 +183,12 @@ impl Owner {
 
     /// A page the engine replayed: reclaim and compaction may act on it.
     pub fn track(&self, sim: u64, traced: u64) {
-        self.0.borrow_mut().traced_of.insert(sim, traced);
+        *self.0.borrow_mut().traced_of.entry(sim) = Some(traced);
     }
 
     /// The engine freed the page: forget it.
     pub fn untrack(&self, sim: u64) {
-        self.0.borrow_mut().traced_of.remove(&sim);
+        self.0.borrow_mut().take_traced(sim);
     }
 
     /// The kernel freed a traced page itself (reclaim: `migrated` false; a migration
@@ -175,9 +202,9 @@ impl Owner {
             r.counts.migration_frees_skipped += 1;
         }
         let Some((sim, order)) = page else { return };
-        r.traced_of.remove(&sim);
+        r.take_traced(sim);
         if migrated {
-            r.migrated.insert(sim, order);
+            r.set_migrated(sim, order);
             let o = order as usize;
             if r.pool.len() <= o {
                 r.pool.resize(o + 1, Vec::new());
@@ -196,8 +223,7 @@ impl Owner {
     pub fn take_migrated(&self, order: u32) -> Option<u64> {
         let mut r = self.0.borrow_mut();
         while let Some(sim) = r.pool.get_mut(order as usize).and_then(Vec::pop) {
-            if r.migrated.get(&sim) == Some(&order) {
-                r.migrated.remove(&sim);
+            if r.take_migrated(sim) == Some(order) {
                 r.counts.migrated_pages_freed += 1;
                 return Some(sim);
             }
@@ -238,10 +264,10 @@ impl Unmap for Owner {
     fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
         let mut r = self.0.borrow_mut();
         r.counts.pages_reclaimed += 1;
-        if let Some(traced) = r.traced_of.remove(&pfn) {
+        if let Some(traced) = r.take_traced(pfn) {
             r.reclaimed.push((traced, pfn));
         }
-        r.migrated.remove(&pfn);
+        r.take_migrated(pfn);
         true
     }
 }
@@ -250,14 +276,14 @@ impl Mover for Owner {
     fn migrate(&self, from: Pfn, to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
         let mut r = self.0.borrow_mut();
         r.counts.pages_moved += 1 << order;
-        if let Some(traced) = r.traced_of.remove(&from.0) {
-            r.traced_of.insert(to.0, traced);
+        if let Some(traced) = r.take_traced(from.0) {
+            *r.traced_of.entry(to.0) = Some(traced);
             r.moved.push(Moved { traced, from: from.0, to: to.0 });
         } else if r.start.borrow_mut().moved(from.0, to.0) {
             r.counts.start_pages_moved += 1;
         }
-        if let Some(o) = r.migrated.remove(&from.0) {
-            r.migrated.insert(to.0, o);
+        if let Some(o) = r.take_migrated(from.0) {
+            r.set_migrated(to.0, o);
             if let Some(list) = r.pool.get_mut(o as usize) {
                 list.push(to.0);
             }
@@ -269,8 +295,8 @@ impl Mover for Owner {
     /// memory, a balloon's) cannot be moved: it reads as pinned.
     fn folio_state(&self, pfn: Pfn, order: u32) -> FolioState {
         let r = self.0.borrow();
-        let known = r.traced_of.contains_key(&pfn.0)
-            || r.migrated.contains_key(&pfn.0)
+        let known = r.traced_of.peek(pfn.0).is_some()
+            || r.migrated.peek(pfn.0) != 0
             || r.start.borrow().may_move(pfn.0, order);
         FolioState { pinned: !known, ..FolioState::default() }
     }

@@ -40,7 +40,6 @@ use super::start_pages::StartPages;
 use super::thp_settings::{Attempt, ThpWhatIf, ThpWhatIfCounts};
 use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_trace::{RecordKind, Task, VmscanEvent};
-use rustc_hash::FxHashSet;
 
 /// Whether the trace's frees are all replayed, or only the workload's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -249,7 +248,6 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         owner,
         compacting: vec![false; traced_cpus],
         reclaiming: vec![false; traced_cpus],
-        gone: FxHashSet::default(),
         thp: ThpFaults::new(nr_cpus),
         thp_what_if,
         pbo,
@@ -350,8 +348,6 @@ struct Run {
     compacting: Vec<bool>,
     /// Per CPU: inside direct reclaim (`mm_vmscan_direct_reclaim_begin` .. `_end`).
     reclaiming: Vec<bool>,
-    /// Traced head pfns whose simulated pages the simulation's reclaim took.
-    gone: FxHashSet<u64>,
     /// Huge page faults in progress.
     thp: ThpFaults,
     /// The faults under other THP settings (`None`: as traced).
@@ -519,7 +515,6 @@ impl Run {
             self.div.lost_frees += 1;
             self.release(cpu, sim, u32::from(o));
         }
-        self.gone.remove(&traced);
         if let Some(owner) = &self.owner {
             if let Some(kind) = MemoryUser::of(gfp).lru() {
                 if self.node.lru_add(p, order, kind) {
@@ -570,15 +565,13 @@ impl Run {
             self.map.moved(m.traced, m.from, m.to);
         }
         for (traced, sim) in owner.take_reclaimed() {
-            if self.map.forget_at(traced, sim) {
-                self.gone.insert(traced);
-            }
+            self.map.reclaimed_at(traced, sim);
         }
     }
 
     fn free(&mut self, cpu: usize, traced: u64, order: u32) {
         let Some(m) = self.map.take_containing(traced) else {
-            if let Some(owner) = self.owner.as_ref().filter(|_| self.gone.remove(&traced)) {
+            if let Some(owner) = self.owner.as_ref().filter(|_| self.map.take_reclaimed(traced)) {
                 owner.freed_after_reclaim();
                 return;
             }

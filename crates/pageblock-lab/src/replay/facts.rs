@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use pageblock_core::migratetype::MigrateType;
 use pageblock_core::{show, ZoneType};
 
-use super::pfntable::PfnTable;
+use pageblock_core::pfn_table::PfnTable;
 use pageblock_trace::{RecordKind, TraceRecord};
 
 /// Per pfn: the largest order allocated at it, plus one (0: never allocated)...

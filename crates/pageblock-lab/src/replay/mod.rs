@@ -28,7 +28,6 @@ pub mod kmem_counts;
 pub mod load;
 pub mod machine;
 pub mod pfnmap;
-pub mod pfntable;
 pub mod predict;
 pub mod report;
 pub mod series;
@@ -205,7 +204,7 @@ pub fn replay_trace(
                 &done,
                 (mixed_start, mixed_pageblocks(done.node.shared())),
                 vmstat,
-                records,
+                (records, trace.counts.events.values().sum()),
             ));
             // The kernel's own policy is the one whose distance to the kernel means something.
             if p.name == "vanilla" && trace.snapshots.after_buddyinfo.is_some() {

@@ -5,10 +5,14 @@
 //! kernel also frees parts of allocations (`split_page`, folio splits: a THP freed as 512
 //! order-0 pages): a free inside a remembered block finds it by its aligned head.
 
-use super::pfntable::PfnTable;
+use pageblock_core::pfn_table::PfnTable;
 
 /// Traced head pfn → simulated head pfn and order, packed as `sim << 8 | (order + 1)` (0: no
-/// block; simulated pfns are far below 2^56, the machine must fit in this host's memory).
+/// block; [`RECLAIMED`]: no block, the simulation's reclaim took the one that was here;
+/// simulated pfns are far below 2^56, the machine must fit in this host's memory).
+///
+/// Keeping the reclaimed mark in the same slot as the block makes the mark cost nothing on
+/// the allocation path: `insert` overwrites it in the one memory access it makes anyway.
 #[derive(Debug, Default)]
 pub struct PfnMap {
     blocks: PfnTable<u64>,
@@ -21,8 +25,12 @@ fn pack(sim: u64, order: u32) -> u64 {
     sim << 8 | u64::from(order + 1)
 }
 
+/// A slot whose block the simulation's reclaim took (a low byte of 0 is never a packed
+/// block's).
+const RECLAIMED: u64 = 1 << 8;
+
 fn unpack(v: u64) -> Option<(u64, u8)> {
-    (v != 0).then(|| (v >> 8, (v & 0xff) as u8 - 1))
+    (v & 0xff != 0).then(|| (v >> 8, (v & 0xff) as u8 - 1))
 }
 
 /// A remembered block that contains a traced pfn.
@@ -42,8 +50,9 @@ impl PfnMap {
         PfnMap { blocks: PfnTable::default(), len: 0, max_order }
     }
 
-    /// Remember that traced block `traced` is simulated block `sim` of `order`; returns the
-    /// block it replaces if the trace reused a head it never freed (a lost free event).
+    /// Remember that traced block `traced` is simulated block `sim` of `order` (clearing a
+    /// reclaimed mark there); returns the block it replaces if the trace reused a head it
+    /// never freed (a lost free event).
     pub fn insert(&mut self, traced: u64, sim: u64, order: u32) -> Option<(u64, u8)> {
         let old = unpack(std::mem::replace(self.blocks.entry(traced), pack(sim, order)));
         self.len += usize::from(old.is_none());
@@ -76,14 +85,25 @@ impl PfnMap {
         }
     }
 
-    /// Forget traced block `traced` (a head) if it is still simulated at `sim` (see
-    /// [`PfnMap::moved`]). Returns whether it was.
-    pub fn forget_at(&mut self, traced: u64, sim: u64) -> bool {
+    /// The simulation's reclaim took traced block `traced` (a head): forget it, marking the
+    /// head reclaimed, if it is still simulated at `sim` (see [`PfnMap::moved`]). Returns
+    /// whether it was.
+    pub fn reclaimed_at(&mut self, traced: u64, sim: u64) -> bool {
         if !matches!(unpack(self.blocks.get(traced)), Some((s, _)) if s == sim) {
             return false;
         }
-        *self.blocks.entry(traced) = 0;
+        *self.blocks.entry(traced) = RECLAIMED;
         self.len -= 1;
+        true
+    }
+
+    /// Whether `traced` is a head whose block the simulation's reclaim took (and the trace
+    /// has not allocated there since); clears the mark.
+    pub fn take_reclaimed(&mut self, traced: u64) -> bool {
+        if self.blocks.get(traced) != RECLAIMED {
+            return false;
+        }
+        *self.blocks.entry(traced) = 0;
         true
     }
 
@@ -123,12 +143,33 @@ mod tests {
         m.insert(0x1000, 0x5000, 0);
         m.insert(0x1000, 0x6000, 0); // allocated again: the free of 0x5000 was lost
         assert!(!m.moved(0x1000, 0x5000, 0x7000), "the old block moved, not this one");
-        assert!(!m.forget_at(0x1000, 0x5000), "the old block was reclaimed, not this one");
+        assert!(!m.reclaimed_at(0x1000, 0x5000), "the old block was reclaimed, not this one");
         assert_eq!(m.take_containing(0x1000).map(|b| b.sim), Some(0x6000));
         m.insert(0x2000, 0x8000, 2);
         assert!(m.moved(0x2000, 0x8000, 0x9000));
         assert!(m.moved(0x2000, 0x9000, 0xa000), "moved twice between two reads");
-        assert!(m.forget_at(0x2000, 0xa000));
+        assert!(m.reclaimed_at(0x2000, 0xa000));
         assert!(m.is_empty());
+    }
+
+    #[test]
+    fn a_reclaimed_head_is_marked_until_freed_or_allocated_again() {
+        let mut m = PfnMap::new(10);
+        m.insert(0x1000, 0x5000, 0);
+        m.insert(0x3000, 0x7000, 0);
+        m.insert(0x4000, 0x8000, 3);
+        assert!(m.reclaimed_at(0x1000, 0x5000));
+        assert!(m.reclaimed_at(0x3000, 0x7000));
+        assert!(m.reclaimed_at(0x4000, 0x8000));
+        assert!(m.is_empty(), "a mark is no block");
+        assert_eq!(m.take_containing(0x1000), None, "a mark is not freed as a block");
+        assert!(!m.take_reclaimed(0x1001), "only the head is marked");
+        assert!(m.take_reclaimed(0x1000));
+        assert!(!m.take_reclaimed(0x1000), "the mark is taken once");
+        assert_eq!(m.insert(0x3000, 0x9000, 0), None, "a mark is not a lost free");
+        assert!(!m.take_reclaimed(0x3000), "allocating again clears the mark");
+        assert_eq!(m.len(), 1);
+        assert!(!m.take_reclaimed(0x4001), "a piece of a reclaimed block is not its head");
+        assert!(m.take_reclaimed(0x4000));
     }
 }

@@ -116,8 +116,11 @@ pub struct PolicyResult {
     pub closed_loop: Option<super::closed_loop::ClosedLoopCounts>,
     /// Base pages a balloon took before the replay (`--balloon`).
     pub balloon_pages: u64,
-    /// Trace records replayed per second of the replay loop.
-    pub events_per_second: f64,
+    /// Trace records (allocations and frees) replayed per second of the replay loop.
+    pub records_per_second: f64,
+    /// The trace's events (every line: the kernel's refills, drains, reclaim and compaction
+    /// events included) per second of the replay loop; reading the trace is not in it.
+    pub trace_events_per_second: f64,
     /// Seconds of the replay loop.
     pub seconds: f64,
     /// Free pageblocks and huge share over the replay, sample by sample (evenly spaced in
@@ -149,13 +152,14 @@ impl SeedRun {
 }
 
 impl PolicyResult {
-    /// The result of replay `r` under policy `name` of a trace of `records` records.
+    /// The result of replay `r` under policy `name` of a trace of `records` records and
+    /// `events` events.
     pub fn new(
         name: &'static str,
         r: &Replayed,
         (mixed_start, mixed_end): (u64, u64),
         vmstat: BTreeMap<String, u64>,
-        records: u64,
+        (records, trace_events): (u64, u64),
     ) -> PolicyResult {
         let e = &r.events;
         let events = KmemCounts::simulated(e);
@@ -186,7 +190,8 @@ impl PolicyResult {
             divergence: r.divergence,
             closed_loop: r.closed_loop,
             balloon_pages: r.balloon_pages,
-            events_per_second: records as f64 / r.seconds.max(1e-9),
+            records_per_second: records as f64 / r.seconds.max(1e-9),
+            trace_events_per_second: trace_events as f64 / r.seconds.max(1e-9),
             seconds: r.seconds,
             series: r.series.columns(),
             final_map: crate::block_map::node_block_kinds(&r.node),
@@ -408,7 +413,8 @@ impl ReplayReport {
             ("pages its compaction moved", Box::new(|p| closed(p, |c| c.pages_moved))),
             ("  allocated before the trace", Box::new(|p| closed(p, |c| c.start_pages_moved))),
             ("pages onlined (memory hotplug)", Box::new(|p| p.divergence.pages_onlined.to_string())),
-            ("records per second", Box::new(|p| format!("{:.0}", p.events_per_second))),
+            ("records per second", Box::new(|p| format!("{:.0}", p.records_per_second))),
+            ("trace events per second", Box::new(|p| format!("{:.0}", p.trace_events_per_second))),
         ];
         if self.thp.is_some() {
             let at =

@@ -1,4 +1,5 @@
-//! A value per traced pfn, for facts a replay keeps about most pages of a machine.
+//! A value per pfn, for facts kept about most pages of a machine (the LRU lists' index; a
+//! replay's traced pages).
 //!
 //! Pages are kept in chunks of 2^16 made on first write, found through a small hash map with
 //! the last chunk used remembered: traces touch pfns in runs (a per-CPU batch, a pageblock),
@@ -37,6 +38,17 @@ impl<T: Copy + Default> PfnTable<T> {
             None => self.new_chunk(pfn >> CHUNK_SHIFT),
         };
         &mut self.chunks[c][offset(pfn)]
+    }
+
+    /// The value of `pfn`, without remembering its chunk (for a shared borrow).
+    #[inline]
+    pub fn peek(&self, pfn: u64) -> T {
+        let n = pfn >> CHUNK_SHIFT;
+        let c = match self.last {
+            Some((last, c)) if last == n => Some(c),
+            _ => self.index.get(&n).copied(),
+        };
+        c.map_or_else(T::default, |c| self.chunks[c][offset(pfn)])
     }
 
     #[inline]
@@ -79,6 +91,7 @@ mod tests {
         *t.entry(u64::MAX) = 7;
         *t.entry(5 + CHUNK as u64) = 9;
         assert_eq!((t.get(5), t.get(6), t.get(u64::MAX), t.get(5 + CHUNK as u64)), (3, 0, 7, 9));
+        assert_eq!((t.peek(5), t.peek(6), t.peek(u64::MAX), t.peek(7 << CHUNK_SHIFT)), (3, 0, 7, 0));
         assert_eq!(t.chunks.len(), 3, "one chunk per touched 2^16 pfns, whatever their value");
     }
 }
