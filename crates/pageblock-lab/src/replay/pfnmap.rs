@@ -8,7 +8,7 @@
 use pageblock_core::pfn_table::PfnTable;
 
 /// Traced head pfn → simulated head pfn and order, packed as `sim << 8 | (order + 1)` (0: no
-/// block; [`RECLAIMED`]: no block, the simulation's reclaim took the one that was here;
+/// block; `RECLAIMED`: no block, the simulation's reclaim took the one that was here;
 /// simulated pfns are far below 2^56, the machine must fit in this host's memory).
 ///
 /// Keeping the reclaimed mark in the same slot as the block makes the mark cost nothing on
