@@ -146,8 +146,8 @@ pub enum LabCommand {
 #[derive(Debug, Args)]
 pub struct RealArgs {
     /// Directory to write (new or empty): SETTING/runK/ per run (trace.txt.zst, before./after.
-    /// snapshots, vmstat-delta.txt, mthp.before/after, run.json, build.log), summary.txt and
-    /// summary.json. Default: pageblock-real-YYYYmmdd-HHMMSS here.
+    /// snapshots, vmstat-delta.txt, buddyinfo.samples, mthp.before/after, run.json,
+    /// build.log), summary.txt and summary.json. Default: pageblock-real-YYYYmmdd-HHMMSS here.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<std::path::PathBuf>,
     /// The workload's parts, comma-separated: build (a C build; a run lasts until it ends),

@@ -173,6 +173,10 @@ fn a_session_runs_every_setting_and_puts_every_setting_back() {
         let run_json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
         hogs.push(run_json["hog_mib"].as_u64().unwrap());
+        // The zones read during the run, in the trace's clock.
+        let samples = std::fs::read_to_string(run.join("buddyinfo.samples")).unwrap();
+        let samples = pageblock_formats::buddyinfo_samples::BuddyInfoSamples::parse(&samples).unwrap();
+        assert!(samples.samples.len() >= 2, "{setting}: {} buddyinfo samples", samples.samples.len());
         let stats = pageblock().args(["trace", "stats", run.to_str().unwrap()]).output().unwrap();
         assert!(stats.status.success(), "trace stats reads the run: {}", stderr(&stats));
     }

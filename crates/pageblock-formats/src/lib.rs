@@ -34,6 +34,7 @@ mod error;
 mod text;
 
 pub mod buddyinfo;
+pub mod buddyinfo_samples;
 pub mod compaction;
 pub mod extfrag;
 pub mod ftrace;

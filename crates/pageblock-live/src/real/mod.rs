@@ -15,6 +15,7 @@
 //!
 //! The runs' directories are what `pageblock trace stats` and `pageblock replay` read.
 
+pub mod buddyinfo_sampler;
 pub mod knobs;
 pub mod measure;
 pub mod summary;
@@ -318,6 +319,7 @@ fn one_run(
     let ticks = || (measure::cpu_ticks(proc, "kswapd0"), measure::cpu_ticks(proc, "kcompactd0"));
     let (k0, c0) = ticks();
     let mthp_before = measure::mthp_counters(Path::new(THP_SYSFS));
+    let sampler = buddyinfo_sampler::Sampler::start(proc.join("buddyinfo"), buddyinfo_sampler::PERIOD);
     let started = Instant::now();
     let recorded = record::recorded(
         &RecordConfig {
@@ -328,7 +330,9 @@ fn one_run(
             command: load_command(cfg, work, &dir),
         },
         progress(),
-    )?;
+    );
+    let buddyinfo_samples = sampler.stop();
+    let recorded = recorded?;
     let elapsed_s = started.elapsed().as_secs_f64();
     let (k1, c1) = ticks();
     let mthp_after = measure::mthp_counters(Path::new(THP_SYSFS));
@@ -356,6 +360,7 @@ fn one_run(
         mthp: mthp.items.into_iter().collect(),
     };
     write_file(&dir.join("vmstat-delta.txt"), &vmstat.render_delta())?;
+    write_file(&dir.join("buddyinfo.samples"), &buddyinfo_samples.render())?;
     write_file(&dir.join("mthp.before"), &mthp_before.render())?;
     write_file(&dir.join("mthp.after"), &mthp_after.render())?;
     write_file(&dir.join("run.json"), &to_json(&result)?)?;
