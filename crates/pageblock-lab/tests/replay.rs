@@ -257,6 +257,57 @@ fn a_vmstat_delta_file_is_the_real_side_and_a_bad_one_names_its_line() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `buddyinfo.samples` (the zones `lab real` read every 100 ms) sets the kernel's zones
+/// during the run beside the simulation's at the same moments; samples outside the trace are
+/// left out, and a malformed file is refused with its line.
+#[test]
+fn zones_sampled_live_are_compared_at_the_traces_times() {
+    let shared =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
+    let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-samples", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(&shared).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    // The trace runs from 495.119 s to 516.701 s: the first and last samples are outside.
+    let sample = |t: &str, dma32: &str| {
+        format!(
+            "time {t}\nNode 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3 \n\
+             Node 0, zone    DMA32 {dma32}\n"
+        )
+    };
+    let rows = [
+        ("495.000", "9 9 9 9 9 9 9 9 9 9 9 "),
+        ("500.000", "4 0 0 0 0 0 0 0 0 0 0 "),
+        ("505.000", "0 0 0 0 0 0 0 0 0 1 0 "),
+        ("510.000", "0 0 0 0 0 0 0 0 0 0 2 "),
+        ("520.000", "9 9 9 9 9 9 9 9 9 9 9 "),
+    ];
+    let text: String = rows.iter().map(|(t, r)| sample(t, r)).collect();
+    std::fs::write(dir.join("buddyinfo.samples"), text).unwrap();
+    let report = run(&dir, &["vanilla"]);
+    let zones = report.fidelity.as_ref().and_then(|f| f.zones.as_ref()).expect("samples: a zones table");
+    assert_eq!(zones.samples, 3, "the three inside the trace");
+    let names: Vec<_> = zones.zones.iter().map(|z| z.zone.as_str()).collect();
+    assert_eq!(names, ["DMA", "DMA32"], "the zones both sides have (Normal was not sampled)");
+    let dma32 = &zones.zones[1];
+    assert_eq!(
+        (dma32.real.free_pages.p10, dma32.real.free_pages.p50, dma32.real.free_pages.p90),
+        (4.0, 512.0, 2048.0)
+    );
+    assert!((dma32.real.no_free_pageblock - 1.0 / 3.0).abs() < 1e-9);
+    assert_eq!(dma32.real.free_pageblocks.p90, 4.0, "two order-10 blocks are four pageblocks");
+    assert!(dma32.simulated.free_pages.p50 > 0.0, "the simulation's own zone");
+    let text = report.render();
+    assert!(text.contains("zones during the run (3 buddyinfo samples in the trace)"), "{text}");
+    std::fs::write(dir.join("buddyinfo.samples"), "time 1\nNode 0, zone DMA 1 \ntime 0\n").unwrap();
+    let policies = [policy_named("vanilla").unwrap()];
+    let err = replay::run(&dir, &policies, replay::Options::default(), &mut |_| {}).unwrap_err();
+    assert!(err.contains("buddyinfo.samples") && err.contains("line 3"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Regression: a recording with `before.zoneinfo` but no `before.pagetypeinfo` failed with
 /// an internal invariant ("reserved pages must be the zone's count"). The machine starts
 /// from zoneinfo alone (all free but the reserved pages), or with `before.buddyinfo`'s free

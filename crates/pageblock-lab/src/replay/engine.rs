@@ -38,6 +38,7 @@ use super::pfnmap::{Mapped, PfnMap};
 use super::series::Series;
 use super::start_pages::StartPages;
 use super::thp_settings::{Attempt, ThpWhatIf, ThpWhatIfCounts};
+use super::zone_samples::SimSamples;
 use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_trace::{RecordKind, Task, VmscanEvent};
 
@@ -176,6 +177,8 @@ pub struct Replayed {
     pub direct_compactions: BTreeMap<String, u64>,
     /// Seconds the loop took.
     pub seconds: f64,
+    /// The simulation's zones at the times `lab real` sampled the kernel's.
+    pub zone_samples: SimSamples,
 }
 
 /// Samples taken over a replay.
@@ -262,9 +265,12 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     let every = (records.len() / SAMPLES).max(1);
     let mut series = Series::default();
     let mut clock = Clock::default();
+    let mut zone_samples = SimSamples::new(t.snapshots.buddyinfo_samples.as_ref());
     for (i, rec) in records.iter().enumerate() {
         let now_us = clock.at(rec.time_us);
         r.node.advance_to(now_us);
+        // The zones as the kernel's were sampled: at the trace's own times.
+        zone_samples.catch_up(rec.time_us, &shared);
         // What the daemons (just now) and the last allocation's reclaim and compaction did,
         // before this record reads the map.
         r.sync_owner();
@@ -315,6 +321,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         direct_compactions: r.direct_compactions,
         events,
         series,
+        zone_samples,
         compact_attempts: shared.event(VmEvent::CompactAttempt) - attempts0,
         pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
         pgfree_pages: shared.event(VmEvent::PgFree) - pgfree0,

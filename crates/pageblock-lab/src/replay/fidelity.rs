@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::engine::Replayed;
 use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
+use super::zone_samples::{self, ZoneSamples};
 
 /// One row: a quantity as simulated and as it really was.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -28,6 +29,8 @@ pub struct FidelityRow {
 pub struct Fidelity {
     /// The rows, events first, then free pages per order at the end.
     pub rows: Vec<FidelityRow>,
+    /// The zones during the run, sampled and simulated (`null` without `buddyinfo.samples`).
+    pub zones: Option<ZoneSamples>,
 }
 
 fn row(name: impl Into<String>, simulated: u64, real: u64) -> FidelityRow {
@@ -113,5 +116,10 @@ pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
             real.max(0) as u64,
         ));
     }
-    Fidelity { rows }
+    let zones = t
+        .snapshots
+        .buddyinfo_samples
+        .as_ref()
+        .map(|real| zone_samples::compare(real, &r.zone_samples, r.node.shared().pageblock_order()));
+    Fidelity { rows, zones }
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::buddyinfo_samples::BuddyInfoSamples;
 use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::vmstat::VmStat;
@@ -45,6 +46,8 @@ pub struct Snapshots {
     /// `vmstat-delta.txt` (`name=value` lines, as `lab real` writes them), for a trace
     /// without both vmstat snapshots.
     pub vmstat_delta: Option<VmStat>,
+    /// `buddyinfo.samples`: the zones read every 100 ms while `lab real` recorded.
+    pub buddyinfo_samples: Option<BuddyInfoSamples>,
     /// `before_zoneinfo` is not the recording's but a what-if's (`--zoneinfo`).
     pub zoneinfo_given: bool,
 }
@@ -324,6 +327,7 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
         before_vmstat: read(dir, "before.vmstat", VmStat::parse)?,
         after_vmstat: read(dir, "after.vmstat", VmStat::parse)?,
         vmstat_delta: read(dir, "vmstat-delta.txt", VmStat::parse_delta)?,
+        buddyinfo_samples: read(dir, "buddyinfo.samples", BuddyInfoSamples::parse)?,
         zoneinfo_given: false,
     })
 }

@@ -35,6 +35,7 @@ pub mod snapshot;
 pub mod start;
 pub mod start_pages;
 pub mod thp_settings;
+pub mod zone_samples;
 
 use std::collections::BTreeMap;
 use std::path::Path;

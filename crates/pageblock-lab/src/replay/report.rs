@@ -12,6 +12,7 @@ use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
 use super::machine::StartReport;
 use super::series::{self, Columns, Summary};
+use super::zone_samples::{Spread, ZoneSamples};
 
 /// The trace's side.
 #[derive(Clone, Debug, Serialize)]
@@ -643,5 +644,35 @@ fn render_fidelity(out: &mut String, f: &Fidelity) {
         let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));
         let name = if r.part_of.is_some() { format!("  of which {}", r.name) } else { r.name.clone() };
         let _ = writeln!(out, "{name:<40} {:>12} {:>12} {ratio:>8}", r.simulated, r.real);
+    }
+    if let Some(z) = &f.zones {
+        render_zone_samples(out, z);
+    }
+}
+
+/// The zones as `lab real` sampled them, beside the simulation's at the same moments.
+fn render_zone_samples(out: &mut String, z: &ZoneSamples) {
+    let _ = writeln!(
+        out,
+        "\nzones during the run ({} buddyinfo samples in the trace), p10 / median / p90",
+        z.samples
+    );
+    let _ = writeln!(out, "{:<34} {:>24} {:>24}", "", "simulated", "real (sampled)");
+    let spread = |s: &Spread| format!("{:.0} / {:.0} / {:.0}", s.p10, s.p50, s.p90);
+    for c in &z.zones {
+        let rows: [(&str, String, String); 4] = [
+            ("free pages", spread(&c.simulated.free_pages), spread(&c.real.free_pages)),
+            ("free pageblocks", spread(&c.simulated.free_pageblocks), spread(&c.real.free_pageblocks)),
+            (
+                "samples with none",
+                format!("{:.0}%", 100.0 * c.simulated.no_free_pageblock),
+                format!("{:.0}%", 100.0 * c.real.no_free_pageblock),
+            ),
+            ("free blocks of orders 0-3", spread(&c.simulated.small_blocks), spread(&c.real.small_blocks)),
+        ];
+        for (i, (name, sim, real)) in rows.into_iter().enumerate() {
+            let zone = if i == 0 { c.zone.as_str() } else { "" };
+            let _ = writeln!(out, "{zone:<7} {name:<26} {sim:>24} {real:>24}");
+        }
     }
 }

@@ -1,0 +1,173 @@
+//! The zones during the run, as `lab real` sampled them (`buddyinfo.samples`: buddyinfo
+//! every 100 ms) and as the simulation had them at the same moments of the trace. The
+//! before and after snapshots show only the ends of a run, where the pressure is gone; these
+//! show the zone an allocation met under pressure: its free pages, its free pageblocks (what
+//! a huge page needs) and its small free blocks.
+
+use pageblock_core::NodeShared;
+use pageblock_formats::buddyinfo_samples::BuddyInfoSamples;
+use serde::Serialize;
+
+/// The simulation's zones at one sample: (zone name, `nr_free` per order) each.
+type Zones = Vec<(&'static str, Vec<u64>)>;
+
+/// The simulation's free blocks per order of each zone (by name) at the trace's samples.
+#[derive(Clone, Debug, Default)]
+pub struct SimSamples {
+    /// Sample times, µs of trace time, ascending.
+    times_us: Vec<u64>,
+    /// The next sample to take (`None` before the trace's first record).
+    next: Option<usize>,
+    /// `(index of the sample, [(zone name, nr_free per order)])`, in time order.
+    taken: Vec<(usize, Zones)>,
+}
+
+impl SimSamples {
+    /// Samples to take at the times of `real`'s (none without them).
+    pub fn new(real: Option<&BuddyInfoSamples>) -> SimSamples {
+        let times_us = real
+            .map_or_else(Vec::new, |r| r.samples.iter().map(|s| (s.time_s * 1e6).round() as u64).collect());
+        SimSamples { times_us, next: None, taken: Vec::new() }
+    }
+
+    /// The trace reached `now_us`: take every sample due by then. Samples from before the
+    /// trace's first record are left out (the run had not begun).
+    #[inline]
+    pub fn catch_up(&mut self, now_us: u64, node: &NodeShared) {
+        let next = self.next.get_or_insert_with(|| self.times_us.partition_point(|&t| t < now_us));
+        while let Some(&t) = self.times_us.get(*next) {
+            if t > now_us {
+                return;
+            }
+            let zones = node
+                .zones()
+                .iter()
+                .map(|z| {
+                    let c = z.config();
+                    (c.zone_type.name(), z.free_areas().nr_free_per_order(c.max_order))
+                })
+                .collect();
+            self.taken.push((*next, zones));
+            *next += 1;
+        }
+    }
+}
+
+/// Percentiles of a quantity over the samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Spread {
+    /// 10th percentile.
+    pub p10: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Spread {
+    fn of(mut v: Vec<f64>) -> Spread {
+        if v.is_empty() {
+            return Spread::default();
+        }
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        Spread { p10: at(0.1), p50: at(0.5), p90: at(0.9), mean: v.iter().sum::<f64>() / v.len() as f64 }
+    }
+}
+
+/// One side's view of a zone over the samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ZoneView {
+    /// Free pages.
+    pub free_pages: Spread,
+    /// Free memory in blocks of the pageblock order or more, in pageblocks.
+    pub free_pageblocks: Spread,
+    /// Share of samples with no free block of the pageblock order or more.
+    pub no_free_pageblock: f64,
+    /// Free blocks of orders 0 to 3.
+    pub small_blocks: Spread,
+}
+
+impl ZoneView {
+    fn of(rows: &[&[u64]], pageblock_order: u32) -> ZoneView {
+        let pbo = pageblock_order as usize;
+        let free = |r: &[u64]| r.iter().enumerate().map(|(o, &n)| n << o).sum::<u64>() as f64;
+        let blocks = |r: &[u64]| r.iter().enumerate().skip(pbo).map(|(o, &n)| n << (o - pbo)).sum::<u64>();
+        let none = rows.iter().filter(|r| blocks(r) == 0).count();
+        ZoneView {
+            free_pages: Spread::of(rows.iter().map(|r| free(r)).collect()),
+            free_pageblocks: Spread::of(rows.iter().map(|r| blocks(r) as f64).collect()),
+            no_free_pageblock: none as f64 / rows.len().max(1) as f64,
+            small_blocks: Spread::of(rows.iter().map(|r| r.iter().take(4).sum::<u64>() as f64).collect()),
+        }
+    }
+}
+
+/// A zone in both: the kernel's samples and the simulation's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ZoneComparison {
+    /// The zone's name.
+    pub zone: String,
+    /// The sampled kernel.
+    pub real: ZoneView,
+    /// The simulation at the same moments.
+    pub simulated: ZoneView,
+}
+
+/// The comparison over the samples taken in the trace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ZoneSamples {
+    /// Samples inside the trace (both sides have each of them).
+    pub samples: usize,
+    /// Per zone in both, in the simulation's zone order.
+    pub zones: Vec<ZoneComparison>,
+}
+
+/// Sets `sim`'s samples beside `real`'s (node 0's zones; others are not simulated).
+pub fn compare(real: &BuddyInfoSamples, sim: &SimSamples, pageblock_order: u32) -> ZoneSamples {
+    let mut names: Vec<&'static str> = Vec::new();
+    if let Some((_, zones)) = sim.taken.first() {
+        names = zones.iter().map(|(n, _)| *n).collect();
+    }
+    let zones = names
+        .into_iter()
+        .filter_map(|name| {
+            let mut real_rows = Vec::new();
+            let mut sim_rows = Vec::new();
+            for (i, zones) in &sim.taken {
+                let r = real.samples.get(*i).and_then(|s| s.buddyinfo.zone(0, name));
+                let s = zones.iter().find(|(n, _)| *n == name);
+                if let (Some(r), Some((_, s))) = (r, s) {
+                    real_rows.push(r.nr_free.as_slice());
+                    sim_rows.push(s.as_slice());
+                }
+            }
+            (!real_rows.is_empty()).then(|| ZoneComparison {
+                zone: name.to_owned(),
+                real: ZoneView::of(&real_rows, pageblock_order),
+                simulated: ZoneView::of(&sim_rows, pageblock_order),
+            })
+        })
+        .collect();
+    ZoneSamples { samples: sim.taken.len(), zones }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_count_pages_pageblocks_and_small_blocks() {
+        let a: &[u64] = &[1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1];
+        let b: &[u64] = &[4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let v = ZoneView::of(&[a, b, b], 9);
+        assert_eq!(v.free_pageblocks.p90, 3.0, "an order-10 block is two pageblocks");
+        assert_eq!(v.free_pageblocks.p50, 0.0);
+        assert!((v.no_free_pageblock - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(v.free_pages.p90, (1 + 2 + 512 + 1024) as f64);
+        assert_eq!(v.small_blocks.mean, (2.0 + 4.0 + 4.0) / 3.0);
+        assert_eq!(Spread::of(Vec::new()), Spread::default());
+    }
+}
