@@ -40,6 +40,14 @@ impl<T: Copy + Default> PfnTable<T> {
         &mut self.chunks[c][offset(pfn)]
     }
 
+    /// The value of `pfn`, to change, if its chunk exists: unlike [`PfnTable::entry`], a pfn
+    /// never written makes no chunk (for taking a value out).
+    #[inline]
+    pub fn get_mut(&mut self, pfn: u64) -> Option<&mut T> {
+        let c = self.chunk_of(pfn)?;
+        Some(&mut self.chunks[c][offset(pfn)])
+    }
+
     /// The value of `pfn`, without remembering its chunk (for a shared borrow).
     #[inline]
     pub fn peek(&self, pfn: u64) -> T {
@@ -93,5 +101,9 @@ mod tests {
         assert_eq!((t.get(5), t.get(6), t.get(u64::MAX), t.get(5 + CHUNK as u64)), (3, 0, 7, 9));
         assert_eq!((t.peek(5), t.peek(6), t.peek(u64::MAX), t.peek(7 << CHUNK_SHIFT)), (3, 0, 7, 0));
         assert_eq!(t.chunks.len(), 3, "one chunk per touched 2^16 pfns, whatever their value");
+        assert_eq!(t.get_mut(7 << CHUNK_SHIFT), None);
+        assert_eq!(t.chunks.len(), 3, "get_mut makes no chunk");
+        *t.get_mut(6).unwrap() = 4;
+        assert_eq!(t.get(6), 4);
     }
 }

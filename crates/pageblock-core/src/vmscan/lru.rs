@@ -163,17 +163,15 @@ impl Lruvec {
 
     /// Take `pfn` off its list (it is being freed or migrated). Returns what it was.
     pub fn del(&mut self, pfn: u64) -> Option<LruPage> {
-        // Looked up first: `entry` would make a chunk for a pfn never on a list.
-        self.index.get(pfn)?;
-        let page = self.index.entry(pfn).take()?;
+        let page = self.index.get_mut(pfn)?.take()?;
         self.account(page.list, page.zone as usize, page.order, -1);
         Some(page)
     }
 
     /// `folio_mark_accessed()`: the page was used.
     pub fn mark_accessed(&mut self, pfn: u64) {
-        if let Some(p) = self.index.get(pfn) {
-            *self.index.entry(pfn) = Some(LruPage { referenced: true, ..p });
+        if let Some(Some(p)) = self.index.get_mut(pfn) {
+            p.referenced = true;
         }
     }
 

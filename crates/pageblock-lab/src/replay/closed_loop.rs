@@ -149,19 +149,13 @@ struct Records {
 impl Records {
     /// The traced head of simulated page `sim`, forgotten.
     fn take_traced(&mut self, sim: u64) -> Option<u64> {
-        // Looked up first: `entry` would make a chunk for a pfn never recorded.
-        self.traced_of.get(sim)?;
-        self.traced_of.entry(sim).take()
+        self.traced_of.get_mut(sim)?.take()
     }
 
     /// The order of pooled page `sim`, taken out of the pool's index.
     fn take_migrated(&mut self, sim: u64) -> Option<u32> {
-        let o = self.migrated.get(sim);
-        if o == 0 {
-            return None;
-        }
-        *self.migrated.entry(sim) = 0;
-        Some(u32::from(o) - 1)
+        let o = std::mem::take(self.migrated.get_mut(sim)?);
+        (o != 0).then(|| u32::from(o) - 1)
     }
 
     /// Pool page `sim` holds a block of `order` (at most `MAX_PAGE_ORDER`, far below 255).
