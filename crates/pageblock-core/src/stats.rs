@@ -134,6 +134,9 @@ vm_events! {
     /// those skipped (too little free memory, a lack of memory rather than fragmentation) or
     /// deferred before compacting.
     CompactAttempt = "compact_attempt", kernel: false;
+    /// Zone compactions for a request that passed the suitability checks and scanned (where
+    /// the kernel's tracepoint `mm_compaction_begin` fires in a task, not kcompactd).
+    CompactDirectBegin = "compact_direct_begin", kernel: false;
     /// Direct compaction attempts that ran (`COMPACTSTALL`).
     CompactStall = "compact_stall", kernel: true;
     /// Direct compaction attempts after which the request still failed (`COMPACTFAIL`).

@@ -549,6 +549,10 @@ fn compaction_moves_pages_from_before_the_trace_and_their_frees_follow_them() {
         "{:?}",
         p.direct_compactions
     );
+    // The zone compaction that made it ran for the same request.
+    let runs = p.direct_compaction_runs.values().sum::<u64>();
+    assert!(runs >= 1 && runs <= p.vmstat["compact_stall"], "{:?}", p.direct_compaction_runs);
+    assert!(p.direct_compaction_runs.keys().all(|k| p.direct_compactions.contains_key(k)));
 }
 
 /// Direct compaction attempts asked for (`try_to_compact_pages` entered) beside those that
@@ -583,6 +587,41 @@ fn direct_compaction_attempts_are_counted_on_both_sides() {
     let lines: Vec<&str> = text.lines().collect();
     let mask = lines.iter().position(|l| l.trim() == "order 9 GFP_TRANSHUGE").unwrap();
     assert!(lines[mask - 1].ends_with(" 3"), "{}", lines[mask - 1]);
+}
+
+/// The kernel's zone compactions for a request (`mm_compaction_begin` in a task) go to the
+/// request that last asked on the same CPU; kcompactd's, and a begin on a CPU where nothing
+/// asked, go to none.
+#[test]
+fn real_zone_compactions_go_to_the_request_that_asked_on_the_cpu() {
+    const BEGIN: &str = "mm_compaction_begin: zone_start=0x1000 migrate_pfn=0x25600 free_pfn=0xbf7ff \
+                         zone_end=0x100000, mode=async";
+    let thp = "mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_TRANSHUGE priority=2";
+    let readahead = "mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_NOFS|__GFP_HIGHMEM|\
+                     __GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL priority=2";
+    let mut t = Trace::default();
+    t.alloc(0, Some(0x1000), 0, Gfp::KERNEL);
+    t.event_on(0, "test-7", thp);
+    t.event_on(1, "cc1-8", readahead);
+    t.event_on(1, "cc1-8", BEGIN);
+    t.event_on(0, "test-7", BEGIN);
+    t.event_on(1, "cc1-8", BEGIN);
+    t.event_on(0, "kcompactd0-35", BEGIN);
+    t.event_on(2, "test-9", BEGIN);
+    let r = run(&t.write("compaction-runs"), &["vanilla"]);
+    let runs = r.real_direct_compaction_runs.as_ref().unwrap();
+    assert_eq!(runs["order 9 GFP_TRANSHUGE"], 1, "{runs:?}");
+    let ra =
+        "order 9 GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL";
+    assert_eq!(runs[ra], 2, "{runs:?}");
+    assert_eq!(runs.values().sum::<u64>(), 3, "kcompactd's and the unasked begin count for none");
+    let text = r.render();
+    let ran = text.lines().find(|l| l.starts_with("  ran (mm_compaction_begin)")).unwrap();
+    assert!(ran.ends_with(" 3"), "{ran}");
+    // Without the compaction events there is no real column.
+    let mut bare = Trace::default();
+    bare.alloc(0, Some(0x1000), 0, Gfp::KERNEL);
+    assert_eq!(run(&bare.write("no-compaction-runs"), &["vanilla"]).real_direct_compaction_runs, None);
 }
 
 /// `--seeds`: each policy is replayed once per seed, each seed drawing the daemons' timing

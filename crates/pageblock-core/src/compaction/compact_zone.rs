@@ -155,6 +155,10 @@ pub(crate) fn compact_zone<L: NodeLocks + ?Sized>(
             return r;
         }
     }
+    if cc.direct {
+        // Where the kernel's `mm_compaction_begin` fires for a request.
+        node.count(VmEvent::CompactDirectBegin, 1);
+    }
     start_scanners(l, cc);
     let mut update_cached = cc.mode == MigrateMode::Async && {
         let z = lock_zone(l, cc.zone, cc.cpu);

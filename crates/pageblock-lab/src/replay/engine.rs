@@ -175,6 +175,9 @@ pub struct Replayed {
     pub direct_reclaims: BTreeMap<String, u64>,
     /// The simulation's direct compaction attempts by the request that asked.
     pub direct_compactions: BTreeMap<String, u64>,
+    /// Of those, the zone compactions that passed the suitability checks and scanned
+    /// ([`VmEvent::CompactDirectBegin`]), by request.
+    pub direct_compaction_runs: BTreeMap<String, u64>,
     /// Seconds the loop took.
     pub seconds: f64,
     /// The simulation's zones at the times `lab real` sampled the kernel's.
@@ -258,6 +261,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         failed_without_fallback: BTreeMap::new(),
         direct_reclaims: BTreeMap::new(),
         direct_compactions: BTreeMap::new(),
+        direct_compaction_runs: BTreeMap::new(),
     };
     // A balloon that could not take what was asked ends the replay before it starts: the
     // caller reports it.
@@ -319,6 +323,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         failed_without_fallback: r.failed_without_fallback,
         direct_reclaims: r.direct_reclaims,
         direct_compactions: r.direct_compactions,
+        direct_compaction_runs: r.direct_compaction_runs,
         events,
         series,
         zone_samples,
@@ -369,6 +374,8 @@ struct Run {
     direct_reclaims: BTreeMap<String, u64>,
     /// See [`Replayed::direct_compactions`].
     direct_compactions: BTreeMap<String, u64>,
+    /// See [`Replayed::direct_compaction_runs`].
+    direct_compaction_runs: BTreeMap<String, u64>,
 }
 
 impl Run {
@@ -394,13 +401,14 @@ impl Run {
     }
 
     /// The simulation's `alloc_pages`, counting the direct reclaim runs (one `allocstall`
-    /// each) and the direct compaction attempts it made against the request.
+    /// each), the direct compaction attempts and the zone compactions that ran, against the
+    /// request.
     fn alloc_pages(&mut self, cpu: usize, order: u32, gfp: Gfp) -> Option<Pfn> {
-        // (`allocstall` over every zone, direct compaction attempts.)
+        // (`allocstall` over every zone, direct compaction attempts, zone compactions run.)
         let counted = |node: &Node| {
             let shared = node.shared();
             let stalls = ZoneType::ALL.iter().map(|&t| shared.counters().allocstall(t)).sum::<u64>();
-            (stalls, shared.event(VmEvent::CompactAttempt))
+            (stalls, shared.event(VmEvent::CompactAttempt), shared.event(VmEvent::CompactDirectBegin))
         };
         let before = counted(&self.node);
         let got = self.node.alloc_pages(cpu, order, gfp).ok();
@@ -408,6 +416,7 @@ impl Run {
         for (by, made) in [
             (&mut self.direct_reclaims, after.0 - before.0),
             (&mut self.direct_compactions, after.1 - before.1),
+            (&mut self.direct_compaction_runs, after.2 - before.2),
         ] {
             if made > 0 {
                 *by.entry(request_name(order, gfp)).or_default() += made;

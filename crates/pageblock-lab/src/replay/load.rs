@@ -90,6 +90,10 @@ pub struct TraceCounts {
     /// Direct compaction attempts (`mm_compaction_try_to_compact_pages`, every priority)
     /// by the order and mask of the request that asked.
     pub direct_compactions: BTreeMap<(u8, GfpId), u64>,
+    /// Zone compactions run for a request (`mm_compaction_begin` in a task, not kcompactd),
+    /// by the request that last asked on the same CPU: compaction runs where it was asked
+    /// for, and a task is not moved off its CPU between asking and beginning.
+    pub direct_compaction_runs: BTreeMap<(u8, GfpId), u64>,
 }
 
 /// A request as the reports name it: `order 9 GFP_TRANSHUGE`.
@@ -117,6 +121,15 @@ impl LoadedTrace {
             return None;
         }
         Some(self.by_request(&self.counts.direct_compactions))
+    }
+
+    /// The traced kernel's zone compactions for a request, by the request (`None`: the
+    /// trace did not record the compaction events).
+    pub fn direct_compaction_runs(&self) -> Option<BTreeMap<String, u64>> {
+        if !self.compaction_recorded() {
+            return None;
+        }
+        Some(self.by_request(&self.counts.direct_compaction_runs))
     }
 
     /// Counts keyed by (order, gfp id) renamed as the reports name requests.
@@ -196,11 +209,12 @@ pub fn load(
     let mut records = Vec::with_capacity((size.unwrap_or(0) / per_record).min(1 << 28) as usize);
     let mut counts = TraceCounts::default();
     let mut kmem = [0u64; 6];
+    let mut asking = Vec::new();
     let mut kswapd_wake_latency = WakeLatencies::default();
     let mut next_progress = PROGRESS_EVERY;
     for item in reader.by_ref() {
         let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
-        count(&mut counts, &mut kmem, &rec);
+        count(&mut counts, &mut kmem, &mut asking, &rec);
         facts.observe(&rec);
         kswapd_wake_latency.observe(&rec);
         if matches!(
@@ -241,8 +255,10 @@ pub fn load(
 }
 
 /// Count `rec` (kmem events by their index in `KMEM_EVENT_NAMES`, the rest by name).
-fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
+/// `asking` holds, per CPU, the request that last asked for direct compaction there.
+fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], asking: &mut Vec<Option<(u8, GfpId)>>, rec: &TraceRecord) {
     c.cpus = c.cpus.max(u32::from(rec.cpu) + 1);
+    let cpu = usize::from(rec.cpu);
     if let Some(i) = rec.kind.kmem_index() {
         kmem[i] += 1;
     }
@@ -252,10 +268,21 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], rec: &TraceRecord) {
             c.extfrag_fragmenting += u64::from(fragmenting);
             c.extfrag_change_ownership += u64::from(change_ownership);
         }
-        RecordKind::Compaction(k) => *c.events.entry(k.name()).or_default() += 1,
+        RecordKind::Compaction(k) => {
+            *c.events.entry(k.name()).or_default() += 1;
+            if k == CompactionEventKind::Begin && rec.task != Task::Kcompactd {
+                if let Some(&Some(request)) = asking.get(cpu) {
+                    *c.direct_compaction_runs.entry(request).or_default() += 1;
+                }
+            }
+        }
         RecordKind::TryToCompactPages { order, gfp, .. } => {
             *c.events.entry(CompactionEventKind::TryToCompactPages.name()).or_default() += 1;
             *c.direct_compactions.entry((order, gfp)).or_default() += 1;
+            if asking.len() <= cpu {
+                asking.resize(cpu + 1, None);
+            }
+            asking[cpu] = Some((order, gfp));
         }
         RecordKind::Vmscan(v) => {
             *c.events.entry(v.name()).or_default() += 1;

@@ -102,6 +102,9 @@ pub struct PolicyResult {
     pub compact_attempts: u64,
     /// Those attempts by the request that asked (`order N MASK`).
     pub direct_compactions: BTreeMap<String, u64>,
+    /// The zone compactions those attempts ran (past the suitability checks, where the
+    /// kernel's `mm_compaction_begin` fires), by request.
+    pub direct_compaction_runs: BTreeMap<String, u64>,
     /// Of those, the ones no caller's fallback exists for, by order and mask.
     pub failed_without_fallback: BTreeMap<String, u64>,
     /// Pages allocated from each zone (`pgalloc_<zone>`).
@@ -185,6 +188,7 @@ impl PolicyResult {
             direct_reclaims: r.direct_reclaims.clone(),
             compact_attempts: r.compact_attempts,
             direct_compactions: r.direct_compactions.clone(),
+            direct_compaction_runs: r.direct_compaction_runs.clone(),
             pgalloc,
             pcp_pages_end: node.nr_pcp_pages(),
             vmstat,
@@ -224,6 +228,10 @@ pub struct ReplayReport {
     /// The traced kernel's direct compaction attempts by the request that asked (`None` if
     /// the trace did not record the compaction events).
     pub real_direct_compactions: Option<BTreeMap<String, u64>>,
+    /// The traced kernel's zone compactions for a request (`mm_compaction_begin` outside
+    /// kcompactd, given to the request that last asked on the CPU), by request (`None` if
+    /// the trace did not record the compaction events).
+    pub real_direct_compaction_runs: Option<BTreeMap<String, u64>>,
     /// Where each simulated kswapd wake-up's latency is drawn from.
     pub kswapd_wake_latency: String,
     /// `open` (every traced free replayed) or `closed` (only the workload's).
@@ -286,6 +294,7 @@ impl ReplayReport {
             real_direct_reclaims: t.direct_reclaims(),
             real_compact_attempts: real_direct_compactions.as_ref().map(|by| by.values().sum()),
             real_direct_compactions,
+            real_direct_compaction_runs: t.direct_compaction_runs(),
             kswapd_wake_latency: t.kswapd_wake_latency.source(),
             mode,
             seconds,
@@ -535,6 +544,8 @@ impl ReplayReport {
         let stalls = |p: &PolicyResult| p.vmstat.get("compact_stall").copied().unwrap_or(0);
         let went_ahead = self.policies.iter().map(stalls);
         row(out, "  went ahead (compact_stall)", went_ahead, real_stalls.filter(|_| real.is_some()));
+        let real_runs = self.real_direct_compaction_runs.as_ref();
+        self.render_by_request(out, "  ran (mm_compaction_begin)", |p| &p.direct_compaction_runs, real_runs);
     }
 
     /// A count by request (`order N MASK`): the sum on the `all` row, then the most

@@ -26,9 +26,14 @@ impl Trace {
     /// Any event line (`name: payload`) by task `comm` on CPU 0, a microsecond after the
     /// last line (for events the kmem builders do not make).
     pub fn event(&mut self, comm: &str, event: &str) -> &mut Self {
+        self.event_on(0, comm, event)
+    }
+
+    /// Any event line by task `comm` on CPU `cpu`, a microsecond after the last line.
+    pub fn event_on(&mut self, cpu: u32, comm: &str, event: &str) -> &mut Self {
         let us = 1_000_000 + self.lines.len() as u64;
         self.lines.push(format!(
-            "{comm:>16}       [000] ..... {:>5}.{:06}: {event}",
+            "{comm:>16}       [{cpu:03}] ..... {:>5}.{:06}: {event}",
             us / 1_000_000,
             us % 1_000_000
         ));
