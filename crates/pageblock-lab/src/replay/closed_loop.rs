@@ -35,7 +35,10 @@
 //! * **Which pages compaction may move**: those the replay made (and the migrated copies),
 //!   and the pages allocated before the trace that sit in Movable pageblocks (the kernel
 //!   moves page cache, anonymous and mlocked memory alike); [`super::start_pages`] remembers
-//!   where those went. Other pages from before the trace (kernel memory) are pinned.
+//!   where those went. Other pages from before the trace (kernel memory) are pinned. A
+//!   replayed page cache page says so ([`FolioState::file`]): a compaction for a request
+//!   without `__GFP_FS` (readahead's `GFP_NOFS`) may not isolate it. A page from before the
+//!   trace reads as anonymous (its user is unknown), so such a compaction may move it.
 //! * **A page the simulation reclaimed** that the workload frees later: nothing to free.
 //!   The workload would have faulted it back in first, which the trace cannot show (the real
 //!   kernel had not reclaimed it); these are counted, a lower bound of the refaults the
@@ -126,14 +129,24 @@ pub struct Moved {
     pub to: u64,
 }
 
+/// A replayed page the owner knows: its traced head, and whether it is page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Held {
+    traced: u64,
+    file: bool,
+}
+
+/// A pool entry's flag bit (beside `order + 1`): the page is page cache.
+const POOL_FILE: u8 = 0x80;
+
 /// The owner's records, shared between the engine and the node's callbacks.
 #[derive(Debug, Default)]
 struct Records {
     /// Simulated head pfn → traced head pfn, for pages reclaim or compaction may act on.
     /// (Tables by pfn: reclaim reads them in LRU order, random in pfn.)
-    traced_of: PfnTable<Option<u64>>,
+    traced_of: PfnTable<Option<Held>>,
     /// Simulated head pfn → order + 1 of pages kept after the kernel migrated them (the
-    /// pool; 0: none).
+    /// pool; 0: none), with [`POOL_FILE`] for page cache.
     migrated: PfnTable<u8>,
     /// The pool by order: simulated head pfns (stale entries skipped when taken).
     pool: Vec<Vec<u64>>,
@@ -147,21 +160,22 @@ struct Records {
 }
 
 impl Records {
-    /// The traced head of simulated page `sim`, forgotten.
-    fn take_traced(&mut self, sim: u64) -> Option<u64> {
+    /// What the owner knew of simulated page `sim`, forgotten.
+    fn take_traced(&mut self, sim: u64) -> Option<Held> {
         self.traced_of.get_mut(sim)?.take()
     }
 
-    /// The order of pooled page `sim`, taken out of the pool's index.
-    fn take_migrated(&mut self, sim: u64) -> Option<u32> {
-        let o = std::mem::take(self.migrated.get_mut(sim)?);
-        (o != 0).then(|| u32::from(o) - 1)
+    /// The order of pooled page `sim` and whether it is page cache, taken out of the
+    /// pool's index.
+    fn take_migrated(&mut self, sim: u64) -> Option<(u32, bool)> {
+        let v = std::mem::take(self.migrated.get_mut(sim)?);
+        (v != 0).then(|| (u32::from(v & !POOL_FILE) - 1, v & POOL_FILE != 0))
     }
 
-    /// Pool page `sim` holds a block of `order` (at most `MAX_PAGE_ORDER`, far below 255).
-    fn set_migrated(&mut self, sim: u64, order: u32) {
-        debug_assert!(order < 255);
-        *self.migrated.entry(sim) = order as u8 + 1;
+    /// Pool page `sim` holds a block of `order` (at most `MAX_PAGE_ORDER`, far below 127).
+    fn set_migrated(&mut self, sim: u64, order: u32, file: bool) {
+        debug_assert!(order < 127);
+        *self.migrated.entry(sim) = (order as u8 + 1) | if file { POOL_FILE } else { 0 };
     }
 }
 
@@ -175,9 +189,10 @@ impl Owner {
         Owner(Rc::new(RefCell::new(Records { start, ..Records::default() })))
     }
 
-    /// A page the engine replayed: reclaim and compaction may act on it.
-    pub fn track(&self, sim: u64, traced: u64) {
-        *self.0.borrow_mut().traced_of.entry(sim) = Some(traced);
+    /// A page the engine replayed (`file`: page cache): reclaim and compaction may act on
+    /// it.
+    pub fn track(&self, sim: u64, traced: u64, file: bool) {
+        *self.0.borrow_mut().traced_of.entry(sim) = Some(Held { traced, file });
     }
 
     /// The engine freed the page: forget it.
@@ -196,9 +211,9 @@ impl Owner {
             r.counts.migration_frees_skipped += 1;
         }
         let Some((sim, order)) = page else { return };
-        r.take_traced(sim);
+        let file = r.take_traced(sim).is_some_and(|h| h.file);
         if migrated {
-            r.set_migrated(sim, order);
+            r.set_migrated(sim, order, file);
             let o = order as usize;
             if r.pool.len() <= o {
                 r.pool.resize(o + 1, Vec::new());
@@ -217,7 +232,7 @@ impl Owner {
     pub fn take_migrated(&self, order: u32) -> Option<u64> {
         let mut r = self.0.borrow_mut();
         while let Some(sim) = r.pool.get_mut(order as usize).and_then(Vec::pop) {
-            if r.take_migrated(sim) == Some(order) {
+            if r.take_migrated(sim).is_some_and(|(o, _)| o == order) {
                 r.counts.migrated_pages_freed += 1;
                 return Some(sim);
             }
@@ -258,8 +273,8 @@ impl Unmap for Owner {
     fn try_to_unmap(&self, pfn: u64, _order: u32, _kind: LruKind, _workingset: bool) -> bool {
         let mut r = self.0.borrow_mut();
         r.counts.pages_reclaimed += 1;
-        if let Some(traced) = r.take_traced(pfn) {
-            r.reclaimed.push((traced, pfn));
+        if let Some(h) = r.take_traced(pfn) {
+            r.reclaimed.push((h.traced, pfn));
         }
         r.take_migrated(pfn);
         true
@@ -270,14 +285,14 @@ impl Mover for Owner {
     fn migrate(&self, from: Pfn, to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
         let mut r = self.0.borrow_mut();
         r.counts.pages_moved += 1 << order;
-        if let Some(traced) = r.take_traced(from.0) {
-            *r.traced_of.entry(to.0) = Some(traced);
-            r.moved.push(Moved { traced, from: from.0, to: to.0 });
+        if let Some(h) = r.take_traced(from.0) {
+            *r.traced_of.entry(to.0) = Some(h);
+            r.moved.push(Moved { traced: h.traced, from: from.0, to: to.0 });
         } else if r.start.borrow_mut().moved(from.0, to.0) {
             r.counts.start_pages_moved += 1;
         }
-        if let Some(o) = r.take_migrated(from.0) {
-            r.set_migrated(to.0, o);
+        if let Some((o, file)) = r.take_migrated(from.0) {
+            r.set_migrated(to.0, o, file);
             if let Some(list) = r.pool.get_mut(o as usize) {
                 list.push(to.0);
             }
@@ -285,14 +300,18 @@ impl Mover for Owner {
         Ok(())
     }
 
-    /// A page neither the replay made nor a movable one from before the trace (kernel
-    /// memory, a balloon's) cannot be moved: it reads as pinned.
+    /// A replayed page (or a migrated copy) is page cache or anonymous as its user; a
+    /// movable one from before the trace reads as anonymous. A page that is neither
+    /// (kernel memory, a balloon's) cannot be moved: it reads as pinned.
     fn folio_state(&self, pfn: Pfn, order: u32) -> FolioState {
         let r = self.0.borrow();
-        let known = r.traced_of.peek(pfn.0).is_some()
-            || r.migrated.peek(pfn.0) != 0
-            || r.start.borrow().may_move(pfn.0, order);
-        FolioState { pinned: !known, ..FolioState::default() }
+        let file = match (r.traced_of.peek(pfn.0), r.migrated.peek(pfn.0)) {
+            (Some(h), _) => h.file,
+            (None, v) if v != 0 => v & POOL_FILE != 0,
+            _ if r.start.borrow().may_move(pfn.0, order) => false,
+            _ => return FolioState { pinned: true, ..FolioState::default() },
+        };
+        FolioState { file, ..FolioState::default() }
     }
 }
 
@@ -316,8 +335,8 @@ mod tests {
     #[test]
     fn reclaim_and_migration_are_reported_to_the_engine() {
         let o = Owner::default();
-        o.track(100, 7000);
-        o.track(200, 8000);
+        o.track(100, 7000, false);
+        o.track(200, 8000, true);
         assert!(Mover::migrate(&o, Pfn(200), Pfn(300), 0, MigrateMode::Async).is_ok());
         assert_eq!(o.take_moved(), vec![Moved { traced: 8000, from: 200, to: 300 }]);
         assert!(o.try_to_unmap(100, 0, LruKind::Anon, false));
@@ -329,16 +348,35 @@ mod tests {
     #[test]
     fn a_migrated_page_waits_in_the_pool_and_follows_compaction() {
         let o = Owner::default();
-        o.track(100, 7000);
+        o.track(100, 7000, true);
         o.kernel_freed(Some((100, 0)), true);
         assert!(Mover::migrate(&o, Pfn(100), Pfn(400), 0, MigrateMode::Async).is_ok());
         assert_eq!(o.take_migrated(1), None, "no page of that order");
         assert_eq!(o.take_migrated(0), Some(400), "where compaction put it");
         assert_eq!(o.take_migrated(0), None);
-        o.track(500, 9000);
+        o.track(500, 9000, false);
         o.kernel_freed(Some((500, 0)), true);
         assert!(o.try_to_unmap(500, 0, LruKind::File, false));
         assert_eq!(o.take_migrated(0), None, "reclaim took it from the pool");
         assert!(o.take_reclaimed().is_empty(), "it had no traced identity left");
+    }
+
+    /// Regression: the owner said every page was anonymous, so a `GFP_NOFS` request's
+    /// compaction (readahead's) isolated page cache the kernel's may not.
+    #[test]
+    fn page_cache_reads_as_file_wherever_it_moves() {
+        let o = Owner::default();
+        o.track(100, 7000, true);
+        o.track(200, 8000, false);
+        assert!(Mover::folio_state(&o, Pfn(100), 0).file);
+        assert!(!Mover::folio_state(&o, Pfn(200), 0).file);
+        assert!(Mover::migrate(&o, Pfn(100), Pfn(300), 0, MigrateMode::Async).is_ok());
+        assert!(Mover::folio_state(&o, Pfn(300), 0).file, "moved page cache stays page cache");
+        o.kernel_freed(Some((300, 0)), true);
+        assert!(Mover::folio_state(&o, Pfn(300), 0).file, "and in the pool");
+        assert!(Mover::migrate(&o, Pfn(300), Pfn(400), 0, MigrateMode::Async).is_ok());
+        let s = Mover::folio_state(&o, Pfn(400), 0);
+        assert!(s.file && !s.pinned, "a pooled copy moved keeps its kind");
+        assert!(Mover::folio_state(&o, Pfn(999), 0).pinned, "an unknown page is pinned");
     }
 }

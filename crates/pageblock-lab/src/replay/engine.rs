@@ -28,6 +28,7 @@ use std::rc::Rc;
 
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
 use pageblock_core::unstable::ZoneInternals;
+use pageblock_core::vmscan::LruKind;
 use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent, ZoneType};
 use serde::Serialize;
 
@@ -534,7 +535,7 @@ impl Run {
         if let Some(owner) = &self.owner {
             if let Some(kind) = MemoryUser::of(gfp).lru() {
                 if self.node.lru_add(p, order, kind) {
-                    owner.track(p.0, traced);
+                    owner.track(p.0, traced, kind == LruKind::File);
                 }
             }
         }
