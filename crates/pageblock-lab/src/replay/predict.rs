@@ -137,6 +137,12 @@ pub struct TracePrediction {
     /// lists below the pageblock order. `defrag_mode` does not take them for it; `vanilla`
     /// does, and claims their pageblocks.
     pub steal_only: Option<u64>,
+    /// Events the trace recorded, and those its ring buffers dropped (`[LOST n EVENTS]`):
+    /// frees among them leave pages allocated in the replay for good, so a trace that lost
+    /// many predicts from a machine fuller than the real one was.
+    pub events: u64,
+    /// See [`TracePrediction::events`].
+    pub lost_events: u64,
     /// Per row (as [`ROWS`]), the predicted change, mean over seeds, percent.
     pub changes: Vec<Option<f64>>,
 }
@@ -173,6 +179,8 @@ fn trace_predictions(runs: &[PathBuf], replays: &[TraceReplays]) -> Vec<TracePre
                 run: format!("{}/{}", name(run.parent().and_then(Path::file_name)), name(run.file_name())),
                 free: start.map(|s| s.0),
                 steal_only: start.map(|s| s.1),
+                events: one.events,
+                lost_events: one.lost_events,
                 changes: ROWS
                     .iter()
                     .map(|r| predicted_change(r, std::slice::from_ref(one)).map(|s| s.mean))
@@ -332,6 +340,9 @@ pub fn predict(dir: &Path, seeds: u32, progress: &mut dyn FnMut(&Path)) -> Resul
 struct TraceReplays {
     pair: Vec<PolicyResult>,
     start: Option<(u64, u64)>,
+    /// Events recorded, and lost.
+    events: u64,
+    lost_events: u64,
 }
 
 /// Replays each trace of `runs` as `replays_of` says, `seeds` times each.
@@ -359,8 +370,12 @@ fn replay_each(
             let report = super::replay_trace(&trace, &policies, &options, &mut |_| {})?;
             pair.extend(report.policies);
         }
-        replays
-            .push(TraceReplays { pair, start: trace.snapshots.before_pagetypeinfo.as_ref().map(start_free) });
+        replays.push(TraceReplays {
+            pair,
+            start: trace.snapshots.before_pagetypeinfo.as_ref().map(start_free),
+            events: trace.counts.events.values().sum(),
+            lost_events: trace.counts.lost_events,
+        });
     }
     Ok(replays)
 }
@@ -462,16 +477,24 @@ fn traces_table(o: &mut String, traces: &[TracePrediction]) {
     use std::fmt::Write as _;
     let _ = writeln!(
         o,
-        "each trace's predicted change, mean over seeds; free pages at its start, and those a movable request could only steal"
+        "each trace's predicted change, mean over seeds; free pages at its start, those a movable request could only steal, and the share of its events lost"
     );
-    let _ = write!(o, "{:<26} {:>10} {:>11}", "trace", "free", "steal-only");
+    let _ = write!(o, "{:<26} {:>10} {:>11} {:>6}", "trace", "free", "steal-only", "lost");
     for r in ROWS {
         let _ = write!(o, " {:>24}", r);
     }
     o.push('\n');
     let count = |v: Option<u64>| v.map_or("-".to_owned(), |v| v.to_string());
     for t in traces {
-        let _ = write!(o, "{:<26} {:>10} {:>11}", t.run, count(t.free), count(t.steal_only));
+        let lost = t.lost_events as f64 / (t.events + t.lost_events).max(1) as f64;
+        let _ = write!(
+            o,
+            "{:<26} {:>10} {:>11} {:>6}",
+            t.run,
+            count(t.free),
+            count(t.steal_only),
+            format!("{:.0}%", 100.0 * lost)
+        );
         for c in &t.changes {
             let _ = write!(o, " {:>24}", c.map_or("-".to_owned(), |v| format!("{v:+.1}%")));
         }
