@@ -41,12 +41,27 @@ pub struct BuddyInfoZone {
 impl BuddyInfoZone {
     /// Free base pages in this zone: `Σ nr_free[order] << order` (saturating).
     pub fn free_pages(&self) -> u64 {
-        self.nr_free
-            .iter()
-            .enumerate()
-            .map(|(order, &n)| n.checked_shl(order as u32).unwrap_or(u64::MAX))
-            .fold(0u64, u64::saturating_add)
+        free_blocks_of(&self.nr_free, 0)
     }
+}
+
+/// Free memory in `nr_free` (free blocks per order, as a buddyinfo row holds them) counted in
+/// blocks of `order`: `Σ nr_free[o] << (o − order)` over `o ≥ order`; order 0 gives free
+/// pages. Saturating: a row read from a file may hold any counts and any number of orders.
+pub fn free_blocks_of(nr_free: &[u64], order: u32) -> u64 {
+    nr_free
+        .iter()
+        .enumerate()
+        .skip(order as usize)
+        .map(|(o, &n)| {
+            let shift = u32::try_from(o).unwrap_or(u32::MAX) - order;
+            if n == 0 {
+                0
+            } else {
+                n.checked_shl(shift).filter(|v| v >> shift == n).unwrap_or(u64::MAX)
+            }
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 impl BuddyInfo {
@@ -141,6 +156,20 @@ Node 0, zone   Normal    173     52     45    166    168    200    129     88   
         assert_eq!(b.zones[1].nr_free[10], 1234567);
         assert_eq!(b.render(), SAMPLE);
         assert_eq!(b.zone(0, "DMA").unwrap().free_pages(), 256 + 512 + 3 * 1024);
+    }
+
+    #[test]
+    fn free_blocks_count_in_blocks_of_the_order_and_saturate() {
+        let row = [1, 0, 3, 1];
+        assert_eq!(free_blocks_of(&row, 0), 1 + 3 * 4 + 8);
+        assert_eq!(free_blocks_of(&row, 2), 3 + 2, "an order-3 block is two of order 2");
+        assert_eq!(free_blocks_of(&row, 9), 0, "past the row");
+        // A file may hold any counts and any number of orders.
+        assert_eq!(free_blocks_of(&[u64::MAX / 2, 1], 0), u64::MAX / 2 + 2);
+        assert_eq!(free_blocks_of(&[0, u64::MAX / 2 + 1], 0), u64::MAX, "a bit shifted out");
+        let wide: Vec<u64> = (0..100).map(|_| 1).collect();
+        assert_eq!(free_blocks_of(&wide, 0), u64::MAX, "orders past 63");
+        assert_eq!(free_blocks_of(&wide, 90), (1 << 10) - 1);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! a huge page needs) and its small free blocks.
 
 use pageblock_core::NodeShared;
+use pageblock_formats::buddyinfo::free_blocks_of;
 use pageblock_formats::buddyinfo_samples::BuddyInfoSamples;
 use serde::Serialize;
 
@@ -92,15 +93,14 @@ pub struct ZoneView {
 
 impl ZoneView {
     fn of(rows: &[&[u64]], pageblock_order: u32) -> ZoneView {
-        let pbo = pageblock_order as usize;
-        let free = |r: &[u64]| r.iter().enumerate().map(|(o, &n)| n << o).sum::<u64>() as f64;
-        let blocks = |r: &[u64]| r.iter().enumerate().skip(pbo).map(|(o, &n)| n << (o - pbo)).sum::<u64>();
+        let blocks = |r: &[u64]| free_blocks_of(r, pageblock_order);
+        let small = |r: &[u64]| r.iter().take(4).fold(0u64, |a, &n| a.saturating_add(n));
         let none = rows.iter().filter(|r| blocks(r) == 0).count();
         ZoneView {
-            free_pages: Spread::of(rows.iter().map(|r| free(r)).collect()),
+            free_pages: Spread::of(rows.iter().map(|r| free_blocks_of(r, 0) as f64).collect()),
             free_pageblocks: Spread::of(rows.iter().map(|r| blocks(r) as f64).collect()),
             no_free_pageblock: none as f64 / rows.len().max(1) as f64,
-            small_blocks: Spread::of(rows.iter().map(|r| r.iter().take(4).sum::<u64>() as f64).collect()),
+            small_blocks: Spread::of(rows.iter().map(|r| small(r) as f64).collect()),
         }
     }
 }
@@ -169,5 +169,16 @@ mod tests {
         assert_eq!(v.free_pages.p90, (1 + 2 + 512 + 1024) as f64);
         assert_eq!(v.small_blocks.mean, (2.0 + 4.0 + 4.0) / 3.0);
         assert_eq!(Spread::of(Vec::new()), Spread::default());
+    }
+
+    /// Regression: a sampled row is read from a file, and its counts and number of orders
+    /// can be anything; the sums overflowed (a panic where overflow is checked).
+    #[test]
+    fn any_row_a_file_holds_is_counted_without_overflow() {
+        let wide: Vec<u64> = vec![u64::MAX; 80];
+        let v = ZoneView::of(&[&wide], 9);
+        assert_eq!(v.free_pages.p50, u64::MAX as f64);
+        assert_eq!(v.free_pageblocks.p50, u64::MAX as f64);
+        assert_eq!(v.small_blocks.p50, u64::MAX as f64);
     }
 }

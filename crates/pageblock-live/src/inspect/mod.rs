@@ -21,7 +21,7 @@ use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::buddyinfo::{free_blocks_of, BuddyInfo};
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::vmstat::VmStat;
 use pageblock_formats::zoneinfo::{ZoneInfo, ZoneInfoZone};
@@ -399,15 +399,7 @@ fn sources_read(dir: &Path, tried: &[&str], unreadable: &[(String, String)]) -> 
 
 /// Free blocks of at least pageblock order, counted in pageblocks.
 fn buddy_free_pageblocks(b: &BuddyInfo, node: u32, zone: &str, order: u32) -> Option<u64> {
-    let row = b.zones.iter().find(|r| r.node == node && r.zone == zone)?;
-    Some(
-        row.nr_free
-            .iter()
-            .enumerate()
-            .filter(|&(o, _)| o as u32 >= order)
-            .map(|(o, &n)| n << (o as u32 - order))
-            .sum(),
-    )
+    Some(free_blocks_of(&b.zone(node, zone)?.nr_free, order))
 }
 
 fn free_rows(p: &PageTypeInfo, node: u32, zone: &str) -> Vec<(String, Vec<u64>)> {
