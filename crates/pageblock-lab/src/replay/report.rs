@@ -12,7 +12,7 @@ use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
 use super::machine::StartReport;
 use super::series::{self, Columns, Summary};
-use super::zone_samples::{Spread, ZoneSamples};
+use super::zone_samples::{Percentiles, ZoneSamples};
 
 /// The trace's side.
 #[derive(Clone, Debug, Serialize)]
@@ -669,7 +669,7 @@ fn render_zone_samples(out: &mut String, z: &ZoneSamples) {
         z.samples
     );
     let _ = writeln!(out, "{:<34} {:>24} {:>24}", "", "simulated", "real (sampled)");
-    let spread = |s: &Spread| format!("{:.0} / {:.0} / {:.0}", s.p10, s.p50, s.p90);
+    let spread = |s: &Percentiles| format!("{:.0} / {:.0} / {:.0}", s.p10, s.p50, s.p90);
     for c in &z.zones {
         let rows: [(&str, String, String); 4] = [
             ("free pages", spread(&c.simulated.free_pages), spread(&c.real.free_pages)),

@@ -56,7 +56,7 @@ impl SimSamples {
 
 /// Percentiles of a quantity over the samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Spread {
+pub struct Percentiles {
     /// 10th percentile.
     pub p10: f64,
     /// Median.
@@ -67,14 +67,14 @@ pub struct Spread {
     pub mean: f64,
 }
 
-impl Spread {
-    fn of(mut v: Vec<f64>) -> Spread {
+impl Percentiles {
+    fn of(mut v: Vec<f64>) -> Percentiles {
         if v.is_empty() {
-            return Spread::default();
+            return Percentiles::default();
         }
         v.sort_by(f64::total_cmp);
         let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-        Spread { p10: at(0.1), p50: at(0.5), p90: at(0.9), mean: v.iter().sum::<f64>() / v.len() as f64 }
+        Percentiles { p10: at(0.1), p50: at(0.5), p90: at(0.9), mean: v.iter().sum::<f64>() / v.len() as f64 }
     }
 }
 
@@ -82,13 +82,13 @@ impl Spread {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ZoneView {
     /// Free pages.
-    pub free_pages: Spread,
+    pub free_pages: Percentiles,
     /// Free memory in blocks of the pageblock order or more, in pageblocks.
-    pub free_pageblocks: Spread,
+    pub free_pageblocks: Percentiles,
     /// Share of samples with no free block of the pageblock order or more.
     pub no_free_pageblock: f64,
     /// Free blocks of orders 0 to 3.
-    pub small_blocks: Spread,
+    pub small_blocks: Percentiles,
 }
 
 impl ZoneView {
@@ -97,10 +97,10 @@ impl ZoneView {
         let small = |r: &[u64]| r.iter().take(4).fold(0u64, |a, &n| a.saturating_add(n));
         let none = rows.iter().filter(|r| blocks(r) == 0).count();
         ZoneView {
-            free_pages: Spread::of(rows.iter().map(|r| free_blocks_of(r, 0) as f64).collect()),
-            free_pageblocks: Spread::of(rows.iter().map(|r| blocks(r) as f64).collect()),
+            free_pages: Percentiles::of(rows.iter().map(|r| free_blocks_of(r, 0) as f64).collect()),
+            free_pageblocks: Percentiles::of(rows.iter().map(|r| blocks(r) as f64).collect()),
             no_free_pageblock: none as f64 / rows.len().max(1) as f64,
-            small_blocks: Spread::of(rows.iter().map(|r| small(r) as f64).collect()),
+            small_blocks: Percentiles::of(rows.iter().map(|r| small(r) as f64).collect()),
         }
     }
 }
@@ -168,7 +168,7 @@ mod tests {
         assert!((v.no_free_pageblock - 2.0 / 3.0).abs() < 1e-9);
         assert_eq!(v.free_pages.p90, (1 + 2 + 512 + 1024) as f64);
         assert_eq!(v.small_blocks.mean, (2.0 + 4.0 + 4.0) / 3.0);
-        assert_eq!(Spread::of(Vec::new()), Spread::default());
+        assert_eq!(Percentiles::of(Vec::new()), Percentiles::default());
     }
 
     /// Regression: a sampled row is read from a file, and its counts and number of orders
