@@ -643,6 +643,32 @@ fn lab_real_compare_tables_a_finished_session() {
     let thp = text[at..].lines().find(|l| l.starts_with("THP success %")).unwrap();
     assert!(thp.contains("-25.0%") && thp.contains("-100.0%"), "{thp}");
     assert!(!text.contains("dm1-always-madvise -> dm0-always-never"), "two knobs differ: {text}");
+    // A second dm0 run whose trace lost nothing: the lossy run 1 is left out of dm0's
+    // predictions and says so; alone, it had been counted (no such line above).
+    assert!(!text.contains("left out of the predictions"), "{text}");
+    let run2 = dir.join("dm0-always-madvise/run2");
+    std::fs::create_dir_all(&run2).unwrap();
+    std::fs::write(run2.join("trace.txt"), &clean).unwrap();
+    for file in ["vmstat-delta.txt", "run.json"] {
+        std::fs::copy(dm0.join(file), run2.join(file)).unwrap();
+    }
+    let text = stdout_of(&["lab", "real", "--compare", dir.to_str().unwrap()]);
+    let left_out =
+        "left out of the predictions above: dm0-always-madvise/run1 (each lost more than 0.1% of its events";
+    assert_eq!(text.matches(left_out).count(), 2, "once per comparison of the dm0 traces: {text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("prediction.json")).unwrap()).unwrap();
+    let traces = json["predictions"][0]["traces"].as_array().unwrap();
+    let left: Vec<(&str, bool)> =
+        traces.iter().map(|t| (t["run"].as_str().unwrap(), t["left_out"].as_bool().unwrap())).collect();
+    assert_eq!(left, [("dm0-always-madvise/run1", true), ("dm0-always-madvise/run2", false)]);
+    // `replay` of the lossy trace warns in closed loop, where the lost frees keep pages
+    // allocated; open loop replays only the frees it has and needs no warning.
+    let warning = "warning: the trace lost 50.0% of its events; in closed loop";
+    let closed = stdout_of(&["replay", dm0.to_str().unwrap(), "--closed-loop"]);
+    assert!(closed.contains(warning), "{closed}");
+    let open = stdout_of(&["replay", dm0.to_str().unwrap(), "--open-loop"]);
+    assert!(!open.contains("warning: the trace lost"), "{open}");
     std::fs::remove_dir_all(&dir).unwrap();
     let refused = pageblock(&["lab", "real", "--compare", "/nonexistent-session"]);
     assert_eq!(refused.status.code(), Some(1));

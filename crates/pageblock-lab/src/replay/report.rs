@@ -339,6 +339,15 @@ impl ReplayReport {
             "trace {}: {} lines, {events} events, {} CPUs, {} lost, {} bad lines skipped",
             t.file, t.lines, t.cpus, t.lost_events, t.bad_lines
         );
+        let lost_share = t.lost_events as f64 / (events + t.lost_events).max(1) as f64;
+        if self.mode == super::engine::Loop::Closed && lost_share > super::predict::LOSSY_SHARE {
+            let _ = writeln!(
+                out,
+                "warning: the trace lost {:.1}% of its events; in closed loop a page whose free was lost stays allocated \
+                 until the trace allocates it again, so the replay runs on a fuller machine than the traced one",
+                100.0 * lost_share
+            );
+        }
         if let Some(cut) = &t.truncated {
             let _ = writeln!(out, "truncated: {cut}");
         }
