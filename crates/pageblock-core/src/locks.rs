@@ -97,7 +97,8 @@ pub trait NodeLocks {
     /// activations seen so far (nothing to remember without LRU lists).
     fn snapshot_refaults(&self) {}
 
-    /// Pages on the node's inactive anonymous and file lists (none without LRU lists).
+    /// Pages on the node's inactive anonymous and file lists (none without LRU lists; no
+    /// anonymous ones without swap space).
     fn inactive_lru_pages(&self) -> [u64; 2] {
         [0, 0]
     }
@@ -107,7 +108,8 @@ pub trait NodeLocks {
         None
     }
 
-    /// `zone_reclaimable_pages()`: pages reclaim could still free in `zone`.
+    /// `zone_reclaimable_pages()`: pages reclaim could still free in `zone` (anonymous
+    /// pages only with swap space).
     fn zone_reclaimable_pages(&self, zone: usize) -> u64 {
         let _ = zone;
         0

@@ -549,7 +549,8 @@ impl NodeLocks for Node {
     fn inactive_lru_pages(&self) -> [u64; 2] {
         self.reclaim.as_ref().map_or([0, 0], |r| {
             let lru = r.lru.borrow();
-            [lru.size(LruList::InactiveAnon), lru.size(LruList::InactiveFile)]
+            let anon = if r.swap.borrow().can_reclaim_anon() { lru.size(LruList::InactiveAnon) } else { 0 };
+            [anon, lru.size(LruList::InactiveFile)]
         })
     }
 
@@ -558,16 +559,14 @@ impl NodeLocks for Node {
             return 0;
         };
         let lru = r.lru.borrow();
-        [
-            LruList::InactiveAnon,
-            LruList::ActiveAnon,
-            LruList::InactiveFile,
-            LruList::ActiveFile,
-            LruList::Slab,
-        ]
-        .into_iter()
-        .map(|l| lru.zone_size(zone, l))
-        .sum()
+        // Anonymous pages count only where they can go somewhere (swap space).
+        let anon = [LruList::InactiveAnon, LruList::ActiveAnon];
+        let anon = if r.swap.borrow().can_reclaim_anon() { &anon[..] } else { &[] };
+        [LruList::InactiveFile, LruList::ActiveFile, LruList::Slab]
+            .iter()
+            .chain(anon)
+            .map(|&l| lru.zone_size(zone, l))
+            .sum()
     }
 
     fn write_pending_pages(&self) -> u64 {

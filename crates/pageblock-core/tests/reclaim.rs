@@ -147,6 +147,42 @@ fn kswapd_reclaims_to_the_high_watermark_and_swaps_anonymous_memory() {
     check(&node, &owner);
 }
 
+/// Without a swap area (`swapon` never ran) reclaim neither scans nor ages anonymous
+/// memory and does not count it as reclaimable: kswapd balances the node from the page
+/// cache alone. The same node with swap scans and swaps anonymous pages too.
+#[test]
+fn without_swap_reclaim_leaves_anonymous_memory_alone() {
+    for swap in [false, true] {
+        let (mut node, owner) = node(32);
+        if !swap {
+            node.set_swap_device(pageblock_core::vmscan::SwapDevice::none());
+        }
+        // Half the zone anonymous, the rest page cache, then past the low watermark.
+        let free = || node.shared().zone(0).nr_free_pages();
+        let half = free() / 2;
+        while free() > half {
+            fault(&node, &owner, Some(LruKind::Anon), 0, Gfp::HIGHUSER_MOVABLE).unwrap();
+        }
+        fill(&node, &owner, LruKind::File);
+        while !node.shared().daemons().kswapd_woken {
+            fault(&node, &owner, Some(LruKind::File), 0, Gfp::HIGHUSER_MOVABLE).expect("above min");
+        }
+        node.advance_to(1);
+        node.advance_to(2 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
+        let ev = |e| node.shared().event(e);
+        let zone = node.shared().zone(0);
+        let (free, high) = (zone.nr_free_pages(), zone.wmark_pages(WatermarkLevel::High));
+        assert!(free >= high, "swap {swap}: kswapd balanced the zone: {free} free, high {high}");
+        let anon_evicted = owner.0.borrow().evicted.iter().filter(|&&(_, k)| k == LruKind::Anon).count();
+        if swap {
+            assert!(ev(VmEvent::PgscanAnon) > 0 && ev(VmEvent::Pswpout) > 0 && anon_evicted > 0);
+        } else {
+            assert_eq!((ev(VmEvent::PgscanAnon), ev(VmEvent::Pswpout), anon_evicted), (0, 0, 0));
+        }
+        check(&node, &owner);
+    }
+}
+
 #[test]
 fn referenced_pages_get_a_second_chance() {
     let (node, owner) = node(32);

@@ -123,6 +123,9 @@ struct ScanBalanceInput {
     /// So little page cache is left, with free memory under the high watermarks, that
     /// anonymous memory must go (`file_is_tiny`).
     file_is_tiny: bool,
+    /// Anonymous pages can be reclaimed: there is swap space (`can_reclaim_anon_pages`).
+    /// Without it the anonymous lists are neither scanned nor aged.
+    can_reclaim_anon: bool,
 }
 
 /// `prepare_scan_control()`: an active list may be deactivated when pages of its kind
@@ -135,6 +138,7 @@ fn prepare_scan_control(
     cost: &ReclaimCost,
     sc: &ScanControl,
     node: NodeFree,
+    can_reclaim_anon: bool,
 ) -> ScanBalanceInput {
     let may_deactivate = |kind| sc.force_deactivate || cost.refaulting(kind) || inactive_is_low(lru, kind);
     let deactivate_anon = may_deactivate(LruKind::Anon);
@@ -147,6 +151,7 @@ fn prepare_scan_control(
         file_is_tiny: file + node.free <= node.high_wmark
             && !deactivate_anon
             && lru.size(LruList::InactiveAnon) >> sc.priority > 0,
+        can_reclaim_anon,
     }
 }
 
@@ -190,9 +195,9 @@ pub fn shrink_node(
     out: &mut PageOut<'_>,
 ) {
     sc.nr = PassCounts::default();
-    let input = prepare_scan_control(lru, cost, sc, node);
+    let input = prepare_scan_control(lru, cost, sc, node, out.swap.can_reclaim_anon());
     let nr = get_scan_count(lru, cost, sc, input);
-    shrink_lruvec(lru, cost, sc, input.may_deactivate, nr, out);
+    shrink_lruvec(lru, cost, sc, input, nr, out);
     shrink_slab(lru, sc, out);
 }
 
@@ -201,12 +206,12 @@ pub fn shrink_node(
 /// the kind with less left to scan stops and the other is cut to the same fraction of its
 /// target — except a direct reclaimer at [`DEF_PRIORITY`], which finishes its batch (direct
 /// reclaim at all means kswapd is behind). Then an anon list whose inactive part is low is
-/// aged a batch, to keep candidates for the next pass.
+/// aged a batch, to keep candidates for the next pass (`can_age_anon_pages`: with swap).
 fn shrink_lruvec(
     lru: &mut Lruvec,
     cost: &mut ReclaimCost,
     sc: &mut ScanControl,
-    may_deactivate: [bool; 2],
+    input: ScanBalanceInput,
     mut nr: [u64; 4],
     out: &mut PageOut<'_>,
 ) {
@@ -223,7 +228,7 @@ fn shrink_lruvec(
             let kind = list.kind();
             if list == LruList::inactive(kind) {
                 shrink_inactive_list(lru, cost, sc, kind, batch, out);
-            } else if may_deactivate[workingset_index(kind)] {
+            } else if input.may_deactivate[workingset_index(kind)] {
                 shrink_active_list(lru, sc, kind, batch);
             } else {
                 sc.skipped_deactivate = true;
@@ -246,19 +251,20 @@ fn shrink_lruvec(
             nr[l] = (targets[l] * (100 - percentage) / 100).saturating_sub(scanned);
         }
     }
-    if inactive_is_low(lru, LruKind::Anon) {
+    if input.can_reclaim_anon && inactive_is_low(lru, LruKind::Anon) {
         shrink_active_list(lru, sc, LruKind::Anon, SWAP_CLUSTER_MAX);
     }
 }
 
 /// `get_scan_count()`: pages to scan on each list of [`EVICTABLE`], `size >> priority`
-/// split by kind. Without swap, only file; near OOM (priority 0) both equally; with almost
+/// split by kind. Without swap (no swap space, or `may_swap` off), only file; near OOM
+/// (priority 0) both equally; with almost
 /// no page cache left, only anon; in cache-trim mode only file; otherwise each kind in
 /// proportion to swappiness over its cost.
 fn get_scan_count(lru: &Lruvec, cost: &ReclaimCost, sc: &ScanControl, input: ScanBalanceInput) -> [u64; 4] {
     let size = |kind| lru.size(LruList::inactive(kind)) + lru.size(LruList::active(kind));
     // [anon, file] weights out of a denominator.
-    let ([anon_w, file_w], den) = if !sc.may_swap || size(LruKind::Anon) == 0 {
+    let ([anon_w, file_w], den) = if !sc.may_swap || !input.can_reclaim_anon || size(LruKind::Anon) == 0 {
         ([0, 1], 1)
     } else if sc.priority == 0 && DEFAULT_SWAPPINESS > 0 {
         ([1, 1], 1)
@@ -466,7 +472,7 @@ mod tests {
 
     /// [`get_scan_count`] by kind, as a pass prepares it.
     fn scan(lru: &Lruvec, cost: &ReclaimCost, sc: &ScanControl, node: NodeFree) -> [u64; 2] {
-        let nr = get_scan_count(lru, cost, sc, prepare_scan_control(lru, cost, sc, node));
+        let nr = get_scan_count(lru, cost, sc, prepare_scan_control(lru, cost, sc, node, true));
         [nr[0] + nr[1], nr[2] + nr[3]]
     }
 
@@ -701,7 +707,7 @@ mod tests {
         let (anon, file) = (1 << 16, 1 << 16);
         let targets = |priority| {
             let nr = get_scan_count(&lists(anon, file), &refaulting(), &sc(priority), {
-                prepare_scan_control(&lists(anon, file), &refaulting(), &sc(priority), ROOMY)
+                prepare_scan_control(&lists(anon, file), &refaulting(), &sc(priority), ROOMY, true)
             });
             nr.iter().sum::<u64>()
         };
@@ -720,7 +726,7 @@ mod tests {
             &lru,
             &refaulting(),
             &direct,
-            prepare_scan_control(&lru, &refaulting(), &direct, ROOMY),
+            prepare_scan_control(&lru, &refaulting(), &direct, ROOMY, true),
         );
         pass(&mut lru, &mut refaulting(), &mut direct);
         assert!(nr.iter().sum::<u64>() > 2 * SWAP_CLUSTER_MAX, "more than one round of batches");

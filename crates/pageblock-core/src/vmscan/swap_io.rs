@@ -52,6 +52,8 @@ pub struct SwapDevice {
     requests: VecDeque<u64>,
     /// When the device has finished every request queued so far.
     busy_until_us: u64,
+    /// No swap area is on (`swapon` never ran): `get_nr_swap_pages()` is 0.
+    no_area: bool,
 }
 
 impl SwapDevice {
@@ -63,6 +65,18 @@ impl SwapDevice {
     /// A block device with `latency`.
     pub fn block(latency: SwapLatency) -> SwapDevice {
         SwapDevice { latency: Some(latency), ..SwapDevice::default() }
+    }
+
+    /// No swap area, as on a machine that never ran `swapon`: reclaim cannot take
+    /// anonymous pages, and neither scans nor ages them ([`SwapDevice::can_reclaim_anon`]).
+    pub fn none() -> SwapDevice {
+        SwapDevice { no_area: true, ..SwapDevice::default() }
+    }
+
+    /// `can_reclaim_anon_pages()` for global reclaim: a swap area has room
+    /// (`get_nr_swap_pages() > 0`). The model's areas never fill up.
+    pub fn can_reclaim_anon(&self) -> bool {
+        !self.no_area
     }
 
     /// Writes take time: written pages stay under writeback.
