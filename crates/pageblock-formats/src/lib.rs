@@ -24,6 +24,7 @@
 //! | [`pagetypeinfo`] | `mm/vmstat.c` `pagetypeinfo_show*` |
 //! | [`zoneinfo`] | `mm/vmstat.c` `zoneinfo_show_print` |
 //! | [`vmstat`] | `mm/vmstat.c` `vmstat_show` |
+//! | [`swaps`] | `mm/swapfile.c` `swap_show` (parsed only) |
 //! | [`extfrag`] | `mm/vmstat.c` `unusable_show_print`, `extfrag_show_print` (debugfs) |
 //! | [`gfp`] | `include/trace/events/mmflags.h` `show_gfp_flags` |
 //! | [`ftrace`] | `kernel/trace/trace_output.c` `trace_print_context` (ftrace text line prefix); also `perf script` lines |
@@ -41,6 +42,7 @@ pub mod ftrace;
 pub mod gfp;
 pub mod kmem;
 pub mod pagetypeinfo;
+pub mod swaps;
 pub mod vmstat;
 pub mod zoneinfo;
 

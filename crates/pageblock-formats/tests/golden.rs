@@ -48,6 +48,22 @@ fn every_proc_file_round_trips_byte_for_byte() {
     }
 }
 
+/// The machine's own `/proc/swaps` with one swap file on (`swapon` of a 64 MiB file).
+#[test]
+fn a_real_proc_swaps_reads_as_its_areas() {
+    use pageblock_formats::swaps::{SwapArea, Swaps};
+    let s = Swaps::parse(&data("swaps.txt")).unwrap();
+    let area = SwapArea {
+        filename: "/var/tmp/pb-swaps-sample".into(),
+        kind: "file".into(),
+        size_kib: 65532,
+        used_kib: 0,
+        priority: -2,
+    };
+    assert_eq!(s.areas, [area]);
+    assert_eq!(s.size_kib(), 65532);
+}
+
 #[test]
 fn sample_shapes() {
     let b = BuddyInfo::parse(&data("buddyinfo.txt")).unwrap();

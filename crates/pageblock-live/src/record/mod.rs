@@ -187,7 +187,7 @@ fn record(
     let mut child = spawn(&args.command).inspect_err(|_| {
         // A mistyped command leaves no half recording behind to block the next try.
         let _ = std::fs::remove_file(out.file(TRACE_FILE));
-        for name in snapshot::PROC_FILES {
+        for name in snapshot::PROC_FILES.iter().chain(&snapshot::OPTIONAL_PROC_FILES) {
             let _ = std::fs::remove_file(out.file(&format!("before.{name}")));
         }
         for name in snapshot::THP_FILES {

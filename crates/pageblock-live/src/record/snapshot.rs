@@ -1,12 +1,16 @@
 //! `/proc` snapshots before and after a recording: byte-exact copies of the four files
-//! `pageblock trace stats` and `pageblock replay` read next to the trace.
+//! `pageblock trace stats` and `pageblock replay` read next to the trace, and of
+//! `/proc/swaps` (whether the machine could swap), which a kernel without swap lacks.
 
 use std::path::Path;
 
 /// The files copied, as `before.NAME` and `after.NAME`.
 pub const PROC_FILES: [&str; 4] = ["zoneinfo", "pagetypeinfo", "buddyinfo", "vmstat"];
 
-/// The four files, read into memory (so reading them is all that happens between the
+/// Copied when present: a kernel built without `CONFIG_SWAP` has no `/proc/swaps`.
+pub const OPTIONAL_PROC_FILES: [&str; 1] = ["swaps"];
+
+/// The files, read into memory (so reading them is all that happens between the
 /// snapshot and the start or stop of tracing).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
@@ -20,6 +24,14 @@ impl Snapshot {
         for name in PROC_FILES {
             let path = proc.join(name);
             files.push((name, std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?));
+        }
+        for name in OPTIONAL_PROC_FILES {
+            let path = proc.join(name);
+            match std::fs::read(&path) {
+                Ok(bytes) => files.push((name, bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{}: {e}", path.display())),
+            }
         }
         Ok(Snapshot { files })
     }
@@ -86,6 +98,12 @@ mod tests {
             let copy = std::fs::read(out.path().join(format!("before.{name}"))).unwrap();
             assert_eq!(copy, std::fs::read(proc.path().join(name)).unwrap());
         }
+        assert!(!out.path().join("before.swaps").exists(), "no /proc/swaps, no copy");
+        std::fs::write(proc.path().join("swaps"), "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
+            .unwrap();
+        Snapshot::read(proc.path()).unwrap().write(out.path(), "after").unwrap();
+        let copy = std::fs::read(out.path().join("after.swaps")).unwrap();
+        assert_eq!(copy, std::fs::read(proc.path().join("swaps")).unwrap());
         std::fs::remove_file(proc.path().join("vmstat")).unwrap();
         let err = Snapshot::read(proc.path()).expect_err("vmstat is missing");
         assert!(err.contains("vmstat"), "{err}");
