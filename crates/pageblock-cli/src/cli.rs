@@ -389,6 +389,11 @@ pub struct ReplayArgs {
     /// per-CPU page list is one CPU's; traced CPU c replays on c mod N).
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
+    /// What if the machine could swap (on) or not (off), instead of what the recording says:
+    /// its before.swaps, else whether the traced kernel scanned anonymous memory at all.
+    /// Without swap, reclaim leaves anonymous memory alone.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub swap: Option<bool>,
     /// Replay each policy N times, seeds 1..=N, each drawing what the trace does not tell
     /// of the daemons' timing (kswapd's wake-up latency from the trace's own, the periodic
     /// daemons' phases); the report gives each row's range over the seeds.
@@ -410,6 +415,15 @@ pub struct ReplayArgs {
 fn parse_thp_enabled(s: &str) -> Result<pageblock_core::thp::ThpEnabled, String> {
     pageblock_core::thp::ThpEnabled::from_name(s)
         .ok_or_else(|| format!("`{s}` is not a THP enabled setting; known: always, madvise, never"))
+}
+
+/// `on` or `off`.
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{s}` is neither on nor off")),
+    }
 }
 
 /// A transparent_hugepage/defrag setting.

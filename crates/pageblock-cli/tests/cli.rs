@@ -714,6 +714,9 @@ fn replay_takes_the_vm_sysctls_on_top_of_every_policy() {
     let row = text.lines().find(|l| l.starts_with("pages taken by a balloon")).unwrap();
     assert_eq!(row.split_whitespace().last(), Some("512"), "{row}");
     assert!(text.contains("loop: closed"), "a squeezed machine replays closed loop");
+    assert!(text.contains("\nswap: assumed (no before.swaps)\n"), "{text}");
+    let off = stdout_of(&["replay", trace.to_str().unwrap(), "--balloon", "2M", "--swap", "off"]);
+    assert!(off.contains("\nswap: what if: swap off\n"), "{off}");
     for (size, says) in [("1T", "--balloon: the machine had"), ("lots", "lots")] {
         let refused = pageblock(&["replay", trace.to_str().unwrap(), "--balloon", size]);
         assert_ne!(refused.status.code(), Some(0), "{size}");
@@ -726,6 +729,7 @@ fn replay_takes_the_vm_sysctls_on_top_of_every_policy() {
         (&["--thp-defrag", "hard"][..], "known: always, defer, defer+madvise, madvise, never"),
         (&["--thp-enabled", "never"][..], "does not say its THP settings"),
         (&["--zoneinfo", "/nonexistent/zoneinfo"][..], "--zoneinfo /nonexistent/zoneinfo"),
+        (&["--swap", "maybe"][..], "`maybe` is neither on nor off"),
     ] {
         let mut args = vec!["replay", trace.to_str().unwrap()];
         args.extend(extra);

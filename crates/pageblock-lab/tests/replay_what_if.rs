@@ -167,6 +167,37 @@ fn mem_is_a_balloon_of_the_rest() {
     assert_eq!(mem.mode, replay::engine::Loop::Closed);
 }
 
+/// Swap as the recording had it (`before.swaps`) or a what-if says: a machine squeezed
+/// below the anonymous memory it must hold swaps it out, one without swap cannot, and
+/// fails the requests the kernel served instead.
+#[test]
+fn a_machine_without_swap_leaves_anonymous_memory_alone() {
+    let path = common::anon_every_other_pfn().write("swap");
+    let most = common::most_a_balloon_takes(&path);
+    let squeezed = |swap| Options { balloon_pages: most - 1024, swap, ..Options::default() };
+    let dir = path.parent().unwrap();
+    let header = pageblock_formats::swaps::HEADER;
+    std::fs::write(dir.join("before.swaps"), format!("{header}\n/swapfile file 4194300 0 -2\n")).unwrap();
+    let with = replay(&path, squeezed(None)).unwrap();
+    assert!(with.swap.swap && with.swap.source.contains("4194300 KiB in 1 area(s)"), "{:?}", with.swap);
+    assert!(with.policies[0].vmstat["pswpout"] > 0, "squeezed, it swaps");
+    std::fs::write(dir.join("before.swaps"), format!("{header}\n")).unwrap();
+    let without = replay(&path, squeezed(None)).unwrap();
+    assert_eq!(without.swap.source, "none (before.swaps lists no area)");
+    let p = &without.policies[0];
+    assert_eq!(p.vmstat["pswpout"], 0);
+    assert!(
+        p.failed_requests > with.policies[0].failed_requests,
+        "what it could not swap it could not hold: {} failed, {} with swap",
+        p.failed_requests,
+        with.policies[0].failed_requests
+    );
+    assert!(without.render().contains("\nswap: none (before.swaps lists no area)\n"));
+    let what_if = replay(&path, squeezed(Some(true))).unwrap();
+    assert_eq!(what_if.swap.source, "what if: swap on");
+    assert_eq!(what_if.policies[0].vmstat, with.policies[0].vmstat, "the same swap, the same replay");
+}
+
 /// `--zoneinfo FILE`: the machine is FILE's (its zones and CPUs), not the recording's.
 #[test]
 fn zoneinfo_replaces_the_recorded_machine() {

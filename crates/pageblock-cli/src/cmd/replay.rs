@@ -44,6 +44,7 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         thp_enabled: args.thp_enabled,
         thp_defrag: args.thp_defrag,
         cpus: args.cpus,
+        swap: args.swap,
         seeds,
     };
     let report = replay::run(&args.trace, &policies, options, &mut |stage| match stage {

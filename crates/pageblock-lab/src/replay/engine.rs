@@ -221,20 +221,30 @@ pub struct Setup {
     pub balloon: u64,
     /// The huge page faults under other THP settings ([`super::thp_settings`]).
     pub thp: Option<ThpWhatIf>,
+    /// The machine can swap ([`super::swap_space`]); without, the simulation's reclaim
+    /// leaves anonymous memory alone.
+    pub swap: bool,
+}
+
+/// Closed loop's owner of `node`'s memory: told of what its reclaim takes and its
+/// compaction moves; without `swap`, reclaim leaves anonymous memory alone.
+fn own(node: &mut Node, start: &Rc<RefCell<StartPages>>, swap: bool) -> Owner {
+    let owner = Owner::new(Rc::clone(start));
+    node.set_unmap(Box::new(owner.clone()));
+    node.set_mover(Box::new(owner.clone()));
+    if !swap {
+        node.set_swap_device(pageblock_core::vmscan::SwapDevice::none());
+    }
+    owner
 }
 
 /// Replay `t` on `node` (booted in the trace's starting state) as `setup` says, calling
 /// `progress(records)` now and then.
 pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn FnMut(u64)) -> Replayed {
-    let Setup { mode, balloon, thp: thp_what_if } = setup;
+    let Setup { mode, balloon, thp: thp_what_if, swap } = setup;
     let started = std::time::Instant::now();
     let start = Rc::new(RefCell::new(StartPages::of(&node)));
-    let owner = (mode == Loop::Closed).then(|| {
-        let owner = Owner::new(Rc::clone(&start));
-        node.set_unmap(Box::new(owner.clone()));
-        node.set_mover(Box::new(owner.clone()));
-        owner
-    });
+    let owner = (mode == Loop::Closed).then(|| own(&mut node, &start, swap));
     let shared = std::sync::Arc::clone(node.shared());
     let pbo = shared.pageblock_order();
     // After the starting state is read (a traced free never reaches a balloon page), before

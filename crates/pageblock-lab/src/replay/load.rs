@@ -46,6 +46,8 @@ pub struct Snapshots {
     /// `vmstat-delta.txt` (`name=value` lines, as `lab real` writes them), for a trace
     /// without both vmstat snapshots.
     pub vmstat_delta: Option<VmStat>,
+    /// `before.swaps`: the recording machine's `/proc/swaps`.
+    pub before_swaps: Option<pageblock_formats::swaps::Swaps>,
     /// `buddyinfo.samples`: the zones read every 100 ms while `lab real` recorded.
     pub buddyinfo_samples: Option<BuddyInfoSamples>,
     /// `before_zoneinfo` is not the recording's but a what-if's (`--zoneinfo`).
@@ -354,6 +356,7 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
         before_vmstat: read(dir, "before.vmstat", VmStat::parse)?,
         after_vmstat: read(dir, "after.vmstat", VmStat::parse)?,
         vmstat_delta: read(dir, "vmstat-delta.txt", VmStat::parse_delta)?,
+        before_swaps: read(dir, "before.swaps", pageblock_formats::swaps::Swaps::parse)?,
         buddyinfo_samples: read(dir, "buddyinfo.samples", BuddyInfoSamples::parse)?,
         zoneinfo_given: false,
     })

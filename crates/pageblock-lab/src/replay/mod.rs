@@ -34,6 +34,7 @@ pub mod series;
 pub mod snapshot;
 pub mod start;
 pub mod start_pages;
+pub mod swap_space;
 pub mod thp_settings;
 pub mod zone_samples;
 
@@ -111,6 +112,9 @@ pub struct Options {
     /// CPUs of the simulated machine instead of the recorded machine's (the trace's CPUs
     /// are folded onto them: CPU `c` replays on `c % cpus`).
     pub cpus: Option<u32>,
+    /// What if the machine could swap (`Some(true)`) or not, instead of what the recording
+    /// says ([`swap_space`]).
+    pub swap: Option<bool>,
     /// Replays per policy, each with its own draw of the daemons' timing
     /// ([`daemon_timing`]): seeds 1 ..= `seeds` (0 counts as 1).
     pub seeds: u32,
@@ -166,6 +170,7 @@ pub fn replay_trace(
         None => options.balloon_pages,
     };
     let thp = thp_what_if(trace, options)?;
+    let swap = swap_space::swap_space(&trace.snapshots, options.swap);
     let mut results = Vec::new();
     let mut start_report = None;
     let mut fidelity = None;
@@ -180,7 +185,7 @@ pub fn replay_trace(
             let mixed_start = mixed_pageblocks(node.shared());
             let vmstat_start = show::vmstat(node.shared());
             let records = trace.records.len() as u64;
-            let setup = engine::Setup { mode, balloon, thp };
+            let setup = engine::Setup { mode, balloon, thp, swap: swap.swap };
             let done = engine::replay(trace, node, setup, &mut |done| {
                 progress(Stage::Replaying { policy: p.name, seed, done, total: records })
             });
@@ -225,6 +230,7 @@ pub fn replay_trace(
         results,
         (fidelity, real),
         mode,
+        swap,
         trace.load_seconds + started.elapsed().as_secs_f64(),
     );
     report.thp = thp.map(|w| report::ThpSide { recorded: w.recorded.label(), replayed: w.replayed.label() });

@@ -243,6 +243,8 @@ pub struct ReplayReport {
     /// `--thp-defrag`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thp: Option<ThpSide>,
+    /// Whether the simulation could swap, and why.
+    pub swap: super::swap_space::SwapSpace,
 }
 
 /// The THP settings of a what-if replay, as `enabled/defrag`.
@@ -262,6 +264,7 @@ impl ReplayReport {
         policies: Vec<PolicyResult>,
         (fidelity, real_vmstat_delta): (Option<Fidelity>, Option<BTreeMap<String, u64>>),
         mode: super::engine::Loop,
+        swap: super::swap_space::SwapSpace,
         seconds: f64,
     ) -> Self {
         let per_zone = |f: &dyn Fn(&super::start::PlanShortfall) -> u64| {
@@ -299,6 +302,7 @@ impl ReplayReport {
             mode,
             seconds,
             thp: None,
+            swap,
         }
     }
 
@@ -372,6 +376,7 @@ impl ReplayReport {
             }
         );
         let _ = writeln!(out, "kswapd wake-up latency: drawn from {}", self.kswapd_wake_latency);
+        let _ = writeln!(out, "swap: {}", self.swap.source);
         if let Some(thp) = &self.thp {
             let _ = writeln!(out, "THP: what if {} (recorded under {})", thp.replayed, thp.recorded);
         }
