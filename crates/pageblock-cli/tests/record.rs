@@ -20,14 +20,16 @@ use live::{assert_restored, lock, pageblock, public_copy_of_the_binary, set_trac
 use pageblock_formats::ftrace::LineRef;
 use pageblock_formats::kmem::KmemEvent;
 
-/// What a recording holds on a kernel with THP (this machine's).
-const ELEVEN_FILES: [&str; 11] = [
+/// What a recording holds on a kernel with THP and swap support (this machine's).
+const RECORDING_FILES: [&str; 13] = [
     "after.buddyinfo",
     "after.pagetypeinfo",
+    "after.swaps",
     "after.vmstat",
     "after.zoneinfo",
     "before.buddyinfo",
     "before.pagetypeinfo",
+    "before.swaps",
     "before.vmstat",
     "before.zoneinfo",
     "thp.defrag",
@@ -115,7 +117,7 @@ fn records_a_command_that_allocates_pages_and_restores_tracefs() {
     let err = stderr(&result);
     assert_eq!(result.status.code(), Some(0), "{err}");
     assert_restored(&before);
-    assert_eq!(files_in(&out), ELEVEN_FILES);
+    assert_eq!(files_in(&out), RECORDING_FILES);
     let text = trace_text(&out);
     let (events, pages) = pages_allocated_by(&text, None);
     assert!(text.contains(": mm_page_alloc: page="), "mm_page_alloc events in the trace");
@@ -166,7 +168,7 @@ fn ctrl_c_restores_tracefs_finishes_the_file_and_exits_130() {
     assert_eq!(status.code(), Some(130), "{seen}");
     assert!(seen.contains("`sleep 5` was killed by SIGINT"), "the signal reached the command:\n{seen}");
     assert_restored(&before);
-    assert_eq!(files_in(&out), ELEVEN_FILES);
+    assert_eq!(files_in(&out), RECORDING_FILES);
     // Every line of the finished file parses.
     pages_allocated_by(&trace_text(&out), None);
 }
