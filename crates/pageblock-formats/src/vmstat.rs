@@ -12,9 +12,10 @@ use std::fmt;
 use crate::text::{self, quote};
 use crate::ParseError;
 
-/// The counters a run under memory pressure is judged by (reclaim, compaction, THP, swap), in
-/// the kernel's names: what `lab real` tables and `replay` compares with the real delta.
-pub const PRESSURE_ROWS: [&str; 19] = [
+/// The counters a run under memory pressure is judged by (reclaim, compaction, THP, swap, and
+/// how often kcompactd and kswapd ran: `compact_daemon_wake`, `pageoutrun`), in the kernel's
+/// names: what `lab real` tables and `replay` compares with the real delta.
+pub const PRESSURE_ROWS: [&str; 21] = [
     "compact_stall",
     "compact_fail",
     "compact_success",
@@ -22,6 +23,8 @@ pub const PRESSURE_ROWS: [&str; 19] = [
     "compact_free_scanned",
     "compact_daemon_migrate_scanned",
     "compact_daemon_free_scanned",
+    "compact_daemon_wake",
+    "pageoutrun",
     "pgscan_kswapd",
     "pgsteal_kswapd",
     "pgscan_direct",
