@@ -202,7 +202,7 @@ pub struct RealArgs {
     #[arg(long, value_name = "DIR", default_value = pageblock_live::real::DEFAULT_WORK_DIR)]
     pub work_dir: std::path::PathBuf,
     /// Ring buffer size per CPU in KiB while recording.
-    #[arg(long, value_name = "N", default_value_t = pageblock_live::record::DEFAULT_BUFFER_KB,
+    #[arg(long, value_name = "N", default_value_t = pageblock_live::real::REAL_BUFFER_KB,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub buffer_size_kb: u64,
     /// Events to record (as `record --events`; by default record's and the vmscan events

@@ -48,6 +48,12 @@ kmem:mm_page_alloc_zone_locked,kmem:mm_page_pcpu_drain,kmem:mm_page_alloc_extfra
 vmscan:mm_vmscan_direct_reclaim_begin,vmscan:mm_vmscan_direct_reclaim_end,vmscan:mm_vmscan_kswapd_wake,\
 vmscan:mm_vmscan_kswapd_sleep,vmscan:mm_vmscan_wakeup_kswapd,vmscan:mm_vmscan_lru_shrink_inactive";
 
+/// `lab real`'s ring buffer per CPU, KiB: four times `record`'s. A run whose compaction
+/// scans tens of millions of pfns outruns the reader: two `defrag_mode` runs of workload C
+/// lost 38% of their events with 64 MiB, the next six none with 256 MiB. The hog leaves
+/// room for it ([`RealConfig::available_mib`] is what the workload gets).
+pub const REAL_BUFFER_KB: u64 = 256 * 1024;
+
 /// The default work directory (build copies, churn file, swap file).
 pub const DEFAULT_WORK_DIR: &str = "/var/tmp/pageblock-real";
 
@@ -82,7 +88,8 @@ pub struct RealConfig {
     pub sysctls: Vec<(String, String)>,
     /// Runs per setting.
     pub runs: usize,
-    /// Memory the hog leaves available, MiB (`None`: no hog).
+    /// Memory the hog leaves the workload, MiB, once the recording's ring buffers are
+    /// allocated (`None`: no hog).
     pub available_mib: Option<u64>,
     /// A swap file of this many MiB, on for the session (`None`: swap as found).
     pub swap_mib: Option<u64>,
@@ -405,14 +412,17 @@ struct Hog {
 }
 
 impl Hog {
-    /// Starts a hog that leaves `available_mib` of MemAvailable, and waits until it holds
-    /// its memory; none if there is no target or nothing to take.
+    /// Starts a hog that leaves `available_mib` of MemAvailable once the recording's ring
+    /// buffers are allocated (after the hog), and waits until it holds its memory; none if
+    /// there is no target or nothing to take.
     fn start(cfg: &RealConfig, signals: &Signals) -> Result<Hog, String> {
         let none = Hog { child: None, mib: 0 };
         let Some(target) = cfg.available_mib else { return Ok(none) };
         let available =
             crate::meminfo::mem_available_bytes().ok_or("/proc/meminfo has no MemAvailable")? >> 20;
-        let mib = available.saturating_sub(target);
+        // SAFETY: sysconf has no preconditions.
+        let cpus = u64::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }).unwrap_or(1).max(1);
+        let mib = hog_mib(available, target, cfg.buffer_size_kb.saturating_mul(cpus) >> 10);
         if mib == 0 || signals.received().is_some() {
             return Ok(none);
         }
@@ -441,6 +451,12 @@ impl Hog {
     }
 }
 
+/// What the hog takes, MiB: MemAvailable down to `target`, less the ring buffers (`ring_mib`
+/// over all CPUs) the recording allocates after it, which come out of what is left.
+fn hog_mib(available_mib: u64, target_mib: u64, ring_mib: u64) -> u64 {
+    available_mib.saturating_sub(target_mib.saturating_add(ring_mib))
+}
+
 /// However a hog ends (stopped, or dropped on an error path), its process goes with it.
 impl Drop for Hog {
     fn drop(&mut self) {
@@ -464,4 +480,17 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 fn write_summary(out: &Path, summary: &Summary) -> Result<(), String> {
     write_file(&out.join("summary.txt"), &summary.render())?;
     write_file(&out.join("summary.json"), &to_json(summary)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ring buffers come out of what the hog leaves, so the hog leaves that much more.
+    #[test]
+    fn the_hog_leaves_room_for_the_ring_buffers() {
+        assert_eq!(hog_mib(20_000, 3_072, 512), 20_000 - 3_072 - 512);
+        assert_eq!(hog_mib(3_000, 3_072, 512), 0, "nothing to take");
+        assert_eq!(hog_mib(u64::MAX, u64::MAX, 1), 0, "no overflow");
+    }
 }
