@@ -394,6 +394,11 @@ pub struct ReplayArgs {
     /// Without swap, reclaim leaves anonymous memory alone.
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pub swap: Option<bool>,
+    /// Write each policy's simulated machine at the end into DIR as POLICY.after.buddyinfo,
+    /// .pagetypeinfo and .zoneinfo, in the kernel's formats, to set beside the recording's
+    /// after.* (seed 1; DIR must exist).
+    #[arg(long, value_name = "DIR")]
+    pub after_dir: Option<std::path::PathBuf>,
     /// Replay each policy N times, seeds 1..=N, each drawing what the trace does not tell
     /// of the daemons' timing (kswapd's wake-up latency from the trace's own, the periodic
     /// daemons' phases); the report gives each row's range over the seeds.

@@ -707,3 +707,46 @@ fn direct_reclaim_runs_are_told_by_the_request_that_stalled() {
     let quiet = run(&common::anon_every_other_pfn().write("no-direct-reclaims"), &["vanilla"]);
     assert_eq!(quiet.real_direct_reclaims, None);
 }
+
+/// `--after-dir`: each policy's machine at the end in the kernel's formats, which the
+/// kernel-file parsers read back; free pages agree across the three files. A directory that
+/// is not there is refused before anything is replayed.
+#[test]
+fn the_end_of_each_policy_is_written_as_the_kernels_files() {
+    use pageblock_formats::buddyinfo::BuddyInfo;
+    use pageblock_formats::pagetypeinfo::PageTypeInfo;
+    use pageblock_formats::zoneinfo::ZoneInfo;
+    let path = common::anon_every_other_pfn().write("after-dir");
+    let dir = tempfile::tempdir().unwrap();
+    let policies = [policy_named("vanilla").unwrap(), policy_named("defrag_mode").unwrap()];
+    let options = replay::Options { after_dir: Some(dir.path().to_owned()), ..Default::default() };
+    replay::run(&path, &policies, options, &mut |_| {}).unwrap();
+    for policy in ["vanilla", "defrag_mode"] {
+        let read =
+            |name: &str| std::fs::read_to_string(dir.path().join(format!("{policy}.after.{name}"))).unwrap();
+        let buddy = BuddyInfo::parse(&read("buddyinfo")).unwrap();
+        let types = PageTypeInfo::parse(&read("pagetypeinfo")).unwrap();
+        let zones = ZoneInfo::parse(&read("zoneinfo")).unwrap();
+        let buddy_free: u64 = buddy.zones.iter().map(|z| z.free_pages()).sum();
+        let typed_free: u64 = types.nodes[0]
+            .free
+            .iter()
+            .flat_map(|row| row.counts.iter().enumerate().map(|(o, c)| c.count << o))
+            .sum();
+        assert!(buddy_free > 0, "{policy}");
+        assert_eq!(typed_free, buddy_free, "{policy}: pagetypeinfo's lists are buddyinfo's");
+        let zone_free: u64 = zones.zones.iter().map(|z| z.pages_free).sum();
+        assert_eq!(zone_free, buddy_free, "{policy}: zoneinfo's pages free are buddyinfo's");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers.len(), 6, "three files a policy, no temporary left: {leftovers:?}");
+    let missing = dir.path().join("missing");
+    let options = replay::Options { after_dir: Some(missing.clone()), ..Default::default() };
+    let mut replayed = false;
+    let err = replay::run(&path, &policies, options, &mut |s| {
+        replayed |= matches!(s, replay::Stage::Replaying { .. })
+    })
+    .unwrap_err();
+    assert!(err.contains("--after-dir") && err.contains("not a directory"), "{err}");
+    assert!(!replayed, "refused before replaying");
+}

@@ -45,6 +45,7 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         thp_defrag: args.thp_defrag,
         cpus: args.cpus,
         swap: args.swap,
+        after_dir: args.after_dir.clone(),
         seeds,
     };
     let report = replay::run(&args.trace, &policies, options, &mut |stage| match stage {

@@ -17,6 +17,7 @@
 //! Each policy's vmstat delta over the replay, in the kernel's names ([`PRESSURE_ROWS`]), sits
 //! beside the real kernel's (the snapshots' difference or `vmstat-delta.txt`).
 
+pub mod after_files;
 pub mod balloon;
 pub mod closed_loop;
 pub mod daemon_timing;
@@ -115,6 +116,9 @@ pub struct Options {
     /// What if the machine could swap (`Some(true)`) or not, instead of what the recording
     /// says ([`swap_space`]).
     pub swap: Option<bool>,
+    /// Write each policy's machine at the end (seed 1) into this directory as
+    /// `POLICY.after.*` ([`after_files`]).
+    pub after_dir: Option<std::path::PathBuf>,
     /// Replays per policy, each with its own draw of the daemons' timing
     /// ([`daemon_timing`]): seeds 1 ..= `seeds` (0 counts as 1).
     pub seeds: u32,
@@ -170,6 +174,9 @@ pub fn replay_trace(
         None => options.balloon_pages,
     };
     let thp = thp_what_if(trace, options)?;
+    if let Some(dir) = options.after_dir.as_ref().filter(|d| !d.is_dir()) {
+        return Err(format!("--after-dir {}: not a directory", dir.display()));
+    }
     let swap = swap_space::swap_space(&trace.snapshots, options.swap);
     let mut results = Vec::new();
     let mut start_report = None;
@@ -212,6 +219,9 @@ pub fn replay_trace(
                 vmstat,
                 (records, trace.counts.events.values().sum()),
             ));
+            if let Some(dir) = &options.after_dir {
+                after_files::write(dir, p.name, &done.node)?;
+            }
             // The kernel's own policy is the one whose distance to the kernel means something.
             if p.name == "vanilla" && trace.snapshots.after_buddyinfo.is_some() {
                 fidelity = Some(fidelity::table(trace, &done));
