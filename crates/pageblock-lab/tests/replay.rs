@@ -229,6 +229,18 @@ fn the_real_trace_replays_with_a_fidelity_table() {
         assert_eq!(real[name], counter("after.vmstat", name) - counter("before.vmstat", name), "{name}");
     }
     assert_eq!(p.vmstat.len(), pageblock_formats::vmstat::PRESSURE_ROWS.len(), "{:?}", p.vmstat.keys());
+    // Fallbacks by kind add up to the extfrag events on both sides, the claimed ones to
+    // those that changed the pageblock's owner.
+    let claimed = |by: &std::collections::BTreeMap<String, u64>| -> u64 {
+        by.iter().filter(|(k, _)| k.ends_with(", claimed")).map(|(_, v)| v).sum()
+    };
+    let real_kinds = &report.real_fallbacks_by_kind;
+    assert_eq!(real_kinds.values().sum::<u64>(), report.trace.events["mm_page_alloc_extfrag"]);
+    assert_eq!(claimed(real_kinds), row("change_ownership").real);
+    assert!(real_kinds.keys().all(|k| k.contains(" from ") && !k.contains("type ")), "{real_kinds:?}");
+    assert_eq!(p.fallbacks_by_kind.values().sum::<u64>(), p.events.mm_page_alloc_extfrag);
+    assert_eq!(claimed(&p.fallbacks_by_kind), p.extfrag_change_ownership);
+    assert!(report.render().contains("fallbacks (mm_page_alloc_extfrag), by kind"));
     assert!(report.render().contains("vmstat delta over the replay"));
 }
 

@@ -122,7 +122,15 @@ pub struct EventCounts {
     pub extfrag_fragmenting: u64,
     /// ... with `change_ownership=1`.
     pub extfrag_change_ownership: u64,
+    /// ... by kind ([`fallback_kind`]).
+    pub extfrag_kinds: BTreeMap<String, u64>,
     pageblock_order: u32,
+}
+
+/// A fallback's kind as the report names it: `Unmovable from Movable, claimed` (the
+/// pageblock changed owner) or `..., stolen` (pages taken, the block kept its type).
+pub fn fallback_kind(alloc: &str, fallback: &str, change_ownership: bool) -> String {
+    format!("{alloc} from {fallback}, {}", if change_ownership { "claimed" } else { "stolen" })
 }
 
 impl TraceSink for EventCounts {
@@ -135,7 +143,16 @@ impl TraceSink for EventCounts {
                 self.zone_locked_refill += u64::from(percpu_refill);
             }
             TraceEvent::PagePcpuDrain { .. } => self.pcpu_drain += 1,
-            TraceEvent::PageAllocExtfrag { fallback_order, change_ownership, .. } => {
+            TraceEvent::PageAllocExtfrag {
+                fallback_order,
+                change_ownership,
+                alloc_migratetype,
+                fallback_migratetype,
+                ..
+            } => {
+                let kind =
+                    fallback_kind(alloc_migratetype.name(), fallback_migratetype.name(), change_ownership);
+                *self.extfrag_kinds.entry(kind).or_default() += 1;
                 self.extfrag += 1;
                 self.extfrag_fragmenting += u64::from(fallback_order < self.pageblock_order);
                 self.extfrag_change_ownership += u64::from(change_ownership);

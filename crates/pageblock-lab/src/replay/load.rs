@@ -73,6 +73,8 @@ pub struct TraceCounts {
     pub events: BTreeMap<&'static str, u64>,
     /// The kmem tracepoints a replay compares.
     pub kmem: KmemCounts,
+    /// `mm_page_alloc_extfrag` events by kind ([`super::engine::fallback_kind`]).
+    pub extfrag_kinds: BTreeMap<String, u64>,
     /// `mm_page_alloc_extfrag` events with `fragmenting`.
     pub extfrag_fragmenting: u64,
     /// `mm_page_alloc_extfrag` events with `change_ownership`.
@@ -266,7 +268,26 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], asking: &mut Vec<Option<(u8, 
     }
     match rec.kind {
         RecordKind::ZoneLocked { percpu_refill, .. } => c.zone_locked_refill += u64::from(percpu_refill),
-        RecordKind::Extfrag { fragmenting, change_ownership, .. } => {
+        RecordKind::Extfrag {
+            fragmenting,
+            change_ownership,
+            alloc_migratetype,
+            fallback_migratetype,
+            ..
+        } => {
+            let name = |mt: i8| match mt {
+                0 => "Unmovable".to_owned(),
+                1 => "Movable".to_owned(),
+                2 => "Reclaimable".to_owned(),
+                3 => "HighAtomic".to_owned(),
+                n => format!("type {n}"),
+            };
+            let kind = super::engine::fallback_kind(
+                &name(alloc_migratetype),
+                &name(fallback_migratetype),
+                change_ownership,
+            );
+            *c.extfrag_kinds.entry(kind).or_default() += 1;
             c.extfrag_fragmenting += u64::from(fragmenting);
             c.extfrag_change_ownership += u64::from(change_ownership);
         }

@@ -97,6 +97,8 @@ pub struct PolicyResult {
     pub failed_requests: u64,
     /// Direct reclaim runs (`allocstall`) by the request that stalled (`order N MASK`).
     pub direct_reclaims: BTreeMap<String, u64>,
+    /// Fallbacks (`mm_page_alloc_extfrag`) by kind: `Unmovable from Movable, claimed`.
+    pub fallbacks_by_kind: BTreeMap<String, u64>,
     /// Direct compaction attempts asked for (`try_to_compact_pages` entered), whether they
     /// ran (`compact_stall`) or were skipped or deferred first.
     pub compact_attempts: u64,
@@ -179,6 +181,7 @@ impl PolicyResult {
             events,
             extfrag_fragmenting: e.extfrag_fragmenting,
             extfrag_change_ownership: e.extfrag_change_ownership,
+            fallbacks_by_kind: e.extfrag_kinds.clone(),
             free_pageblocks: r.series.summary(|s| s.free_pageblocks as f64),
             huge_share: HugeShare { mean: huge.mean, end: huge.end },
             unusable_index_end_fraction: series::unusable_index(node),
@@ -232,6 +235,8 @@ pub struct ReplayReport {
     /// kcompactd, given to the request that last asked on the CPU), by request (`None` if
     /// the trace did not record the compaction events).
     pub real_direct_compaction_runs: Option<BTreeMap<String, u64>>,
+    /// The traced kernel's fallbacks by kind (`mm_page_alloc_extfrag`).
+    pub real_fallbacks_by_kind: BTreeMap<String, u64>,
     /// Where each simulated kswapd wake-up's latency is drawn from.
     pub kswapd_wake_latency: String,
     /// `open` (every traced free replayed) or `closed` (only the workload's).
@@ -298,6 +303,7 @@ impl ReplayReport {
             real_compact_attempts: real_direct_compactions.as_ref().map(|by| by.values().sum()),
             real_direct_compactions,
             real_direct_compaction_runs: t.direct_compaction_runs(),
+            real_fallbacks_by_kind: t.counts.extfrag_kinds.clone(),
             kswapd_wake_latency: t.kswapd_wake_latency.source(),
             mode,
             seconds,
@@ -389,6 +395,7 @@ impl ReplayReport {
         self.render_vmstat(&mut out);
         self.render_direct_reclaims(&mut out);
         self.render_compact_attempts(&mut out);
+        self.render_fallbacks(&mut out);
         self.render_thp_fallbacks(&mut out);
         if let Some(f) = &self.fidelity {
             out.push('\n');
@@ -560,6 +567,17 @@ impl ReplayReport {
         row(out, "  went ahead (compact_stall)", went_ahead, real_stalls.filter(|_| real.is_some()));
         let real_runs = self.real_direct_compaction_runs.as_ref();
         self.render_by_request(out, "  ran (mm_compaction_begin)", |p| &p.direct_compaction_runs, real_runs);
+    }
+
+    /// Fallbacks by kind, beside the traced kernel's (nothing if neither side fell back).
+    fn render_fallbacks(&self, out: &mut String) {
+        let real = &self.real_fallbacks_by_kind;
+        if real.is_empty() && self.policies.iter().all(|p| p.fallbacks_by_kind.is_empty()) {
+            return;
+        }
+        out.push('\n');
+        self.head(out, "fallbacks (mm_page_alloc_extfrag), by kind", true);
+        self.render_by_request(out, "  all", |p| &p.fallbacks_by_kind, Some(real));
     }
 
     /// A count by request (`order N MASK`): the sum on the `all` row, then the most
