@@ -275,12 +275,13 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], asking: &mut Vec<Option<(u8, 
             fallback_migratetype,
             ..
         } => {
-            let name = |mt: i8| match mt {
-                0 => "Unmovable".to_owned(),
-                1 => "Movable".to_owned(),
-                2 => "Reclaimable".to_owned(),
-                3 => "HighAtomic".to_owned(),
-                n => format!("type {n}"),
+            // The ABI numbers below 4 are the same with or without CMA; 4 is CMA or Isolate.
+            let name = |mt: i8| {
+                usize::try_from(mt)
+                    .ok()
+                    .filter(|&i| i < 4)
+                    .and_then(pageblock_core::migratetype::MigrateType::from_index)
+                    .map_or_else(|| format!("type {mt}"), |t| t.name().to_owned())
             };
             let kind = super::engine::fallback_kind(
                 &name(alloc_migratetype),

@@ -65,6 +65,11 @@ pub const ROWS: [&str; 4] =
 /// it (see the module). On this machine's recordings a trace lost none or at least 1.8%.
 pub const LOSSY_SHARE: f64 = 0.001;
 
+/// The share of a trace's events its ring buffers lost, of `events` recorded and `lost`.
+pub fn lost_share(events: u64, lost: u64) -> f64 {
+    lost as f64 / events.saturating_add(lost).max(1) as f64
+}
+
 /// A row's value from a run's counters (`name`, count) and its THP success: the same sums on
 /// the real side and the replay's.
 fn row_value<'a>(row: &str, thp: Option<f64>, counters: impl Iterator<Item = (&'a str, u64)>) -> Option<f64> {
@@ -402,7 +407,7 @@ fn replay_each(
 impl TraceReplays {
     /// Whether it lost more than [`LOSSY_SHARE`] of its events.
     fn lossy(&self) -> bool {
-        self.lost_events as f64 > LOSSY_SHARE * (self.events + self.lost_events) as f64
+        lost_share(self.events, self.lost_events) > LOSSY_SHARE
     }
 }
 
@@ -518,7 +523,7 @@ fn traces_table(o: &mut String, traces: &[TracePrediction]) {
     o.push('\n');
     let count = |v: Option<u64>| v.map_or("-".to_owned(), |v| v.to_string());
     for t in traces {
-        let lost = t.lost_events as f64 / (t.events + t.lost_events).max(1) as f64;
+        let lost = lost_share(t.events, t.lost_events);
         let _ = write!(
             o,
             "{:<26} {:>10} {:>11} {:>6}",

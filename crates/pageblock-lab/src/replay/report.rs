@@ -349,7 +349,7 @@ impl ReplayReport {
             "trace {}: {} lines, {events} events, {} CPUs, {} lost, {} bad lines skipped",
             t.file, t.lines, t.cpus, t.lost_events, t.bad_lines
         );
-        let lost_share = t.lost_events as f64 / (events + t.lost_events).max(1) as f64;
+        let lost_share = super::predict::lost_share(events, t.lost_events);
         if self.mode == super::engine::Loop::Closed && lost_share > super::predict::LOSSY_SHARE {
             let _ = writeln!(
                 out,
