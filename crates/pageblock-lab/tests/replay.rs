@@ -240,8 +240,13 @@ fn the_real_trace_replays_with_a_fidelity_table() {
     assert!(real_kinds.keys().all(|k| k.contains(" from ") && !k.contains("type ")), "{real_kinds:?}");
     assert_eq!(p.fallbacks_by_kind.values().sum::<u64>(), p.events.mm_page_alloc_extfrag);
     assert_eq!(claimed(&p.fallbacks_by_kind), p.extfrag_change_ownership);
-    assert!(report.render().contains("fallbacks (mm_page_alloc_extfrag), by kind"));
-    assert!(report.render().contains("vmstat delta over the replay"));
+    let text = report.render();
+    assert!(text.contains("fallbacks (mm_page_alloc_extfrag), by kind"));
+    assert!(text.contains("vmstat delta over the replay"));
+    // Each kind labels its own row, the counts beside it.
+    let (kind, n) = real_kinds.iter().max_by_key(|(_, n)| **n).unwrap();
+    let line = text.lines().find(|l| l.trim_start().starts_with(kind.as_str())).unwrap();
+    assert!(line.trim_end().ends_with(&format!(" {n}")), "{line:?}");
 }
 
 /// `vmstat-delta.txt` (as `lab real` writes it) is the real side when the snapshots are not

@@ -480,7 +480,7 @@ impl ReplayReport {
 
     /// A table's head: `title`, each policy's name, and `real` over a real column.
     fn head(&self, out: &mut String, title: &str, real: bool) {
-        let _ = write!(out, "{title:<34}");
+        let _ = write!(out, "{title:<LABEL_WIDTH$}");
         for p in &self.policies {
             let _ = write!(out, " {:>24}", p.name);
         }
@@ -491,6 +491,9 @@ impl ReplayReport {
     }
 }
 
+/// The width of a report row's label column.
+const LABEL_WIDTH: usize = 40;
+
 /// A table row under [`ReplayReport::head`]: `label`, a cell per policy, the real one if any.
 fn row(
     out: &mut String,
@@ -498,7 +501,7 @@ fn row(
     cells: impl IntoIterator<Item = impl Display>,
     real: Option<impl Display>,
 ) {
-    let _ = write!(out, "{label:<34}");
+    let _ = write!(out, "{label:<LABEL_WIDTH$}");
     for cell in cells {
         let _ = write!(out, " {cell:>24}");
     }
@@ -609,9 +612,16 @@ impl ReplayReport {
             row(out, label, self.policies.iter().map(|p| cell(sim(p))), real.map(cell));
         };
         by_request(out, all, &|by| by.values().sum());
+        // Short kinds label their rows; long ones (requests' gfp flags) go under them, all
+        // of a table's kinds the same way.
+        let inline = kinds.iter().take(SHOWN).all(|k| k.len() + 2 < LABEL_WIDTH);
         for kind in kinds.iter().take(SHOWN) {
-            by_request(out, "  ", &|by| count(by, kind));
-            let _ = writeln!(out, "    {kind}");
+            if inline {
+                by_request(out, &format!("  {kind}"), &|by| count(by, kind));
+            } else {
+                by_request(out, "  ", &|by| count(by, kind));
+                let _ = writeln!(out, "    {kind}");
+            }
         }
         if kinds.len() > SHOWN {
             let rest = &kinds[SHOWN..];
