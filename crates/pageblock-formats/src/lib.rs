@@ -35,13 +35,13 @@ mod error;
 mod text;
 
 pub mod buddyinfo;
-pub mod buddyinfo_samples;
 pub mod compaction;
 pub mod extfrag;
 pub mod ftrace;
 pub mod gfp;
 pub mod kmem;
 pub mod pagetypeinfo;
+pub mod samples;
 pub mod swaps;
 pub mod vmstat;
 pub mod zoneinfo;

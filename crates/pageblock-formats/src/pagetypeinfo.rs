@@ -185,6 +185,36 @@ impl PageTypeInfoNode {
         }
         sum
     }
+
+    /// Pageblocks of `migratetype` in one zone (the `Number of blocks type` table; 0 when the
+    /// zone or the column is not there).
+    pub fn zone_blocks(&self, node: u32, zone: &str, migratetype: &str) -> u64 {
+        let col = self.blocks.migratetypes.iter().position(|m| m == migratetype);
+        let row = self.blocks.rows.iter().find(|r| r.node == node && r.zone == zone);
+        match (col, row) {
+            (Some(c), Some(r)) => r.counts.get(c).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Free pages of one zone that a movable request could only steal: those on the
+    /// Unmovable and Reclaimable lists below the pageblock order. A whole free pageblock of
+    /// either type a movable request may claim; a smaller block stays a foreign pageblock's.
+    /// A count the kernel capped counts as the cap.
+    pub fn zone_steal_only_pages(&self, node: u32, zone: &str) -> u64 {
+        let foreign = |r: &&FreeRow| {
+            r.node == node && r.zone == zone && matches!(r.migratetype.as_str(), "Unmovable" | "Reclaimable")
+        };
+        let mut pages = 0u64;
+        for row in self.free.iter().filter(foreign) {
+            for (order, c) in row.counts.iter().enumerate().take(self.pageblock_order as usize) {
+                pages = pages.saturating_add(
+                    c.count.saturating_mul(1u64.checked_shl(order as u32).unwrap_or(u64::MAX)),
+                );
+            }
+        }
+        pages
+    }
 }
 
 impl PageTypeInfo {
@@ -495,5 +525,28 @@ Node 1, zone   Normal           45          565           30            0       
     fn zone_free_by_order_sums_types() {
         assert_eq!(node().zone_free_by_order(1, "Normal"), vec![99_999, 100_001, 100_000]);
         assert!(node().zone_free_by_order(0, "Normal").is_empty());
+    }
+
+    #[test]
+    fn steal_only_pages_are_foreign_lists_below_the_pageblock_order() {
+        // Unmovable: 99,999 + 2 x 100,000 (capped) + 4 x 100,000; Movable's are not counted.
+        assert_eq!(node().zone_steal_only_pages(1, "Normal"), 699_999);
+        let mut n = node();
+        n.pageblock_order = 2;
+        assert_eq!(n.zone_steal_only_pages(1, "Normal"), 299_999, "order 2 is a whole pageblock");
+        n.free[2].counts = vec![FreeCount { count: 3, overflow: false }];
+        assert_eq!(n.zone_steal_only_pages(1, "Normal"), 300_002, "Reclaimable counts");
+        assert_eq!(n.zone_steal_only_pages(1, "DMA"), 0);
+        n.pageblock_order = 200;
+        n.free[0].counts = vec![FreeCount { count: u64::MAX, overflow: false }; 80];
+        assert_eq!(n.zone_steal_only_pages(1, "Normal"), u64::MAX, "saturates");
+        assert_eq!(
+            (node().zone_blocks(1, "Normal", "Reclaimable"), node().zone_blocks(1, "Normal", "CMA")),
+            (30, 8)
+        );
+        assert_eq!(
+            (node().zone_blocks(1, "DMA", "Movable"), node().zone_blocks(1, "Normal", "Nope")),
+            (0, 0)
+        );
     }
 }
