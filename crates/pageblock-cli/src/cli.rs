@@ -146,7 +146,7 @@ pub enum LabCommand {
 #[derive(Debug, Args)]
 pub struct RealArgs {
     /// Directory to write (new or empty): SETTING/runK/ per run (trace.txt.zst, before./after.
-    /// snapshots, vmstat-delta.txt, buddyinfo.samples, mthp.before/after, run.json,
+    /// snapshots, vmstat-delta.txt, buddyinfo.samples, pagetypeinfo.samples, mthp.before/after, run.json,
     /// build.log), summary.txt and summary.json. Default: pageblock-real-YYYYmmdd-HHMMSS here.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<std::path::PathBuf>,

@@ -175,8 +175,11 @@ fn a_session_runs_every_setting_and_puts_every_setting_back() {
         hogs.push(run_json["hog_mib"].as_u64().unwrap());
         // The zones read during the run, in the trace's clock.
         let samples = std::fs::read_to_string(run.join("buddyinfo.samples")).unwrap();
-        let samples = pageblock_formats::buddyinfo_samples::BuddyInfoSamples::parse(&samples).unwrap();
+        let samples = pageblock_formats::samples::BuddyInfoSamples::parse(&samples).unwrap();
         assert!(samples.samples.len() >= 2, "{setting}: {} buddyinfo samples", samples.samples.len());
+        let types = std::fs::read_to_string(run.join("pagetypeinfo.samples")).unwrap();
+        let types = pageblock_formats::samples::PageTypeInfoSamples::parse(&types).unwrap();
+        assert!(!types.samples.is_empty(), "{setting}: pagetypeinfo read at the start at least");
         let stats = pageblock().args(["trace", "stats", run.to_str().unwrap()]).output().unwrap();
         assert!(stats.status.success(), "trace stats reads the run: {}", stderr(&stats));
     }

@@ -15,9 +15,9 @@
 //!
 //! The runs' directories are what `pageblock trace stats` and `pageblock replay` read.
 
-pub mod buddyinfo_sampler;
 pub mod knobs;
 pub mod measure;
+pub mod sampler;
 pub mod summary;
 pub mod worker;
 pub mod workload;
@@ -28,7 +28,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use knobs::Knobs;
+use pageblock_formats::buddyinfo::BuddyInfo;
+use pageblock_formats::pagetypeinfo::PageTypeInfo;
 use pageblock_formats::vmstat::VmStat;
+use sampler::Sampler;
 use summary::{RunResult, Summary};
 use workload::{BuildSource, Workload};
 
@@ -326,7 +329,9 @@ fn one_run(
     let ticks = || (measure::cpu_ticks(proc, "kswapd0"), measure::cpu_ticks(proc, "kcompactd0"));
     let (k0, c0) = ticks();
     let mthp_before = measure::mthp_counters(Path::new(THP_SYSFS));
-    let sampler = buddyinfo_sampler::Sampler::start(proc.join("buddyinfo"), buddyinfo_sampler::PERIOD);
+    let buddy_sampler = Sampler::<BuddyInfo>::start(proc.join("buddyinfo"), sampler::BUDDYINFO_PERIOD);
+    let type_sampler =
+        Sampler::<PageTypeInfo>::start(proc.join("pagetypeinfo"), sampler::PAGETYPEINFO_PERIOD);
     let started = Instant::now();
     let recorded = record::recorded(
         &RecordConfig {
@@ -338,7 +343,8 @@ fn one_run(
         },
         progress(),
     );
-    let buddyinfo_samples = sampler.stop();
+    let buddyinfo_samples = buddy_sampler.stop();
+    let pagetypeinfo_samples = type_sampler.stop();
     let recorded = recorded?;
     let elapsed_s = started.elapsed().as_secs_f64();
     let (k1, c1) = ticks();
@@ -368,6 +374,7 @@ fn one_run(
     };
     write_file(&dir.join("vmstat-delta.txt"), &vmstat.render_delta())?;
     write_file(&dir.join("buddyinfo.samples"), &buddyinfo_samples.render())?;
+    write_file(&dir.join("pagetypeinfo.samples"), &pagetypeinfo_samples.render())?;
     write_file(&dir.join("mthp.before"), &mthp_before.render())?;
     write_file(&dir.join("mthp.after"), &mthp_after.render())?;
     write_file(&dir.join("run.json"), &to_json(&result)?)?;
