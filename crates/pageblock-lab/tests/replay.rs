@@ -318,6 +318,34 @@ fn zones_sampled_live_are_compared_at_the_traces_times() {
     assert!(dma32.simulated.free_pages.p50 > 0.0, "the simulation's own zone");
     let text = report.render();
     assert!(text.contains("zones during the run (3 buddyinfo samples in the trace)"), "{text}");
+    assert!(report.fidelity.as_ref().unwrap().zone_types.is_none(), "no pagetypeinfo.samples, no table");
+    // pagetypeinfo.samples: each zone's steal-only memory at the same moments.
+    let pti = std::fs::read_to_string(shared.join("before.pagetypeinfo")).unwrap();
+    let copies: String =
+        ["495.000", "500.000", "510.000"].iter().map(|t| format!("time {t}\n{pti}")).collect();
+    std::fs::write(dir.join("pagetypeinfo.samples"), copies).unwrap();
+    let report = run(&dir, &["vanilla"]);
+    let types = report.fidelity.as_ref().and_then(|f| f.zone_types.as_ref()).expect("a migratetype table");
+    assert_eq!((types.samples, types.times_s.clone()), (2, vec![0.0, 10.0]), "the two inside the trace");
+    let before = pageblock_formats::pagetypeinfo::PageTypeInfo::parse(&pti).unwrap();
+    for z in &types.zones {
+        let want = before.nodes[0].zone_steal_only_pages(0, &z.zone);
+        assert_eq!(z.real.steal_only_series, vec![want, want], "{}", z.zone);
+        assert_eq!(z.simulated.steal_only_series.len(), 2);
+    }
+    assert!(types.zones.iter().any(|z| z.real.steal_only_series[0] > 0), "the recording had some");
+    assert!(report
+        .render()
+        .contains("zones by migratetype during the run (2 pagetypeinfo samples in the trace)"));
+    std::fs::write(
+        dir.join("pagetypeinfo.samples"),
+        format!("time 1\n{pti}").replacen("Movable", "Movable x", 1),
+    )
+    .unwrap();
+    let policies = [policy_named("vanilla").unwrap()];
+    let err = replay::run(&dir, &policies, replay::Options::default(), &mut |_| {}).unwrap_err();
+    assert!(err.contains("pagetypeinfo.samples") && err.contains("line "), "{err}");
+    std::fs::remove_file(dir.join("pagetypeinfo.samples")).unwrap();
     std::fs::write(dir.join("buddyinfo.samples"), "time 1\nNode 0, zone DMA 1 \ntime 0\n").unwrap();
     let policies = [policy_named("vanilla").unwrap()];
     let err = replay::run(&dir, &policies, replay::Options::default(), &mut |_| {}).unwrap_err();

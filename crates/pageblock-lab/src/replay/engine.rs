@@ -297,7 +297,9 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     let every = (records.len() / SAMPLES).max(1);
     let mut series = Series::default();
     let mut clock = Clock::default();
-    let mut zone_samples = SimSamples::new(t.snapshots.buddyinfo_samples.as_ref());
+    let snaps = &t.snapshots;
+    let mut zone_samples =
+        SimSamples::new(snaps.buddyinfo_samples.as_ref(), snaps.pagetypeinfo_samples.as_ref());
     for (i, rec) in records.iter().enumerate() {
         let now_us = clock.at(rec.time_us);
         r.node.advance_to(now_us);

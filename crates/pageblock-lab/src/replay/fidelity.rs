@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::engine::Replayed;
 use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
+use super::type_samples::{self, TypeSamples};
 use super::zone_samples::{self, ZoneSamples};
 
 /// One row: a quantity as simulated and as it really was.
@@ -31,6 +32,9 @@ pub struct Fidelity {
     pub rows: Vec<FidelityRow>,
     /// The zones during the run, sampled and simulated (`null` without `buddyinfo.samples`).
     pub zones: Option<ZoneSamples>,
+    /// The zones' migratetypes during the run, sampled and simulated (`null` without
+    /// `pagetypeinfo.samples`).
+    pub zone_types: Option<TypeSamples>,
 }
 
 fn row(name: impl Into<String>, simulated: u64, real: u64) -> FidelityRow {
@@ -121,5 +125,10 @@ pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
         .buddyinfo_samples
         .as_ref()
         .map(|real| zone_samples::compare(real, &r.zone_samples, r.node.shared().pageblock_order()));
-    Fidelity { rows, zones }
+    let zone_types = t
+        .snapshots
+        .pagetypeinfo_samples
+        .as_ref()
+        .map(|real| type_samples::compare(real, r.zone_samples.types()));
+    Fidelity { rows, zones, zone_types }
 }

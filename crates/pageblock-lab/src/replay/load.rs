@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pageblock_formats::buddyinfo::BuddyInfo;
-use pageblock_formats::buddyinfo_samples::BuddyInfoSamples;
 use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_formats::pagetypeinfo::PageTypeInfo;
+use pageblock_formats::samples::{BuddyInfoSamples, PageTypeInfoSamples};
 use pageblock_formats::vmstat::VmStat;
 use pageblock_formats::zoneinfo::ZoneInfo;
 
@@ -50,6 +50,8 @@ pub struct Snapshots {
     pub before_swaps: Option<pageblock_formats::swaps::Swaps>,
     /// `buddyinfo.samples`: the zones read every 100 ms while `lab real` recorded.
     pub buddyinfo_samples: Option<BuddyInfoSamples>,
+    /// `pagetypeinfo.samples`: the zones by migratetype, read every second.
+    pub pagetypeinfo_samples: Option<PageTypeInfoSamples>,
     /// `before_zoneinfo` is not the recording's but a what-if's (`--zoneinfo`).
     pub zoneinfo_given: bool,
 }
@@ -380,6 +382,7 @@ fn read_snapshots(dir: &Path) -> Result<Snapshots, String> {
         vmstat_delta: read(dir, "vmstat-delta.txt", VmStat::parse_delta)?,
         before_swaps: read(dir, "before.swaps", pageblock_formats::swaps::Swaps::parse)?,
         buddyinfo_samples: read(dir, "buddyinfo.samples", BuddyInfoSamples::parse)?,
+        pagetypeinfo_samples: read(dir, "pagetypeinfo.samples", PageTypeInfoSamples::parse)?,
         zoneinfo_given: false,
     })
 }

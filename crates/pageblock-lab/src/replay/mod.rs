@@ -37,6 +37,7 @@ pub mod start;
 pub mod start_pages;
 pub mod swap_space;
 pub mod thp_settings;
+pub mod type_samples;
 pub mod zone_samples;
 
 use std::collections::BTreeMap;

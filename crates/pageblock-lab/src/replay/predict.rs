@@ -175,15 +175,10 @@ fn start_free(info: &PageTypeInfo) -> (u64, u64) {
     let (mut free, mut steal_only) = (0, 0);
     for node in &info.nodes {
         for row in &node.free {
-            for (order, c) in row.counts.iter().enumerate() {
-                let pages = c.count << order;
-                free += pages;
-                if matches!(row.migratetype.as_str(), "Unmovable" | "Reclaimable")
-                    && (order as u32) < node.pageblock_order
-                {
-                    steal_only += pages;
-                }
-            }
+            free += row.counts.iter().enumerate().map(|(order, c)| c.count << order).sum::<u64>();
+        }
+        for zone in &node.blocks.rows {
+            steal_only += node.zone_steal_only_pages(zone.node, &zone.zone);
         }
     }
     (free, steal_only)

@@ -12,6 +12,7 @@ use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
 use super::machine::StartReport;
 use super::series::{self, Columns, Summary};
+use super::type_samples::{TypeSamples, TypeView};
 use super::zone_samples::{Percentiles, ZoneSamples};
 
 /// The trace's side.
@@ -701,19 +702,64 @@ fn render_fidelity(out: &mut String, f: &Fidelity) {
     if let Some(z) = &f.zones {
         render_zone_samples(out, z);
     }
+    if let Some(z) = &f.zone_types {
+        render_type_samples(out, z);
+    }
+}
+
+/// A sampled quantity's p10 / median / p90.
+fn spread(s: &Percentiles) -> String {
+    format!("{:.0} / {:.0} / {:.0}", s.p10, s.p50, s.p90)
+}
+
+/// A table of the zones as sampled and simulated: `title`, then each zone's rows (name,
+/// simulated, real), the zone named on its first.
+fn render_sampled_zones<'a>(
+    out: &mut String,
+    title: &str,
+    zones: impl IntoIterator<Item = (&'a str, Vec<(&'static str, String, String)>)>,
+) {
+    let _ = writeln!(out, "\n{title}");
+    let _ = writeln!(out, "{:<34} {:>24} {:>24}", "", "simulated", "real (sampled)");
+    for (zone, rows) in zones {
+        for (i, (name, sim, real)) in rows.into_iter().enumerate() {
+            let zone = if i == 0 { zone } else { "" };
+            let _ = writeln!(out, "{zone:<7} {name:<26} {sim:>24} {real:>24}");
+        }
+    }
+}
+
+/// The zones' migratetypes as `lab real` sampled them, beside the simulation's.
+fn render_type_samples(out: &mut String, z: &TypeSamples) {
+    let ends = |v: &TypeView| match (v.steal_only_series.first(), v.steal_only_series.last()) {
+        (Some(a), Some(b)) => format!("{a} -> {b}"),
+        _ => "-".to_owned(),
+    };
+    let title = format!(
+        "zones by migratetype during the run ({} pagetypeinfo samples in the trace), p10 / median / p90",
+        z.samples
+    );
+    let zones = z.zones.iter().map(|c| {
+        let rows = vec![
+            ("steal-only pages", spread(&c.simulated.steal_only_pages), spread(&c.real.steal_only_pages)),
+            ("  first -> last sample", ends(&c.simulated), ends(&c.real)),
+            (
+                "Unmov.+Recl. pageblocks",
+                spread(&c.simulated.foreign_pageblocks),
+                spread(&c.real.foreign_pageblocks),
+            ),
+        ];
+        (c.zone.as_str(), rows)
+    });
+    render_sampled_zones(out, &title, zones);
 }
 
 /// The zones as `lab real` sampled them, beside the simulation's at the same moments.
 fn render_zone_samples(out: &mut String, z: &ZoneSamples) {
-    let _ = writeln!(
-        out,
-        "\nzones during the run ({} buddyinfo samples in the trace), p10 / median / p90",
-        z.samples
-    );
-    let _ = writeln!(out, "{:<34} {:>24} {:>24}", "", "simulated", "real (sampled)");
-    let spread = |s: &Percentiles| format!("{:.0} / {:.0} / {:.0}", s.p10, s.p50, s.p90);
-    for c in &z.zones {
-        let rows: [(&str, String, String); 4] = [
+    let title =
+        format!("zones during the run ({} buddyinfo samples in the trace), p10 / median / p90", z.samples);
+    let zones = z.zones.iter().map(|c| {
+        let rows = vec![
             ("free pages", spread(&c.simulated.free_pages), spread(&c.real.free_pages)),
             ("free pageblocks", spread(&c.simulated.free_pageblocks), spread(&c.real.free_pageblocks)),
             (
@@ -723,9 +769,7 @@ fn render_zone_samples(out: &mut String, z: &ZoneSamples) {
             ),
             ("free blocks of orders 0-3", spread(&c.simulated.small_blocks), spread(&c.real.small_blocks)),
         ];
-        for (i, (name, sim, real)) in rows.into_iter().enumerate() {
-            let zone = if i == 0 { c.zone.as_str() } else { "" };
-            let _ = writeln!(out, "{zone:<7} {name:<26} {sim:>24} {real:>24}");
-        }
-    }
+        (c.zone.as_str(), rows)
+    });
+    render_sampled_zones(out, &title, zones);
 }

@@ -4,53 +4,87 @@
 //! show the zone an allocation met under pressure: its free pages, its free pageblocks (what
 //! a huge page needs) and its small free blocks.
 
+use pageblock_core::show::{pagetypeinfo_counts, PagetypeinfoMode};
 use pageblock_core::NodeShared;
 use pageblock_formats::buddyinfo::free_blocks_of;
-use pageblock_formats::buddyinfo_samples::BuddyInfoSamples;
+use pageblock_formats::pagetypeinfo::PageTypeInfo;
+use pageblock_formats::samples::{BuddyInfoSamples, PageTypeInfoSamples, SampledFile, Samples};
 use serde::Serialize;
 
 /// The simulation's zones at one sample: (zone name, `nr_free` per order) each.
 type Zones = Vec<(&'static str, Vec<u64>)>;
 
-/// The simulation's free blocks per order of each zone (by name) at the trace's samples.
+/// What the simulation had at each of the trace's sample times, taken as the replay passes
+/// them.
 #[derive(Clone, Debug, Default)]
-pub struct SimSamples {
+pub struct Timeline<T> {
     /// Sample times, µs of trace time, ascending.
     times_us: Vec<u64>,
     /// The next sample to take (`None` before the trace's first record).
     next: Option<usize>,
-    /// `(index of the sample, [(zone name, nr_free per order)])`, in time order.
-    taken: Vec<(usize, Zones)>,
+    /// `(index of the sample, what the simulation had)`, in time order.
+    taken: Vec<(usize, T)>,
 }
 
-impl SimSamples {
-    /// Samples to take at the times of `real`'s (none without them).
-    pub fn new(real: Option<&BuddyInfoSamples>) -> SimSamples {
+impl<T> Timeline<T> {
+    fn new<F: SampledFile>(real: Option<&Samples<F>>) -> Timeline<T> {
         let times_us = real
             .map_or_else(Vec::new, |r| r.samples.iter().map(|s| (s.time_s * 1e6).round() as u64).collect());
-        SimSamples { times_us, next: None, taken: Vec::new() }
+        Timeline { times_us, next: None, taken: Vec::new() }
     }
 
-    /// The trace reached `now_us`: take every sample due by then. Samples from before the
-    /// trace's first record are left out (the run had not begun).
+    /// The trace reached `now_us`: take every sample due by then (those `take` has).
+    /// Samples from before the trace's first record are left out (the run had not begun).
     #[inline]
-    pub fn catch_up(&mut self, now_us: u64, node: &NodeShared) {
+    fn catch_up(&mut self, now_us: u64, take: impl Fn() -> Option<T>) {
         let next = self.next.get_or_insert_with(|| self.times_us.partition_point(|&t| t < now_us));
         while let Some(&t) = self.times_us.get(*next) {
             if t > now_us {
                 return;
             }
-            let zones = node
-                .zones()
-                .iter()
-                .map(|z| {
-                    let c = z.config();
-                    (c.zone_type.name(), z.free_areas().nr_free_per_order(c.max_order))
-                })
-                .collect();
-            self.taken.push((*next, zones));
+            if let Some(v) = take() {
+                self.taken.push((*next, v));
+            }
             *next += 1;
         }
+    }
+}
+
+/// The simulation's zones at the times `lab real` sampled the kernel's: free blocks per
+/// order (beside `buddyinfo.samples`) and its pagetypeinfo (beside `pagetypeinfo.samples`).
+#[derive(Clone, Debug, Default)]
+pub struct SimSamples {
+    buddy: Timeline<Zones>,
+    types: Timeline<PageTypeInfo>,
+}
+
+impl SimSamples {
+    /// The simulation's pagetypeinfo at the samples taken: `(index of the real sample, copy)`.
+    pub fn types(&self) -> &[(usize, PageTypeInfo)] {
+        &self.types.taken
+    }
+
+    /// Samples to take at the times of the real ones (none without them).
+    pub fn new(buddy: Option<&BuddyInfoSamples>, types: Option<&PageTypeInfoSamples>) -> SimSamples {
+        SimSamples { buddy: Timeline::new(buddy), types: Timeline::new(types) }
+    }
+
+    /// The trace reached `now_us`: take every sample due by then.
+    #[inline]
+    pub fn catch_up(&mut self, now_us: u64, node: &NodeShared) {
+        self.buddy.catch_up(now_us, || {
+            Some(
+                node.zones()
+                    .iter()
+                    .map(|z| {
+                        let c = z.config();
+                        (c.zone_type.name(), z.free_areas().nr_free_per_order(c.max_order))
+                    })
+                    .collect(),
+            )
+        });
+        // From the per-migratetype counts; a free-area layout without them has none.
+        self.types.catch_up(now_us, || pagetypeinfo_counts(node, PagetypeinfoMode::CountsCapped));
     }
 }
 
@@ -68,7 +102,7 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    fn of(mut v: Vec<f64>) -> Percentiles {
+    pub(super) fn of(mut v: Vec<f64>) -> Percentiles {
         if v.is_empty() {
             return Percentiles::default();
         }
@@ -127,6 +161,7 @@ pub struct ZoneSamples {
 
 /// Sets `sim`'s samples beside `real`'s (node 0's zones; others are not simulated).
 pub fn compare(real: &BuddyInfoSamples, sim: &SimSamples, pageblock_order: u32) -> ZoneSamples {
+    let sim = &sim.buddy;
     let mut names: Vec<&'static str> = Vec::new();
     if let Some((_, zones)) = sim.taken.first() {
         names = zones.iter().map(|(n, _)| *n).collect();
@@ -137,7 +172,7 @@ pub fn compare(real: &BuddyInfoSamples, sim: &SimSamples, pageblock_order: u32) 
             let mut real_rows = Vec::new();
             let mut sim_rows = Vec::new();
             for (i, zones) in &sim.taken {
-                let r = real.samples.get(*i).and_then(|s| s.buddyinfo.zone(0, name));
+                let r = real.samples.get(*i).and_then(|s| s.file.zone(0, name));
                 let s = zones.iter().find(|(n, _)| *n == name);
                 if let (Some(r), Some((_, s))) = (r, s) {
                     real_rows.push(r.nr_free.as_slice());
