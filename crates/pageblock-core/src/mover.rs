@@ -22,6 +22,16 @@ pub trait Mover {
         FolioState::default()
     }
 
+    /// Split the isolated block of 2^`order` pages at `from` into base pages
+    /// (`split_folio_to_list`), each to move on its own. Compaction asks when it has no free
+    /// block of the folio's order to move it into (`-ENOMEM` in `migrate_pages_batch`).
+    /// Returns whether the owner split it. By default it does not (an owner that holds the
+    /// block whole, as a library's handle does): the block goes back and the run ends for
+    /// want of memory, as for a folio that cannot be split.
+    fn split(&self, _from: Pfn, _order: u32) -> bool {
+        false
+    }
+
     /// Whether this mover moves only blocks published under a movable handle
     /// ([`crate::memmap::AllocTag::handle`]), asked once per run. The migrate scanner then
     /// isolates no other block (the kernel isolates only `PageLRU` and `__PageMovable`

@@ -600,6 +600,25 @@ impl Mover for Node {
         Ok(())
     }
 
+    /// The owner splits its record; the LRU entry becomes one per base page, on the same
+    /// list (`lru_add_split_folio`). A page under writeback, or one only the swap cache
+    /// holds, stays whole.
+    fn split(&self, from: Pfn, order: u32) -> bool {
+        let Some(mover) = &self.mover else { return false };
+        let page = self.reclaim.as_ref().and_then(|r| r.lru.borrow().get(from.0));
+        if page.is_some_and(|p| p.writeback || p.swapcache) || !mover.split(from, order) {
+            return false;
+        }
+        if let (Some(r), Some(page)) = (&self.reclaim, page) {
+            let mut lru = r.lru.borrow_mut();
+            lru.del(from.0);
+            for pfn in from.0..from.0 + (1 << order) {
+                lru.put(pfn, crate::vmscan::lru::LruPage { order: 0, ..page }, page.list, page.zone as usize);
+            }
+        }
+        true
+    }
+
     fn folio_state(&self, pfn: Pfn, order: u32) -> FolioState {
         self.mover.as_ref().map_or_else(FolioState::default, |m| m.folio_state(pfn, order))
     }

@@ -8,6 +8,10 @@
 //! `NR_MAX_MIGRATE_ASYNC_RETRY` async passes over the batch, then retries every block left,
 //! one at a time, in its own mode for the remaining `NR_MAX_MIGRATE_SYNC_RETRY` passes;
 //! only that last attempt's failures count.
+//!
+//! A large folio with no free block of its order left to move into is split into base pages
+//! when its owner can split it ([`Mover::split`]); once the batch is done, its pages get one
+//! async pass of their own, and the split counts as the batch's one failure.
 
 use super::compact_zone::{compaction_alloc, compaction_free, CompactControl};
 use super::migrate::idx;
@@ -66,22 +70,43 @@ pub(super) fn migrate_pages<L: NodeLocks + ?Sized>(
     cc: &mut CompactControl,
 ) -> Result<(), MigrateError> {
     let batch = std::mem::take(&mut cc.migratepages);
+    let mut split = Vec::new();
     let failed = if cc.mode == MigrateMode::Async {
-        migrate_pages_batch(l, mover, cc, batch, MigrateMode::Async, NR_MAX_MIGRATE_PAGES_RETRY)
+        migrate_pages_batch(
+            l,
+            mover,
+            cc,
+            batch,
+            MigrateMode::Async,
+            NR_MAX_MIGRATE_PAGES_RETRY,
+            Some(&mut split),
+        )
     } else {
-        migrate_pages_sync(l, mover, cc, batch)
+        migrate_pages_sync(l, mover, cc, batch, &mut split)
     };
     // Every block has moved or goes back now.
     cc.nr_migratepages = 0;
     let zone = l.node().zone(cc.zone);
-    let failed = match failed {
+    let mut failed = match failed {
         Ok(f) => f,
         Err(rest) => {
             putback_movable_pages(zone, &rest);
+            putback_movable_pages(zone, &split);
             return Err(MigrateError::NoMemory);
         }
     };
-    if failed.is_empty() {
+    let was_split = !split.is_empty();
+    if was_split {
+        // The split folios' pages, with the least effort: one async pass.
+        cc.nr_migratepages = pages(&split);
+        match migrate_pages_batch(l, mover, cc, split, MigrateMode::Async, 1, None) {
+            Ok(f) => failed.extend(f),
+            // Counted as failed already: only back to their owners.
+            Err(rest) => putback_movable_pages(zone, &rest),
+        }
+        cc.nr_migratepages = 0;
+    }
+    if failed.is_empty() && !was_split {
         return Ok(());
     }
     l.node().count(VmEvent::PgMigrateFail, pages(&failed));
@@ -96,12 +121,29 @@ fn migrate_pages_sync<L: NodeLocks + ?Sized>(
     mover: &dyn Mover,
     cc: &mut CompactControl,
     batch: Vec<Isolated>,
+    split: &mut Vec<Isolated>,
 ) -> Result<Vec<Isolated>, Vec<Isolated>> {
-    let left = migrate_pages_batch(l, mover, cc, batch, MigrateMode::Async, NR_MAX_MIGRATE_ASYNC_RETRY)?;
+    let left = migrate_pages_batch(
+        l,
+        mover,
+        cc,
+        batch,
+        MigrateMode::Async,
+        NR_MAX_MIGRATE_ASYNC_RETRY,
+        Some(&mut *split),
+    )?;
     let mut failed = Vec::new();
     let mut rest = left.into_iter();
     while let Some(block) = rest.next() {
-        match migrate_pages_batch(l, mover, cc, vec![block], cc.mode, NR_MAX_MIGRATE_SYNC_RETRY) {
+        match migrate_pages_batch(
+            l,
+            mover,
+            cc,
+            vec![block],
+            cc.mode,
+            NR_MAX_MIGRATE_SYNC_RETRY,
+            Some(&mut *split),
+        ) {
             Ok(f) => failed.extend(f),
             Err(mut back) => {
                 l.node().count(VmEvent::PgMigrateFail, pages(&failed));
@@ -117,7 +159,8 @@ fn migrate_pages_sync<L: NodeLocks + ?Sized>(
 /// `migrate_pages_batch()`: up to `passes` passes over `batch` in `mode`; returns the blocks
 /// that did not move (`-EBUSY`, or still `-EAGAIN` after the last pass), or, when the free
 /// scanner found no destination (`-ENOMEM`), every block not moved — all but the untried
-/// ones counted as failed, as the kernel counts them.
+/// ones counted as failed, as the kernel counts them. With `split`, a large folio without a
+/// destination that its owner splits goes there as base pages instead, and the pass goes on.
 fn migrate_pages_batch<L: NodeLocks + ?Sized>(
     l: &L,
     mover: &dyn Mover,
@@ -125,6 +168,7 @@ fn migrate_pages_batch<L: NodeLocks + ?Sized>(
     batch: Vec<Isolated>,
     mode: MigrateMode,
     passes: u32,
+    mut split: Option<&mut Vec<Isolated>>,
 ) -> Result<Vec<Isolated>, Vec<Isolated>> {
     let node = l.node();
     let zone = node.zone(cc.zone);
@@ -135,6 +179,12 @@ fn migrate_pages_batch<L: NodeLocks + ?Sized>(
         let mut blocks = std::mem::take(&mut pending).into_iter();
         while let Some((src, info)) = blocks.next() {
             let Some(dst) = compaction_alloc(l, cc, info) else {
+                if let Some(split) = split.as_deref_mut().filter(|_| info.order > 0) {
+                    if mover.split(Pfn(src), info.order) {
+                        split.extend(split_isolated(zone, src, info));
+                        continue;
+                    }
+                }
                 node.count(VmEvent::PgMigrateFail, (1 << info.order) + pages(&retry) + pages(&failed));
                 let mut back = vec![(src, info)];
                 back.extend(retry);
@@ -167,6 +217,19 @@ fn migrate_pages_batch<L: NodeLocks + ?Sized>(
     }
     failed.extend(pending);
     Ok(failed)
+}
+
+/// `split_folio_to_list()` on the memmap: the isolated block at `pfn` becomes isolated base
+/// pages, each returned with its state before isolation.
+fn split_isolated(zone: &ZoneShared, pfn: u64, info: PageInfo) -> Vec<Isolated> {
+    let mm = zone.memmap();
+    let base = PageInfo { order: 0, ..info };
+    (pfn..pfn + (1 << info.order))
+        .map(|p| {
+            mm.set_info(idx(zone, p), PageInfo { state: crate::memmap::PageState::Isolated, ..base });
+            (p, base)
+        })
+        .collect()
 }
 
 /// The pages in `blocks`.

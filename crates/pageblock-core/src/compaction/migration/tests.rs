@@ -182,3 +182,77 @@ fn a_request_without_gfp_fs_isolates_no_file_page() {
     assert_ne!(compact_zone(&node, node.mover().unwrap(), &mut cc), CompactResult::Success);
     assert!(asked_of_special(&owner).is_empty());
 }
+
+/// An owner of one large folio among base pages, that may or may not split it.
+struct Splitter {
+    can_split: bool,
+    /// `(pfn, order)` of each split asked.
+    splits: RefCell<Vec<(u64, u32)>>,
+    /// Base pages moved, by where they were.
+    moved: RefCell<Vec<u64>>,
+}
+
+impl Mover for Rc<Splitter> {
+    fn migrate(&self, from: Pfn, _to: Pfn, order: u32, _mode: MigrateMode) -> Result<(), MigrateFail> {
+        if order == 0 {
+            self.moved.borrow_mut().push(from.0);
+        }
+        Ok(())
+    }
+
+    fn split(&self, from: Pfn, order: u32) -> bool {
+        self.splits.borrow_mut().push((from.0, order));
+        self.can_split
+    }
+}
+
+/// A zone of base pages, every other one free (no free block above order 0), with one
+/// order-4 folio in its first pageblock; a whole-zone run of kcompactd's mode (SYNC_LIGHT,
+/// for order 9). Returns the node, the owner, the folio's pfn and the run's result.
+fn folio_among_base_pages(can_split: bool) -> (Node, Rc<Splitter>, u64, CompactResult) {
+    let zone = ZoneConfig { nr_cpus: 1, ..ZoneConfig::normal(16 << 20) };
+    let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 64).unwrap();
+    let mut node = Node::single_zone(zone, policy).unwrap();
+    let owner = Rc::new(Splitter { can_split, splits: RefCell::default(), moved: RefCell::default() });
+    node.set_mover(Box::new(owner.clone()));
+    let start = node.shared().zone(0).config().start_pfn;
+    let all = node.fill(Gfp::HIGHUSER_MOVABLE);
+    let folio = start + 64;
+    for p in folio..folio + 16 {
+        node.free_pages(0, Pfn(p), 0).unwrap();
+    }
+    node.drain_all_pages();
+    assert_eq!(node.alloc_pages(0, 4, Gfp::HIGHUSER_MOVABLE).unwrap(), Pfn(folio));
+    for Pfn(p) in all {
+        if !(folio..folio + 16).contains(&p) && p % 2 == 1 {
+            node.free_pages(0, Pfn(p), 0).unwrap();
+        }
+    }
+    node.drain_all_pages();
+    let mut cc = CompactControl::new(0, 0, Some(9), MigrateMode::SyncLight);
+    cc.whole_zone = true;
+    cc.ignore_skip_hint = true;
+    let result = compact_zone(&node, node.mover().unwrap(), &mut cc);
+    node.verify().unwrap();
+    (node, owner, folio, result)
+}
+
+/// Regression: a large folio with no free block of its order to move into ended the run
+/// (`-ENOMEM`, contended) and went back whole. The kernel splits it
+/// (`migrate_pages_batch`: `try_split_folio`) and moves its pages one by one.
+#[test]
+fn a_large_folio_without_a_destination_of_its_order_is_split_and_its_pages_moved() {
+    let (node, owner, folio, result) = folio_among_base_pages(true);
+    assert_eq!(owner.splits.borrow().as_slice(), &[(folio, 4)]);
+    let moved = owner.moved.borrow();
+    let pieces = moved.iter().filter(|&&p| (folio..folio + 16).contains(&p)).count();
+    assert_eq!(pieces, 16, "every base page of the folio moved: {result:?}");
+    assert_ne!(result, CompactResult::Contended);
+    assert_eq!(failed(&node), 0, "the split is the batch's failure, no page's");
+    // An owner that cannot split keeps the folio whole: the run ends for want of memory.
+    let (node, owner, folio, result) = folio_among_base_pages(false);
+    assert_eq!(owner.splits.borrow().len(), 1);
+    assert!(!owner.moved.borrow().iter().any(|p| (folio..folio + 16).contains(p)));
+    assert_eq!(result, CompactResult::Contended);
+    node.shared().zone(0).check_allocated(Pfn(folio), 4).unwrap();
+}
