@@ -116,6 +116,8 @@ pub struct ClosedLoopCounts {
     pub pages_moved: u64,
     /// Of those, pages allocated before the trace (see [`super::start_pages`]).
     pub start_pages_moved: u64,
+    /// Large folios compaction split for want of a free block of their order to move into.
+    pub folios_split: u64,
 }
 
 /// A replayed block compaction moved: traced head, simulated head before and after.
@@ -127,6 +129,23 @@ pub struct Moved {
     pub from: u64,
     /// Where it is now.
     pub to: u64,
+}
+
+/// What compaction did to a replayed block, for the engine's map, in the order it happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compacted {
+    /// Moved whole.
+    Moved(Moved),
+    /// Split into base pages where it was (`split_folio_to_list`, for want of a free block
+    /// of its order).
+    Split {
+        /// The traced head pfn.
+        traced: u64,
+        /// The simulated head pfn.
+        sim: u64,
+        /// The order it had.
+        order: u32,
+    },
 }
 
 /// A replayed page the owner knows: its traced head, and whether it is page cache.
@@ -152,8 +171,8 @@ struct Records {
     pool: Vec<Vec<u64>>,
     /// (traced head, simulated head) of pages reclaim took, for the engine to forget.
     reclaimed: Vec<(u64, u64)>,
-    /// Pages compaction moved.
-    moved: Vec<Moved>,
+    /// What compaction did to replayed pages.
+    compacted: Vec<Compacted>,
     /// The pages allocated before the trace (the engine's too).
     start: Rc<RefCell<StartPages>>,
     counts: ClosedLoopCounts,
@@ -252,15 +271,15 @@ impl Owner {
         std::mem::take(&mut self.0.borrow_mut().reclaimed)
     }
 
-    /// Pages compaction moved since the last call, in order.
-    pub fn take_moved(&self) -> Vec<Moved> {
-        std::mem::take(&mut self.0.borrow_mut().moved)
+    /// What compaction did to replayed pages since the last call, in order.
+    pub fn take_compacted(&self) -> Vec<Compacted> {
+        std::mem::take(&mut self.0.borrow_mut().compacted)
     }
 
-    /// Whether anything waits in [`Owner::take_reclaimed`] or [`Owner::take_moved`].
+    /// Whether anything waits in [`Owner::take_reclaimed`] or [`Owner::take_compacted`].
     pub fn has_news(&self) -> bool {
         let r = self.0.borrow();
-        !r.reclaimed.is_empty() || !r.moved.is_empty()
+        !r.reclaimed.is_empty() || !r.compacted.is_empty()
     }
 
     /// The counts so far.
@@ -287,7 +306,7 @@ impl Mover for Owner {
         r.counts.pages_moved += 1 << order;
         if let Some(h) = r.take_traced(from.0) {
             *r.traced_of.entry(to.0) = Some(h);
-            r.moved.push(Moved { traced: h.traced, from: from.0, to: to.0 });
+            r.compacted.push(Compacted::Moved(Moved { traced: h.traced, from: from.0, to: to.0 }));
         } else if r.start.borrow_mut().moved(from.0, to.0) {
             r.counts.start_pages_moved += 1;
         }
@@ -298,6 +317,31 @@ impl Mover for Owner {
             }
         }
         Ok(())
+    }
+
+    /// A replayed block becomes as many replayed base pages, a pooled one as many pooled
+    /// base pages. A page from before the trace moves only as a base page: never split.
+    fn split(&self, from: Pfn, order: u32) -> bool {
+        let mut r = self.0.borrow_mut();
+        let pages = 1u64 << order;
+        if let Some(h) = r.take_traced(from.0) {
+            for i in 0..pages {
+                *r.traced_of.entry(from.0 + i) = Some(Held { traced: h.traced + i, file: h.file });
+            }
+            r.compacted.push(Compacted::Split { traced: h.traced, sim: from.0, order });
+            r.counts.folios_split += 1;
+            return true;
+        }
+        let Some((_, file)) = r.take_migrated(from.0) else { return false };
+        if r.pool.is_empty() {
+            r.pool.push(Vec::new());
+        }
+        for i in 0..pages {
+            r.set_migrated(from.0 + i, 0, file);
+            r.pool[0].push(from.0 + i);
+        }
+        r.counts.folios_split += 1;
+        true
     }
 
     /// A replayed page (or a migrated copy) is page cache or anonymous as its user; a
@@ -332,13 +376,36 @@ mod tests {
         assert_eq!(MemoryUser::of(Gfp::ATOMIC), MemoryUser::Kernel);
     }
 
+    /// A split replayed block is as many replayed base pages, each with its traced pfn; a
+    /// split pooled block, as many pooled base pages; a page the owner does not know of
+    /// stays whole.
+    #[test]
+    fn a_split_block_becomes_base_pages_the_engine_hears_of() {
+        let o = Owner::default();
+        o.track(0x200, 0x7000, true);
+        assert!(o.split(Pfn(0x200), 2));
+        assert_eq!(o.take_compacted(), vec![Compacted::Split { traced: 0x7000, sim: 0x200, order: 2 }]);
+        assert_eq!(o.folio_state(Pfn(0x203), 0), FolioState { file: true, ..FolioState::default() });
+        o.migrate(Pfn(0x203), Pfn(0x900), 0, MigrateMode::SyncLight).unwrap();
+        assert_eq!(
+            o.take_compacted(),
+            vec![Compacted::Moved(Moved { traced: 0x7003, from: 0x203, to: 0x900 })]
+        );
+        o.kernel_freed(Some((0x400, 3)), true);
+        assert!(o.split(Pfn(0x400), 3));
+        assert_eq!(o.take_migrated(3), None, "the pooled block is no more");
+        assert_eq!(o.take_migrated(0), Some(0x407), "its pages are");
+        assert!(!o.split(Pfn(0x800), 1), "nothing known there");
+        assert_eq!(o.counts().folios_split, 2);
+    }
+
     #[test]
     fn reclaim_and_migration_are_reported_to_the_engine() {
         let o = Owner::default();
         o.track(100, 7000, false);
         o.track(200, 8000, true);
         assert!(Mover::migrate(&o, Pfn(200), Pfn(300), 0, MigrateMode::Async).is_ok());
-        assert_eq!(o.take_moved(), vec![Moved { traced: 8000, from: 200, to: 300 }]);
+        assert_eq!(o.take_compacted(), vec![Compacted::Moved(Moved { traced: 8000, from: 200, to: 300 })]);
         assert!(o.try_to_unmap(100, 0, LruKind::Anon, false));
         assert_eq!(o.take_reclaimed(), vec![(7000, 100)]);
         assert!(!o.has_news());

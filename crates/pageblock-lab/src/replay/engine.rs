@@ -32,7 +32,7 @@ use pageblock_core::vmscan::LruKind;
 use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent, ZoneType};
 use serde::Serialize;
 
-use super::closed_loop::{ClosedLoopCounts, MemoryUser, Owner};
+use super::closed_loop::{ClosedLoopCounts, Compacted, MemoryUser, Owner};
 use super::fallback::{Caller, Fallbacks, FaultAttempt, ThpFallbacks, ThpFaults};
 use super::load::{request_name, LoadedTrace};
 use super::pfnmap::{Mapped, PfnMap};
@@ -607,8 +607,11 @@ impl Run {
     /// report only if the traced block is still the simulated block it names).
     fn sync_owner(&mut self) {
         let Some(owner) = self.owner.as_ref().filter(|o| o.has_news()) else { return };
-        for m in owner.take_moved() {
-            self.map.moved(m.traced, m.from, m.to);
+        for c in owner.take_compacted() {
+            match c {
+                Compacted::Moved(m) => self.map.moved(m.traced, m.from, m.to),
+                Compacted::Split { traced, sim, order } => self.map.split(traced, sim, order),
+            };
         }
         for (traced, sim) in owner.take_reclaimed() {
             self.map.reclaimed_at(traced, sim);

@@ -72,6 +72,20 @@ impl PfnMap {
         Some(Mapped { traced: head, sim, order })
     }
 
+    /// Compaction split traced block `traced` (simulated at `sim`, of `order`) into base
+    /// pages (`split_folio_to_list`): remember each page on its own, if the block is still
+    /// remembered there. Returns whether it was.
+    pub fn split(&mut self, traced: u64, sim: u64, order: u32) -> bool {
+        if self.blocks.get(traced) != pack(sim, order) {
+            return false;
+        }
+        *self.blocks.entry(traced) = pack(sim, 0);
+        for i in 1..1u64 << order {
+            self.insert(traced + i, sim + i, 0);
+        }
+        true
+    }
+
     /// Traced block `traced` (a head) moved in the simulation from `from` to `to`: remember
     /// it there if it is still remembered at `from`; a block the trace allocated at the same
     /// head since (after a lost free) is left alone. Returns whether it moved.
@@ -137,6 +151,19 @@ mod tests {
     /// Regression: the engine applied a reclaim or move report to whatever the traced head
     /// named when it read the report, so a report about a block the trace had since
     /// allocated again at the same head (its free lost) forgot or moved the newer block.
+    #[test]
+    fn a_split_block_is_remembered_page_by_page() {
+        let mut m = PfnMap::new(10);
+        m.insert(0x1000, 0x5000, 2);
+        assert!(!m.split(0x1000, 0x6000, 2), "not where the report says");
+        assert!(m.split(0x1000, 0x5000, 2));
+        assert!(!m.split(0x1000, 0x5000, 2), "split already");
+        assert!(m.moved(0x1002, 0x5002, 0x9000));
+        assert_eq!(m.take_containing(0x1002), Some(Mapped { traced: 0x1002, sim: 0x9000, order: 0 }));
+        assert_eq!(m.take_containing(0x1003), Some(Mapped { traced: 0x1003, sim: 0x5003, order: 0 }));
+        assert_eq!(m.len, 2);
+    }
+
     #[test]
     fn a_stale_report_leaves_a_newer_block_alone() {
         let mut m = PfnMap::new(10);

@@ -444,6 +444,7 @@ impl ReplayReport {
             ("  freed later by the workload", Box::new(|p| closed(p, |c| c.reclaimed_then_freed))),
             ("pages its compaction moved", Box::new(|p| closed(p, |c| c.pages_moved))),
             ("  allocated before the trace", Box::new(|p| closed(p, |c| c.start_pages_moved))),
+            ("large folios its compaction split", Box::new(|p| closed(p, |c| c.folios_split))),
             ("pages onlined (memory hotplug)", Box::new(|p| p.divergence.pages_onlined.to_string())),
             ("records per second", Box::new(|p| format!("{:.0}", p.records_per_second))),
             ("trace events per second", Box::new(|p| format!("{:.0}", p.trace_events_per_second))),
