@@ -334,9 +334,16 @@ fn zones_sampled_live_are_compared_at_the_traces_times() {
         assert_eq!(z.simulated.steal_only_series.len(), 2);
     }
     assert!(types.zones.iter().any(|z| z.real.steal_only_series[0] > 0), "the recording had some");
-    assert!(report
-        .render()
-        .contains("zones by migratetype during the run (2 pagetypeinfo samples in the trace)"));
+    let text = report.render();
+    assert!(text.contains("zones by migratetype during the run (2 pagetypeinfo samples in the trace)"));
+    // Each policy has its own, the vanilla one the fidelity section's.
+    assert_eq!(report.policies[0].zone_types.as_ref(), Some(types));
+    assert!(text.contains("steal-only pages: median (first->last)"), "{text}");
+    let z = &types.zones[1];
+    let series = &z.simulated.steal_only_series;
+    let want = format!("{:.0} ({} -> {})", z.simulated.steal_only_pages.p50, series[0], series[1]);
+    let line = text.lines().find(|l| l.starts_with(&format!("  {} ", z.zone))).unwrap();
+    assert!(line.contains(&want), "{line:?} lacks {want:?}");
     std::fs::write(
         dir.join("pagetypeinfo.samples"),
         format!("time 1\n{pti}").replacen("Movable", "Movable x", 1),

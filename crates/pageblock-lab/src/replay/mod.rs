@@ -213,13 +213,16 @@ pub fn replay_trace(
             if first.is_some() {
                 continue;
             }
-            first = Some(PolicyResult::new(
+            let mut result = PolicyResult::new(
                 p.name,
                 &done,
                 (mixed_start, mixed_pageblocks(done.node.shared())),
                 vmstat,
                 (records, trace.counts.events.values().sum()),
-            ));
+            );
+            result.zone_types = (trace.snapshots.pagetypeinfo_samples.as_ref())
+                .map(|real| type_samples::compare(real, done.zone_samples.types()));
+            first = Some(result);
             if let Some(dir) = &options.after_dir {
                 after_files::write(dir, p.name, &done.node)?;
             }

@@ -100,6 +100,9 @@ pub struct PolicyResult {
     pub direct_reclaims: BTreeMap<String, u64>,
     /// Fallbacks (`mm_page_alloc_extfrag`) by kind: `Unmovable from Movable, claimed`.
     pub fallbacks_by_kind: BTreeMap<String, u64>,
+    /// Each zone's steal-only memory at the times of `pagetypeinfo.samples`, beside the
+    /// kernel's (`null` without them): what this policy made of it.
+    pub zone_types: Option<TypeSamples>,
     /// Direct compaction attempts asked for (`try_to_compact_pages` entered), whether they
     /// ran (`compact_stall`) or were skipped or deferred first.
     pub compact_attempts: u64,
@@ -183,6 +186,7 @@ impl PolicyResult {
             extfrag_fragmenting: e.extfrag_fragmenting,
             extfrag_change_ownership: e.extfrag_change_ownership,
             fallbacks_by_kind: e.extfrag_kinds.clone(),
+            zone_types: None,
             free_pageblocks: r.series.summary(|s| s.free_pageblocks as f64),
             huge_share: HugeShare { mean: huge.mean, end: huge.end },
             unusable_index_end_fraction: series::unusable_index(node),
@@ -397,6 +401,7 @@ impl ReplayReport {
         self.render_direct_reclaims(&mut out);
         self.render_compact_attempts(&mut out);
         self.render_fallbacks(&mut out);
+        self.render_steal_only(&mut out);
         self.render_thp_fallbacks(&mut out);
         if let Some(f) = &self.fidelity {
             out.push('\n');
@@ -583,6 +588,32 @@ impl ReplayReport {
         out.push('\n');
         self.head(out, "fallbacks (mm_page_alloc_extfrag), by kind", true);
         self.render_by_request(out, "  all", |p| &p.fallbacks_by_kind, Some(real));
+    }
+
+    /// Each zone's steal-only pages during the run under each policy, beside the sampled
+    /// kernel's: median, and first -> last sample (nothing without `pagetypeinfo.samples`).
+    fn render_steal_only(&self, out: &mut String) {
+        let Some(real) = self.policies.first().and_then(|p| p.zone_types.as_ref()) else { return };
+        out.push('\n');
+        self.head(out, "steal-only pages: median (first->last)", true);
+        let cell = |v: &TypeView| match (v.steal_only_series.first(), v.steal_only_series.last()) {
+            (Some(a), Some(b)) => format!("{:.0} ({a} -> {b})", v.steal_only_pages.p50),
+            _ => "-".to_owned(),
+        };
+        for (i, zone) in real.zones.iter().enumerate() {
+            let sim = self.policies.iter().map(|p| {
+                p.zone_types
+                    .as_ref()
+                    .and_then(|t| t.zones.get(i))
+                    .map_or_else(|| "-".to_owned(), |c| cell(&c.simulated))
+            });
+            row(
+                out,
+                &format!("  {}", zone.zone),
+                sim,
+                Some(format!("{:.0}", zone.real.steal_only_pages.p50)),
+            );
+        }
     }
 
     /// A count by request (`order N MASK`): the sum on the `all` row, then the most
