@@ -218,6 +218,13 @@ impl PageTypeInfoNode {
 }
 
 impl PageTypeInfo {
+    /// Free pages a movable request could only steal, over every node's zones
+    /// ([`PageTypeInfoNode::zone_steal_only_pages`]).
+    pub fn steal_only_pages(&self) -> u64 {
+        let zones = self.nodes.iter().flat_map(|n| n.blocks.rows.iter().map(move |z| (n, z)));
+        zones.fold(0u64, |pages, (n, z)| pages.saturating_add(n.zone_steal_only_pages(z.node, &z.zone)))
+    }
+
     /// The file text, exactly as the kernel prints it.
     pub fn render(&self) -> String {
         self.to_string()
@@ -540,6 +547,8 @@ Node 1, zone   Normal           45          565           30            0       
         n.pageblock_order = 200;
         n.free[0].counts = vec![FreeCount { count: u64::MAX, overflow: false }; 80];
         assert_eq!(n.zone_steal_only_pages(1, "Normal"), u64::MAX, "saturates");
+        let two = PageTypeInfo { nodes: vec![node(), node()] };
+        assert_eq!(two.steal_only_pages(), 2 * 699_999, "every node's zones");
         assert_eq!(
             (node().zone_blocks(1, "Normal", "Reclaimable"), node().zone_blocks(1, "Normal", "CMA")),
             (30, 8)

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::engine::Replayed;
 use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
-use super::type_samples::{self, TypeSamples};
+use super::type_samples::TypeSamples;
 use super::zone_samples::{self, ZoneSamples};
 
 /// One row: a quantity as simulated and as it really was.
@@ -47,8 +47,9 @@ fn part(of: &'static str, name: &str, simulated: u64, real: u64) -> FidelityRow 
     FidelityRow { part_of: Some(of), ..row(name, simulated, real) }
 }
 
-/// The fidelity rows of replay `r` of trace `t`.
-pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
+/// The fidelity rows of replay `r` of trace `t`, with the zones' migratetypes during the run
+/// as the replay's result already compared them.
+pub fn table(t: &LoadedTrace, r: &Replayed, zone_types: Option<TypeSamples>) -> Fidelity {
     let (e, sim, real) = (&r.events, KmemCounts::simulated(&r.events), &t.counts.kmem);
     let mut rows = vec![
         row("mm_page_alloc", sim.mm_page_alloc, real.mm_page_alloc),
@@ -125,10 +126,5 @@ pub fn table(t: &LoadedTrace, r: &Replayed) -> Fidelity {
         .buddyinfo_samples
         .as_ref()
         .map(|real| zone_samples::compare(real, &r.zone_samples, r.node.shared().pageblock_order()));
-    let zone_types = t
-        .snapshots
-        .pagetypeinfo_samples
-        .as_ref()
-        .map(|real| type_samples::compare(real, r.zone_samples.types()));
     Fidelity { rows, zones, zone_types }
 }

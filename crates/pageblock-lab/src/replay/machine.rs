@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use pageblock_core::migratetype::MigrateType;
+use pageblock_core::show::{self, PagetypeinfoMode};
 use pageblock_core::types::aligned_blocks;
 use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::zone::zone_state::ZoneLayout;
@@ -176,20 +177,11 @@ pub fn boot(t: &LoadedTrace, config: &NodeConfig, policy: &Policy) -> Result<(No
 }
 
 /// Free pages on the Unmovable and Reclaimable lists below the pageblock order, over the
-/// node's zones (see [`StartReport::steal_only_pages`]).
+/// node's zones (see [`StartReport::steal_only_pages`]), counted as pagetypeinfo's are; none
+/// for a free-area layout that keeps no per-type counts.
 fn steal_only_pages(node: &Node) -> u64 {
-    let shared = node.shared();
-    let pbo = shared.pageblock_order();
-    let mut pages = 0;
-    for z in shared.zones() {
-        let areas = z.free_areas();
-        for order in 0..pbo {
-            for mt in [MigrateType::Unmovable, MigrateType::Reclaimable] {
-                pages += areas.mt_nr_free(order, mt).unwrap_or(0) << order;
-            }
-        }
-    }
-    pages
+    show::pagetypeinfo_counts(node.shared(), PagetypeinfoMode::Counts)
+        .map_or(0, |info| info.steal_only_pages())
 }
 
 /// Put on each CPU's lists of zone `i` as many pages as its pageset held in the snapshot

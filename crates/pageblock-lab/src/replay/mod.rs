@@ -222,14 +222,14 @@ pub fn replay_trace(
             );
             result.zone_types = (trace.snapshots.pagetypeinfo_samples.as_ref())
                 .map(|real| type_samples::compare(real, done.zone_samples.types()));
-            first = Some(result);
             if let Some(dir) = &options.after_dir {
                 after_files::write(dir, p.name, &done.node)?;
             }
             // The kernel's own policy is the one whose distance to the kernel means something.
             if p.name == "vanilla" && trace.snapshots.after_buddyinfo.is_some() {
-                fidelity = Some(fidelity::table(trace, &done));
+                fidelity = Some(fidelity::table(trace, &done, result.zone_types.clone()));
             }
+            first = Some(result);
         }
         if let Some(mut result) = first {
             result.seeds = seed_runs;

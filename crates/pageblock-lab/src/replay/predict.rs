@@ -172,16 +172,11 @@ pub struct TracePrediction {
 /// Free pages in a run's `before.pagetypeinfo`, and those a movable request could only steal
 /// (see [`TracePrediction::steal_only`]).
 fn start_free(info: &PageTypeInfo) -> (u64, u64) {
-    let (mut free, mut steal_only) = (0, 0);
-    for node in &info.nodes {
-        for row in &node.free {
-            free += row.counts.iter().enumerate().map(|(order, c)| c.count << order).sum::<u64>();
-        }
-        for zone in &node.blocks.rows {
-            steal_only += node.zone_steal_only_pages(zone.node, &zone.zone);
-        }
-    }
-    (free, steal_only)
+    let row_pages = |row: &pageblock_formats::pagetypeinfo::FreeRow| {
+        row.counts.iter().enumerate().map(|(order, c)| c.count << order).sum::<u64>()
+    };
+    let free = info.nodes.iter().flat_map(|n| &n.free).map(row_pages).sum();
+    (free, info.steal_only_pages())
 }
 
 /// Each trace of `runs` (replayed as `replays` holds) on its own.

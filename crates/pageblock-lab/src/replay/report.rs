@@ -596,10 +596,7 @@ impl ReplayReport {
         let Some(real) = self.policies.first().and_then(|p| p.zone_types.as_ref()) else { return };
         out.push('\n');
         self.head(out, "steal-only pages: median (first->last)", true);
-        let cell = |v: &TypeView| match (v.steal_only_series.first(), v.steal_only_series.last()) {
-            (Some(a), Some(b)) => format!("{:.0} ({a} -> {b})", v.steal_only_pages.p50),
-            _ => "-".to_owned(),
-        };
+        let cell = |v: &TypeView| format!("{:.0} ({})", v.steal_only_pages.p50, v.first_to_last());
         for (i, zone) in real.zones.iter().enumerate() {
             let sim = self.policies.iter().map(|p| {
                 p.zone_types
@@ -763,10 +760,6 @@ fn render_sampled_zones<'a>(
 
 /// The zones' migratetypes as `lab real` sampled them, beside the simulation's.
 fn render_type_samples(out: &mut String, z: &TypeSamples) {
-    let ends = |v: &TypeView| match (v.steal_only_series.first(), v.steal_only_series.last()) {
-        (Some(a), Some(b)) => format!("{a} -> {b}"),
-        _ => "-".to_owned(),
-    };
     let title = format!(
         "zones by migratetype during the run ({} pagetypeinfo samples in the trace), p10 / median / p90",
         z.samples
@@ -774,7 +767,7 @@ fn render_type_samples(out: &mut String, z: &TypeSamples) {
     let zones = z.zones.iter().map(|c| {
         let rows = vec![
             ("steal-only pages", spread(&c.simulated.steal_only_pages), spread(&c.real.steal_only_pages)),
-            ("  first -> last sample", ends(&c.simulated), ends(&c.real)),
+            ("  first -> last sample", c.simulated.first_to_last(), c.real.first_to_last()),
             (
                 "Unmov.+Recl. pageblocks",
                 spread(&c.simulated.foreign_pageblocks),

@@ -25,6 +25,14 @@ pub struct TypeView {
 }
 
 impl TypeView {
+    /// Steal-only pages at the first and the last sample, `first -> last` (`-` with none).
+    pub fn first_to_last(&self) -> String {
+        match (self.steal_only_series.first(), self.steal_only_series.last()) {
+            (Some(a), Some(b)) => format!("{a} -> {b}"),
+            _ => "-".to_owned(),
+        }
+    }
+
     fn of(zone: &str, copies: &[&PageTypeInfoNode]) -> TypeView {
         let steal: Vec<u64> = copies.iter().map(|n| n.zone_steal_only_pages(0, zone)).collect();
         let foreign = |n: &PageTypeInfoNode| {
