@@ -173,6 +173,14 @@ fn a_session_runs_every_setting_and_puts_every_setting_back() {
         let run_json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
         hogs.push(run_json["hog_mib"].as_u64().unwrap());
+        // The session sized the ring buffers before its first hog: no run's recording
+        // allocated them on a machine the hog had filled.
+        // (The kernel rounds the size up to whole buffer pages.)
+        let ring = run_json["ring_buffer_kb"].as_u64().unwrap();
+        assert!(
+            (1024..=1024 * 101 / 100).contains(&ring),
+            "{setting}: ring buffer {ring} KiB when the run began"
+        );
         // The zones read during the run, in the trace's clock.
         let samples = std::fs::read_to_string(run.join("buddyinfo.samples")).unwrap();
         let samples = pageblock_formats::samples::BuddyInfoSamples::parse(&samples).unwrap();

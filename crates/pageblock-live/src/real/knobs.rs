@@ -1,5 +1,6 @@
 //! The kernel settings `lab real` changes — sysctls under `/proc/sys/vm`, THP's `enabled` and
-//! `defrag`, and a swap file turned on — each saved in a journal on disk before its first
+//! `defrag`, the ring buffers' size in tracefs (and tracefs mounted, if it was not), and a
+//! swap file turned on — each saved in a journal on disk before its first
 //! change and written back at the end, on every way out that runs code (a normal end, an
 //! error, SIGINT, SIGTERM). A harness killed outright leaves its journal behind:
 //! `pageblock lab real --restore` writes the state back from it.
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::state_file::{claim_copies, remove_own_copies, replace};
-use crate::tracefs::{c_path, Owner};
+use crate::tracefs::{buffer_size_as_found, c_path, set_buffer_size, unmount, Mounted, Owner, Tracefs};
 
 /// The well-known copy of the journal.
 pub const JOURNAL_RUN_PATH: &str = "/run/pageblock/real.state";
@@ -40,6 +41,9 @@ pub struct KnobsState {
     pub saved: Vec<SavedKnob>,
     /// A swap file the harness turned on (turned off again at the restore).
     pub swapfile: Option<PathBuf>,
+    /// Where the harness mounted tracefs (unmounted at the restore, after the settings).
+    #[serde(default)]
+    pub tracefs_mount: Option<PathBuf>,
 }
 
 /// The settings changed so far, and how to put them back.
@@ -74,6 +78,7 @@ impl Knobs {
             copies: copies.to_vec(),
             saved: Vec::new(),
             swapfile: None,
+            tracefs_mount: None,
         };
         claim_copies(copies, &to_json(&state)?, refusal)?;
         Ok(Knobs { state })
@@ -93,6 +98,32 @@ impl Knobs {
             return Err(format!("{} holds `{now}` after writing `{value}`", path.display()));
         }
         Ok(())
+    }
+
+    /// Finds tracefs, mounting it if it is not mounted: a mount made here is in the journal
+    /// before anything in it changes, and the restore undoes it after the settings.
+    pub fn tracefs(&mut self) -> Result<Tracefs, String> {
+        let (fs, mounted_here) = Mounted::find_or_mount()?.into_parts();
+        if let Some(path) = mounted_here {
+            self.state.tracefs_mount = Some(path);
+            self.sync()?;
+        }
+        Ok(fs)
+    }
+
+    /// Sizes the ring buffer of every CPU of tracefs `fs` to `kb` KiB until the restore,
+    /// saving the size found (per CPU when the CPUs differ, see
+    /// [`crate::tracefs::buffer_size_as_found`]). The recordings of the session then find
+    /// their buffers allocated: none allocates hundreds of MiB of unmovable memory just
+    /// before its trace begins.
+    pub fn set_ring_buffer(&mut self, fs: &Tracefs, kb: u64) -> Result<(), String> {
+        if !self.state.saved.iter().any(|s| s.path.ends_with("buffer_size_kb")) {
+            for (rel, value) in buffer_size_as_found(fs)? {
+                self.state.saved.push(SavedKnob { path: fs.path(&rel), value });
+            }
+            self.sync()?;
+        }
+        set_buffer_size(fs, kb)
     }
 
     /// Turns the swap file `file` on (it stays on until the restore).
@@ -131,7 +162,8 @@ impl Knobs {
     }
 }
 
-/// Puts back what `state` saved: each setting, then the swap file off.
+/// Puts back what `state` saved: each setting, then the swap file off, then tracefs
+/// unmounted if the harness mounted it.
 fn write_back(state: &KnobsState) -> Result<(), String> {
     let mut first_error = None;
     for saved in state.saved.iter().rev() {
@@ -141,6 +173,11 @@ fn write_back(state: &KnobsState) -> Result<(), String> {
     }
     if let Some(file) = &state.swapfile {
         if let Err(e) = swapoff(file) {
+            first_error.get_or_insert(e);
+        }
+    }
+    if let Some(path) = &state.tracefs_mount {
+        if let Err(e) = unmount(path) {
             first_error.get_or_insert(e);
         }
     }
@@ -275,5 +312,43 @@ mod tests {
         let err = knobs.set(&missing, "1").unwrap_err();
         assert!(err.contains("no_such_sysctl"), "{err}");
         knobs.restore().unwrap();
+    }
+
+    /// The session's ring buffer size goes back as found: the expanded size of a boot-time
+    /// buffer, each CPU's own when they differ.
+    #[test]
+    fn the_ring_buffers_go_back_to_the_size_found() {
+        for (found, per_cpu, restored) in [
+            ("7 (expanded: 1408)\n", ["7\n", "7\n"], vec![("buffer_size_kb", "1408")]),
+            (
+                "X\n",
+                ["1024\n", "2048\n"],
+                vec![("per_cpu/cpu0/buffer_size_kb", "1024"), ("per_cpu/cpu1/buffer_size_kb", "2048")],
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("tracing");
+            std::fs::create_dir_all(root.join("per_cpu/cpu0")).unwrap();
+            std::fs::create_dir_all(root.join("per_cpu/cpu1")).unwrap();
+            knob(&root, "buffer_size_kb", found);
+            for (cpu, text) in per_cpu.iter().enumerate() {
+                knob(&root, &format!("per_cpu/cpu{cpu}/buffer_size_kb"), text);
+            }
+            let fs = Tracefs::at(&root);
+            let journal = [dir.path().join("real.state")];
+            let mut knobs = Knobs::claim(&journal).unwrap();
+            knobs.set_ring_buffer(&fs, 262_144).unwrap();
+            assert_eq!(std::fs::read_to_string(root.join("buffer_size_kb")).unwrap(), "262144");
+            let saved = load(&journal[0]).unwrap().saved;
+            let want: Vec<SavedKnob> = restored
+                .iter()
+                .map(|(rel, v)| SavedKnob { path: root.join(rel), value: (*v).into() })
+                .collect();
+            assert_eq!(saved, want, "{found:?}");
+            knobs.restore().unwrap();
+            for (rel, v) in &restored {
+                assert_eq!(std::fs::read_to_string(root.join(rel)).unwrap(), *v);
+            }
+        }
     }
 }

@@ -4,14 +4,23 @@
 //! mTHP counters and the daemons' CPU time beside it, and a table across runs.
 //!
 //! Order of a session: refuse early (not root, missing tools, an output directory in use),
-//! create the output directory, catch signals, claim the settings journal, apply the
-//! `--sysctl`s, prepare the work files (synthetic tree, churn file, swap file, turned on),
-//! then for run 1..N, for each setting in turn (interleaved, so a drift of the machine over
-//! time spreads over every setting): apply the setting, copy the build's tree fresh, drop
-//! caches, start the hog and wait until it holds its memory, record the load, stop the hog,
-//! write the run's files and rewrite the table. At the end, or on the first signal or error,
-//! every setting goes back as found ([`knobs`]). A run cut short by a signal stays on disk
-//! but is left out of the table.
+//! create the output directory, catch signals, claim the settings journal, find (or mount)
+//! tracefs, apply the `--sysctl`s, size the ring buffers for the whole session, prepare the
+//! work files (synthetic tree, churn file, swap file, turned on), then for run 1..N, for each
+//! setting in turn (interleaved, so a drift of the machine over time spreads over
+//! every setting): apply the setting, copy the build's tree fresh, drop caches, start the
+//! hog and wait until it holds its memory, record the load, stop the hog, write the run's
+//! files and rewrite the table. At the end, or on the first signal or error, every setting
+//! goes back as found ([`knobs`]), the ring buffers' size too. A run cut short by a signal
+//! stays on disk but is left out of the table.
+//!
+//! The ring buffers are sized once, before the first hog, because allocating them is part
+//! of what a run would otherwise measure: sized per recording, after the hog, the 512 MiB
+//! of `REAL_BUFFER_KB` on two CPUs came out of a nearly full machine right before each
+//! trace began, and in every run of recording C8 turned 165–190 of Normal's Movable
+//! pageblocks Unmovable and took Normal's free Unmovable memory (42k pages in one run); the
+//! reclaim that followed freed page cache into those blocks. Allocated once while memory is
+//! free, the buffers take whole free pageblocks and stay where they are for every run.
 //!
 //! The runs' directories are what `pageblock trace stats` and `pageblock replay` read.
 
@@ -91,8 +100,8 @@ pub struct RealConfig {
     pub sysctls: Vec<(String, String)>,
     /// Runs per setting.
     pub runs: usize,
-    /// Memory the hog leaves the workload, MiB, once the recording's ring buffers are
-    /// allocated (`None`: no hog).
+    /// Memory the hog leaves the workload, MiB (the ring buffers are allocated before it;
+    /// `None`: no hog).
     pub available_mib: Option<u64>,
     /// A swap file of this many MiB, on for the session (`None`: swap as found).
     pub swap_mib: Option<u64>,
@@ -201,6 +210,8 @@ fn session(
     for (name, value) in &cfg.sysctls {
         knobs.set(&Path::new(PROC_VM).join(name), value)?;
     }
+    let tracefs = knobs.tracefs()?;
+    knobs.set_ring_buffer(&tracefs, cfg.buffer_size_kb)?;
     let work = Work::prepare(cfg)?;
     if let Some(swapfile) = &work.swapfile {
         knobs.swapon(swapfile)?;
@@ -213,7 +224,7 @@ fn session(
             let label = setting.label();
             eprintln!("pageblock lab real: {label}, run {run} of {}", cfg.runs);
             apply(knobs, setting)?;
-            let result = one_run(cfg, &work, out, &label, run, signals, progress)?;
+            let result = one_run(cfg, &tracefs, &work, out, &label, run, signals, progress)?;
             if signals.received().is_some() {
                 eprintln!("pageblock lab real: {label} run {run} was cut short; it stays in {} but not in the table", result.dir);
                 return Ok(());
@@ -302,18 +313,8 @@ fn ensure_file(path: &Path, len: u64) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(err)
 }
 
-/// One recorded run of `label`.
-fn one_run(
-    cfg: &RealConfig,
-    work: &Work,
-    out: &Path,
-    label: &str,
-    run: usize,
-    signals: &Signals,
-    progress: &dyn Fn() -> Box<dyn Progress>,
-) -> Result<RunResult, Failure> {
-    let rel = format!("{label}/run{run}");
-    let dir = out.join(&rel);
+/// The tree copied fresh and the caches dropped, as before every run.
+fn fresh_start(work: &Work) -> Result<(), String> {
     if let Some(tree) = &work.tree {
         if work.build_dir.exists() {
             std::fs::remove_dir_all(&work.build_dir)
@@ -323,7 +324,25 @@ fn one_run(
     }
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
-    std::fs::write(Path::new(PROC_VM).join("drop_caches"), "3").map_err(|e| format!("drop_caches: {e}"))?;
+    std::fs::write(Path::new(PROC_VM).join("drop_caches"), "3").map_err(|e| format!("drop_caches: {e}"))
+}
+
+/// One recorded run of `label`.
+#[allow(clippy::too_many_arguments)]
+fn one_run(
+    cfg: &RealConfig,
+    tracefs: &crate::tracefs::Tracefs,
+    work: &Work,
+    out: &Path,
+    label: &str,
+    run: usize,
+    signals: &Signals,
+    progress: &dyn Fn() -> Box<dyn Progress>,
+) -> Result<RunResult, Failure> {
+    let rel = format!("{label}/run{run}");
+    let dir = out.join(&rel);
+    fresh_start(work)?;
+    let ring_buffer_kb = ring_buffer_kb(tracefs)?;
     let hog = Hog::start(cfg, signals)?;
     let proc = Path::new("/proc");
     let ticks = || (measure::cpu_ticks(proc, "kswapd0"), measure::cpu_ticks(proc, "kcompactd0"));
@@ -367,6 +386,7 @@ fn one_run(
         events: recorded.events,
         lost_events: recorded.lost,
         hog_mib,
+        ring_buffer_kb,
         kswapd_cpu_ms: ms(k1 - k0),
         kcompactd_cpu_ms: ms(c1 - c0),
         vmstat: vmstat.items.iter().cloned().collect(),
@@ -412,6 +432,18 @@ fn load_command(cfg: &RealConfig, work: &Work, dir: &Path) -> Vec<String> {
     c
 }
 
+/// Each CPU's ring buffer size, KiB (the largest if they differ).
+fn ring_buffer_kb(fs: &crate::tracefs::Tracefs) -> Result<u64, String> {
+    let mut kb = 0;
+    for cpu in fs.list("per_cpu")? {
+        let rel = format!("per_cpu/{cpu}/buffer_size_kb");
+        let text = fs.read_trimmed(&rel)?;
+        let n = text.parse::<u64>().map_err(|_| format!("{rel}: `{text}` is no size"))?;
+        kb = kb.max(n);
+    }
+    Ok(kb)
+}
+
 /// The hog process, holding memory until stopped.
 struct Hog {
     child: Option<Child>,
@@ -419,17 +451,15 @@ struct Hog {
 }
 
 impl Hog {
-    /// Starts a hog that leaves `available_mib` of MemAvailable once the recording's ring
-    /// buffers are allocated (after the hog), and waits until it holds its memory; none if
-    /// there is no target or nothing to take.
+    /// Starts a hog that leaves `available_mib` of MemAvailable (the session's ring buffers
+    /// are allocated already), and waits until it holds its memory; none if there is no
+    /// target or nothing to take.
     fn start(cfg: &RealConfig, signals: &Signals) -> Result<Hog, String> {
         let none = Hog { child: None, mib: 0 };
         let Some(target) = cfg.available_mib else { return Ok(none) };
         let available =
             crate::meminfo::mem_available_bytes().ok_or("/proc/meminfo has no MemAvailable")? >> 20;
-        // SAFETY: sysconf has no preconditions.
-        let cpus = u64::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }).unwrap_or(1).max(1);
-        let mib = hog_mib(available, target, cfg.buffer_size_kb.saturating_mul(cpus) >> 10);
+        let mib = available.saturating_sub(target);
         if mib == 0 || signals.received().is_some() {
             return Ok(none);
         }
@@ -458,12 +488,6 @@ impl Hog {
     }
 }
 
-/// What the hog takes, MiB: MemAvailable down to `target`, less the ring buffers (`ring_mib`
-/// over all CPUs) the recording allocates after it, which come out of what is left.
-fn hog_mib(available_mib: u64, target_mib: u64, ring_mib: u64) -> u64 {
-    available_mib.saturating_sub(target_mib.saturating_add(ring_mib))
-}
-
 /// However a hog ends (stopped, or dropped on an error path), its process goes with it.
 impl Drop for Hog {
     fn drop(&mut self) {
@@ -487,17 +511,4 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 fn write_summary(out: &Path, summary: &Summary) -> Result<(), String> {
     write_file(&out.join("summary.txt"), &summary.render())?;
     write_file(&out.join("summary.json"), &to_json(summary)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The ring buffers come out of what the hog leaves, so the hog leaves that much more.
-    #[test]
-    fn the_hog_leaves_room_for_the_ring_buffers() {
-        assert_eq!(hog_mib(20_000, 3_072, 512), 20_000 - 3_072 - 512);
-        assert_eq!(hog_mib(3_000, 3_072, 512), 0, "nothing to take");
-        assert_eq!(hog_mib(u64::MAX, u64::MAX, 1), 0, "no overflow");
-    }
 }

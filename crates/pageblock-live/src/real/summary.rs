@@ -31,6 +31,9 @@ pub struct RunResult {
     pub lost_events: u64,
     /// Hog size, MiB (0: none).
     pub hog_mib: u64,
+    /// Each CPU's ring buffer when the run began, KiB: the session's size, allocated before
+    /// its first hog, not allocated by the run's own recording.
+    pub ring_buffer_kb: u64,
     /// kswapd0's CPU time, ms.
     pub kswapd_cpu_ms: u64,
     /// kcompactd0's CPU time, ms.
@@ -163,6 +166,7 @@ mod tests {
         let vmstat =
             [("thp_fault_alloc".to_owned(), alloc), ("thp_fault_fallback".to_owned(), fallback)].into();
         RunResult {
+            ring_buffer_kb: 1024,
             setting: setting.into(),
             run: n,
             dir: format!("{setting}/run{n}"),

@@ -20,9 +20,9 @@ pub use events::resolve_events;
 pub(crate) use journal::Owner;
 pub use journal::{FILE_NAME as JOURNAL_FILE, RUN_PATH as JOURNAL_RUN_PATH};
 pub(crate) use mount::c_path;
-pub use mount::Mounted;
+pub use mount::{unmount, Mounted};
 pub use pipe::TracePipe;
-pub use state::{restore_journal, Session, SessionConfig};
+pub use state::{buffer_size_as_found, restore_journal, set_buffer_size, Session, SessionConfig};
 pub use stats::{cpu_stats, CpuStats};
 
 /// A tracefs directory: the top-level trace instance.

@@ -53,14 +53,26 @@ impl Mounted {
     /// Unmounts tracefs if we mounted it. Every file in it must be closed.
     pub fn unmount(&mut self) -> Result<(), String> {
         let Some(path) = self.mounted_here.take() else { return Ok(()) };
-        let target = c_path(&path)?;
-        // SAFETY: `target` is a valid NUL-terminated string that outlives the call.
-        if unsafe { libc::umount2(target.as_ptr(), 0) } != 0 {
-            let e = io::Error::last_os_error();
-            return Err(format!("tracefs stays mounted on {}: umount: {e}", path.display()));
-        }
-        Ok(())
+        unmount(&path)
     }
+
+    /// The tracefs, and where we mounted it if we did: the caller unmounts it ([`unmount`]);
+    /// dropping what is returned does not.
+    pub fn into_parts(mut self) -> (Tracefs, Option<PathBuf>) {
+        let here = self.mounted_here.take();
+        (self.fs.clone(), here)
+    }
+}
+
+/// Unmounts the tracefs on `path`. Every file in it must be closed.
+pub fn unmount(path: &Path) -> Result<(), String> {
+    let target = c_path(path)?;
+    // SAFETY: `target` is a valid NUL-terminated string that outlives the call.
+    if unsafe { libc::umount2(target.as_ptr(), 0) } != 0 {
+        let e = io::Error::last_os_error();
+        return Err(format!("tracefs stays mounted on {}: umount: {e}", path.display()));
+    }
+    Ok(())
 }
 
 impl Drop for Mounted {

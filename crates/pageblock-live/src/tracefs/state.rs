@@ -162,22 +162,38 @@ impl Session {
 
     /// Saves the buffer size (per CPU when the CPUs differ) and sets `kb` on every CPU.
     fn set_buffer_size(&mut self, kb: u64) -> Result<(), String> {
-        let now = BufferSize::parse(&self.fs.read("buffer_size_kb")?)?;
-        match now.restore_kb() {
-            Some(old) => self.save("buffer_size_kb", old.to_string())?,
-            None => {
-                for cpu in self.fs.list("per_cpu")? {
-                    let rel = format!("per_cpu/{cpu}/buffer_size_kb");
-                    let old = self.fs.read_trimmed(&rel)?;
-                    self.save(&rel, old)?;
-                }
-            }
+        for (rel, old) in buffer_size_as_found(&self.fs)? {
+            self.save(&rel, old)?;
         }
-        if now != BufferSize::Kb(kb) {
-            self.fs.write("buffer_size_kb", &kb.to_string())?;
-        }
-        Ok(())
+        set_buffer_size(&self.fs, kb)
     }
+}
+
+/// The files and values that write the ring buffers' size back as found: `buffer_size_kb`,
+/// or each CPU's when the CPUs differ (an unexpanded boot-time buffer comes back at its
+/// expanded size: expansion cannot be undone, and is what the next tracer gets anyway).
+pub fn buffer_size_as_found(fs: &Tracefs) -> Result<Vec<(String, String)>, String> {
+    match BufferSize::parse(&fs.read("buffer_size_kb")?)?.restore_kb() {
+        Some(old) => Ok(vec![("buffer_size_kb".to_owned(), old.to_string())]),
+        None => fs
+            .list("per_cpu")?
+            .into_iter()
+            .map(|cpu| {
+                let rel = format!("per_cpu/{cpu}/buffer_size_kb");
+                let old = fs.read_trimmed(&rel)?;
+                Ok((rel, old))
+            })
+            .collect(),
+    }
+}
+
+/// Sizes every CPU's ring buffer to `kb` KiB, unless it is that size already: rewriting the
+/// size it has allocates nothing, but the check keeps the file untouched.
+pub fn set_buffer_size(fs: &Tracefs, kb: u64) -> Result<(), String> {
+    if BufferSize::parse(&fs.read("buffer_size_kb")?)? != BufferSize::Kb(kb) {
+        fs.write("buffer_size_kb", &kb.to_string())?;
+    }
+    Ok(())
 }
 
 impl Drop for Session {
