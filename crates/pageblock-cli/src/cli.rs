@@ -195,6 +195,11 @@ pub struct RealArgs {
     /// Runs of each setting (interleaved: run 1 of every setting, then run 2, ...).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub runs: u64,
+    /// Unrecorded runs of the first setting before the recorded ones, so that every recorded
+    /// run begins from a machine the workload itself left (a first run otherwise begins from
+    /// whatever came before the session, and cleans it).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub warmup: u64,
     /// A run's length without a build, and the most a build may take, seconds.
     #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub duration: u64,

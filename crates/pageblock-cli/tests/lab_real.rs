@@ -144,6 +144,10 @@ fn a_session_runs_every_setting_and_puts_every_setting_back() {
         .output()
         .unwrap();
     assert!(ran.status.success(), "{}", stderr(&ran));
+    // One warm-up run of the first setting, before the recorded ones and not among them.
+    let log = stderr(&ran);
+    let warm = log.find("warm-up 1 of 1 under dm0-always").expect(&log);
+    assert!(warm < log.find("run 1 of 1").expect(&log), "{log}");
     assert_same(&settings);
     assert_restored(&tracefs);
     let table = String::from_utf8(ran.stdout).unwrap();
@@ -206,7 +210,7 @@ fn ctrl_c_ends_the_session_and_puts_every_setting_back() {
     let out = tmp.path().join("real");
     let mut put_back = PutBack(None);
     let mut err = start_recording(
-        session(&out, 60, &["--defrag-mode", "1", "--runs", "3", "--available", "none"]),
+        session(&out, 60, &["--defrag-mode", "1", "--runs", "3", "--available", "none", "--warmup", "0"]),
         &mut put_back,
     );
     assert_eq!(std::fs::read_to_string("/proc/sys/vm/defrag_mode").unwrap().trim(), "1", "set while running");
@@ -237,7 +241,7 @@ fn a_killed_session_is_refused_until_restore_puts_every_setting_back() {
     let out = tmp.path().join("real");
     let mut put_back = PutBack(None);
     let _err = start_recording(
-        session(&out, 60, &["--defrag-mode", "1", "--runs", "1", "--available", "none"]),
+        session(&out, 60, &["--defrag-mode", "1", "--runs", "1", "--available", "none", "--warmup", "0"]),
         &mut put_back,
     );
     let pid = put_back.0.as_ref().unwrap().id();

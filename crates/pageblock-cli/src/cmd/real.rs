@@ -161,6 +161,7 @@ pub fn config(args: &RealArgs) -> Result<RealConfig, String> {
         settings,
         sysctls,
         runs: args.runs as usize,
+        warmup: args.warmup as usize,
         available_mib,
         swap_mib: args.swap.as_deref().map(|s| mib(s, "--swap")).transpose()?,
         work_dir: args.work_dir.clone(),

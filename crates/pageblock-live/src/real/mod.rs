@@ -6,7 +6,8 @@
 //! Order of a session: refuse early (not root, missing tools, an output directory in use),
 //! create the output directory, catch signals, claim the settings journal, find (or mount)
 //! tracefs, apply the `--sysctl`s, size the ring buffers for the whole session, prepare the
-//! work files (synthetic tree, churn file, swap file, turned on), then for run 1..N, for each
+//! work files (synthetic tree, churn file, swap file, turned on), run the warm-up runs
+//! (the first setting's load under the hog, not recorded), then for run 1..N, for each
 //! setting in turn (interleaved, so a drift of the machine over time spreads over
 //! every setting): apply the setting, copy the build's tree fresh, drop caches, start the
 //! hog and wait until it holds its memory, record the load, stop the hog, write the run's
@@ -21,6 +22,13 @@
 //! pageblocks Unmovable and took Normal's free Unmovable memory (42k pages in one run); the
 //! reclaim that followed freed page cache into those blocks. Allocated once while memory is
 //! free, the buffers take whole free pageblocks and stay where they are for every run.
+//!
+//! The warm-up run is there for the same reason: the first run of a session begins from
+//! whatever the machine held before it. In C8 and C9 the first run began with Normal holding
+//! 80 Reclaimable pageblocks (slab from before the session, its pages dropped with the caches
+//! but its blocks still typed) where every later run began with 22–26: a `defrag_mode=0` run
+//! cleans them (movable requests claim them back), a `defrag_mode=1` run would not. After a
+//! warm-up every recorded run begins from a machine the workload left.
 //!
 //! The runs' directories are what `pageblock trace stats` and `pageblock replay` read.
 
@@ -100,6 +108,8 @@ pub struct RealConfig {
     pub sysctls: Vec<(String, String)>,
     /// Runs per setting.
     pub runs: usize,
+    /// Unrecorded runs of the first setting before the recorded ones.
+    pub warmup: usize,
     /// Memory the hog leaves the workload, MiB (the ring buffers are allocated before it;
     /// `None`: no hog).
     pub available_mib: Option<u64>,
@@ -216,6 +226,19 @@ fn session(
     if let Some(swapfile) = &work.swapfile {
         knobs.swapon(swapfile)?;
     }
+    for n in 1..=cfg.warmup {
+        let Some(setting) = cfg.settings.first() else { break };
+        if signals.received().is_some() {
+            return Ok(());
+        }
+        eprintln!(
+            "pageblock lab real: warm-up {n} of {} under {} (not recorded)",
+            cfg.warmup,
+            setting.label()
+        );
+        apply(knobs, setting)?;
+        warm_up(cfg, &work, signals)?;
+    }
     for run in 1..=cfg.runs {
         for setting in &cfg.settings {
             if signals.received().is_some() {
@@ -325,6 +348,32 @@ fn fresh_start(work: &Work) -> Result<(), String> {
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
     std::fs::write(Path::new(PROC_VM).join("drop_caches"), "3").map_err(|e| format!("drop_caches: {e}"))
+}
+
+/// A warm-up run: a run as [`one_run`] makes it, hog and all, without recording anything
+/// (the build's log goes to the work directory). Signals reach the load as they would a
+/// recorded one's.
+fn warm_up(cfg: &RealConfig, work: &Work, signals: &Signals) -> Result<(), Failure> {
+    fresh_start(work)?;
+    let hog = Hog::start(cfg, signals)?;
+    let command = load_command(cfg, work, &cfg.work_dir);
+    let (program, rest) = command.split_first().ok_or_else(|| "no worker program".to_owned())?;
+    let mut child = Command::new(program)
+        .args(rest)
+        .spawn()
+        .map_err(|e| format!("cannot start the warm-up load: {e}"))?;
+    let status = loop {
+        signals.forward_to(child.id());
+        if let Some(status) = child.try_wait().map_err(|e| format!("waiting for the warm-up load: {e}"))? {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    hog.stop();
+    if !status.success() && signals.received().is_none() {
+        return Err(Failure::from(format!("the warm-up load failed ({status})")));
+    }
+    Ok(())
 }
 
 /// One recorded run of `label`.
