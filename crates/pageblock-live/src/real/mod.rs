@@ -483,14 +483,7 @@ fn load_command(cfg: &RealConfig, work: &Work, dir: &Path) -> Vec<String> {
 
 /// Each CPU's ring buffer size, KiB (the largest if they differ).
 fn ring_buffer_kb(fs: &crate::tracefs::Tracefs) -> Result<u64, String> {
-    let mut kb = 0;
-    for cpu in fs.list("per_cpu")? {
-        let rel = format!("per_cpu/{cpu}/buffer_size_kb");
-        let text = fs.read_trimmed(&rel)?;
-        let n = text.parse::<u64>().map_err(|_| format!("{rel}: `{text}` is no size"))?;
-        kb = kb.max(n);
-    }
-    Ok(kb)
+    Ok(crate::tracefs::per_cpu_buffer_kb(fs)?.into_iter().max().unwrap_or(0))
 }
 
 /// The hog process, holding memory until stopped.

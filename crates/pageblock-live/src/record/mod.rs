@@ -246,18 +246,62 @@ fn events_to_enable(fs: &Tracefs, list: &str) -> Result<Vec<String>, String> {
     Ok(set.events)
 }
 
-/// Refuses a ring buffer that would take more than half of the available memory.
+/// Refuses a ring buffer that would take more than half of the available memory. What the
+/// buffers hold already is not asked again: a `lab real` session sizes them before its hog
+/// leaves little available, and each run's recording finds them that size.
 fn check_memory(fs: &Tracefs, kb_per_cpu: u64) -> Result<(), String> {
-    let cpus = fs.list("per_cpu")?.len().max(1) as u64;
     let available_kb =
         crate::meminfo::mem_available_bytes().ok_or("/proc/meminfo has no MemAvailable")? >> 10;
-    let need_kb = kb_per_cpu.saturating_mul(cpus);
+    ring_fits(fs, kb_per_cpu, available_kb)
+}
+
+/// [`check_memory`] with `available_kb` of memory available.
+fn ring_fits(fs: &Tracefs, kb_per_cpu: u64, available_kb: u64) -> Result<(), String> {
+    let cpus = fs.list("per_cpu")?.len().max(1) as u64;
+    let need_kb = ring_growth_kb(fs, kb_per_cpu)?;
     if need_kb > available_kb / 2 {
         return Err(format!(
-            "--buffer-size-kb {kb_per_cpu} on {cpus} CPUs needs {} MiB, more than half of the {} MiB available",
+            "--buffer-size-kb {kb_per_cpu} on {cpus} CPUs needs {} MiB more, more than half of the {} MiB available",
             need_kb >> 10,
             available_kb >> 10
         ));
     }
     Ok(())
+}
+
+/// KiB the ring buffers grow by, over all CPUs, when each is sized to `kb_per_cpu` (a CPU
+/// whose buffer is that size or larger adds nothing).
+fn ring_growth_kb(fs: &Tracefs, kb_per_cpu: u64) -> Result<u64, String> {
+    Ok(tracefs::per_cpu_buffer_kb(fs)?.iter().map(|&now| kb_per_cpu.saturating_sub(now)).sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A buffer already the size asked for (a `lab real` session sized it) asks for nothing
+    /// more; a boot-time one for the whole difference on each CPU. Workload B's session was
+    /// refused so: 2 x 256 MiB asked again beside its hog, with 955 MiB available.
+    #[test]
+    fn only_the_growth_of_the_ring_buffers_is_asked_of_the_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        for (cpu, kb) in [(0, "262147\n"), (1, "7\n")] {
+            let d = dir.path().join(format!("per_cpu/cpu{cpu}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("buffer_size_kb"), kb).unwrap();
+        }
+        let fs = Tracefs::at(dir.path());
+        assert_eq!(ring_growth_kb(&fs, 262_144).unwrap(), 262_144 - 7);
+        assert_eq!(ring_growth_kb(&fs, 7).unwrap(), 0);
+        let available_kb = 955 << 10;
+        std::fs::write(dir.path().join("per_cpu/cpu1/buffer_size_kb"), "262147\n").unwrap();
+        ring_fits(&fs, 262_144, available_kb).unwrap();
+        for cpu in 0..2 {
+            std::fs::write(dir.path().join(format!("per_cpu/cpu{cpu}/buffer_size_kb")), "7\n").unwrap();
+        }
+        let refused = ring_fits(&fs, 262_144, available_kb).unwrap_err();
+        assert!(refused.contains("needs 511 MiB more"), "{refused}");
+        std::fs::write(dir.path().join("per_cpu/cpu1/buffer_size_kb"), "big\n").unwrap();
+        assert!(ring_growth_kb(&fs, 7).unwrap_err().contains("cpu1/buffer_size_kb"));
+    }
 }

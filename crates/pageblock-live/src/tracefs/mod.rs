@@ -22,7 +22,9 @@ pub use journal::{FILE_NAME as JOURNAL_FILE, RUN_PATH as JOURNAL_RUN_PATH};
 pub(crate) use mount::c_path;
 pub use mount::{unmount, Mounted};
 pub use pipe::TracePipe;
-pub use state::{buffer_size_as_found, restore_journal, set_buffer_size, Session, SessionConfig};
+pub use state::{
+    buffer_size_as_found, per_cpu_buffer_kb, restore_journal, set_buffer_size, Session, SessionConfig,
+};
 pub use stats::{cpu_stats, CpuStats};
 
 /// A tracefs directory: the top-level trace instance.

@@ -187,6 +187,19 @@ pub fn buffer_size_as_found(fs: &Tracefs) -> Result<Vec<(String, String)>, Strin
     }
 }
 
+/// Each CPU's ring buffer, KiB (`per_cpu/cpuN/buffer_size_kb`, which prints the size
+/// itself even while the top-level file prints `X` or an unexpanded size).
+pub fn per_cpu_buffer_kb(fs: &Tracefs) -> Result<Vec<u64>, String> {
+    fs.list("per_cpu")?
+        .into_iter()
+        .map(|cpu| {
+            let rel = format!("per_cpu/{cpu}/buffer_size_kb");
+            let text = fs.read_trimmed(&rel)?;
+            text.parse::<u64>().map_err(|_| format!("{rel}: `{text}` is no size"))
+        })
+        .collect()
+}
+
 /// Sizes every CPU's ring buffer to `kb` KiB, unless it is that size already: rewriting the
 /// size it has allocates nothing, but the check keeps the file untouched.
 pub fn set_buffer_size(fs: &Tracefs, kb: u64) -> Result<(), String> {
