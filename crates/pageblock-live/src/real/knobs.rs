@@ -200,6 +200,20 @@ fn swapoff(file: &Path) -> Result<(), String> {
 /// `pageblock lab real --restore [DIR]`: writes back what the journal at `path` saved, when
 /// its harness is no longer running; the number of settings written.
 pub fn restore_journal(path: &Path) -> Result<usize, String> {
+    restore_journal_after(path, Path::new(crate::tracefs::JOURNAL_RUN_PATH))
+}
+
+/// [`restore_journal`], refused while the journal of a recording (`record_journal`) is
+/// still there: that recording saved the session's ring buffer size, and writing it back
+/// after the session's restore would leave the buffers at the session's size (and need
+/// tracefs after the session unmounted it).
+fn restore_journal_after(path: &Path, record_journal: &Path) -> Result<usize, String> {
+    if record_journal.exists() {
+        return Err(format!(
+            "{} is there: a recording of the session died too; run `pageblock record --restore` first",
+            record_journal.display()
+        ));
+    }
     if !path.exists() {
         return Err(format!(
             "{}: no journal, nothing to restore (a lab real that ended by itself put its settings back)",
@@ -298,7 +312,14 @@ mod tests {
         state.owner.start_time += 1;
         std::fs::write(&journal[0], to_json(&state).unwrap()).unwrap();
         assert!(Knobs::claim(&journal).unwrap_err().contains("--restore"));
-        assert_eq!(restore_journal(&journal[0]).unwrap(), 1);
+        // A recording's journal left beside it goes first.
+        let record_journal = dir.path().join("record.state");
+        std::fs::write(&record_journal, "{}").unwrap();
+        let refused = restore_journal_after(&journal[0], &record_journal).unwrap_err();
+        assert!(refused.contains("record --restore` first"), "{refused}");
+        assert_eq!(std::fs::read_to_string(&dm).unwrap(), "1", "nothing written back yet");
+        std::fs::remove_file(&record_journal).unwrap();
+        assert_eq!(restore_journal_after(&journal[0], &record_journal).unwrap(), 1);
         assert_eq!(std::fs::read_to_string(&dm).unwrap(), "0");
         assert!(!journal[0].exists());
     }
