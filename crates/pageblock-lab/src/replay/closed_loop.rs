@@ -196,6 +196,16 @@ impl Records {
         debug_assert!(order < 127);
         *self.migrated.entry(sim) = (order as u8 + 1) | if file { POOL_FILE } else { 0 };
     }
+
+    /// Page `sim`, a block of `order`, joins the pool.
+    fn pool_add(&mut self, sim: u64, order: u32, file: bool) {
+        self.set_migrated(sim, order, file);
+        let o = order as usize;
+        if self.pool.len() <= o {
+            self.pool.resize(o + 1, Vec::new());
+        }
+        self.pool[o].push(sim);
+    }
 }
 
 /// A handle on the records (what the node holds as its [`Unmap`] and [`Mover`]).
@@ -232,12 +242,7 @@ impl Owner {
         let Some((sim, order)) = page else { return };
         let file = r.take_traced(sim).is_some_and(|h| h.file);
         if migrated {
-            r.set_migrated(sim, order, file);
-            let o = order as usize;
-            if r.pool.len() <= o {
-                r.pool.resize(o + 1, Vec::new());
-            }
-            r.pool[o].push(sim);
+            r.pool_add(sim, order, file);
         }
     }
 
@@ -311,10 +316,7 @@ impl Mover for Owner {
             r.counts.start_pages_moved += 1;
         }
         if let Some((o, file)) = r.take_migrated(from.0) {
-            r.set_migrated(to.0, o, file);
-            if let Some(list) = r.pool.get_mut(o as usize) {
-                list.push(to.0);
-            }
+            r.pool_add(to.0, o, file);
         }
         Ok(())
     }
@@ -333,12 +335,8 @@ impl Mover for Owner {
             return true;
         }
         let Some((_, file)) = r.take_migrated(from.0) else { return false };
-        if r.pool.is_empty() {
-            r.pool.push(Vec::new());
-        }
         for i in 0..pages {
-            r.set_migrated(from.0 + i, 0, file);
-            r.pool[0].push(from.0 + i);
+            r.pool_add(from.0 + i, 0, file);
         }
         r.counts.folios_split += 1;
         true
