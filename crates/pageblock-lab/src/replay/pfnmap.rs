@@ -148,9 +148,7 @@ mod tests {
         assert!(m.is_empty());
     }
 
-    /// Regression: the engine applied a reclaim or move report to whatever the traced head
-    /// named when it read the report, so a report about a block the trace had since
-    /// allocated again at the same head (its free lost) forgot or moved the newer block.
+    /// A block compaction split is remembered page by page, each movable and freed alone.
     #[test]
     fn a_split_block_is_remembered_page_by_page() {
         let mut m = PfnMap::new(10);
@@ -164,6 +162,9 @@ mod tests {
         assert_eq!(m.len, 2);
     }
 
+    /// Regression: the engine applied a reclaim or move report to whatever the traced head
+    /// named when it read the report, so a report about a block the trace had since
+    /// allocated again at the same head (its free lost) forgot or moved the newer block.
     #[test]
     fn a_stale_report_leaves_a_newer_block_alone() {
         let mut m = PfnMap::new(10);
