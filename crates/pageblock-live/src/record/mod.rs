@@ -18,6 +18,7 @@
 
 mod count;
 pub(crate) mod outdir;
+mod priority;
 mod report;
 pub mod restore;
 mod signals;

@@ -3,13 +3,15 @@
 //!
 //! One thread does it all: read the pipe until it is empty, check the command and pending
 //! signals, sleep a little when there was nothing to read. Nothing here blocks, so a quiet
-//! pipe can never hang the recorder.
+//! pipe can never hang the recorder. While the command runs, the thread runs at a higher
+//! priority than the command ([`super::priority`]) so that a busy workload cannot starve it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
 use std::time::Duration;
 
+use super::priority::{ThreadNice, READER_NICE};
 use super::signals::Signals;
 use super::writer::{TraceSummary, TraceWriter};
 use super::Progress;
@@ -73,14 +75,24 @@ impl Stream {
     }
 
     /// Streams until `child` exits and returns its status, passing signals sent to the
-    /// recorder on to it. If the file cannot be written, tracing stops (the command runs
-    /// on; the failure is reported by [`Stream::finish`]).
+    /// recorder on to it, the thread at [`READER_NICE`] meanwhile. If the file cannot be
+    /// written, tracing stops (the command runs on; the failure is reported by
+    /// [`Stream::finish`]).
     pub fn until_exit(
         &mut self,
         child: &mut Child,
         session: &mut Session,
         signals: &Signals,
     ) -> Result<ExitStatus, String> {
+        let _nice = match ThreadNice::set(READER_NICE) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                self.progress.note(&format!(
+                    "pageblock record: the reader stays at its priority ({e}); a busy workload may overrun the ring buffer"
+                ));
+                None
+            }
+        };
         loop {
             signals.forward_to(child.id());
             if let Some(status) = child.try_wait().map_err(|e| format!("waiting for COMMAND: {e}"))? {
