@@ -124,6 +124,49 @@ fn closed_loop_leaves_direct_reclaim_frees_to_the_simulation() {
     );
 }
 
+/// Closed loop: the direct-reclaim window is the task's, not its CPU's. Another task
+/// preempting the reclaimer on its CPU frees its own memory (replayed); the reclaimer, moved
+/// to CPU 1, frees reclaim's pages there and ends its window there, which closes it on
+/// CPU 0 too. Counted per CPU (before the fix), the other task's frees on CPU 0 were
+/// reclaim's and the reclaimer's on CPU 1 the workload's.
+#[test]
+fn a_direct_reclaim_window_follows_its_task_across_cpus() {
+    let (a, b, c) = (0x100000, 0x100001, 0x100002);
+    let anon = Gfp(Gfp::HIGHUSER_MOVABLE.0 | Gfp::ZERO.0);
+    let mut t = Trace::default();
+    t.alloc(0, Some(a), 0, anon).alloc(0, Some(b), 0, anon).alloc(0, Some(c), 0, anon);
+    // Lines by the reclaiming task, pid 11 (the builder's own lines are pid 7's).
+    let reclaimer = |t: &Trace, cpu: u32, event: &str| {
+        let us = 1_000_000 + t.lines.len() as u64;
+        format!(
+            "       reclaimer-11      [{cpu:03}] ..... {:>5}.{:06}: {event}",
+            us / 1_000_000,
+            us % 1_000_000
+        )
+    };
+    let l = reclaimer(&t, 0, "mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE");
+    t.lines.push(l);
+    t.by("other").free(0, b, 0); // another task on the reclaimer's CPU: its own free
+    let l = reclaimer(&t, 1, &format!("mm_page_free: page=0x1 pfn={a:#x} order=0"));
+    t.lines.push(l);
+    let l = reclaimer(&t, 1, "mm_vmscan_direct_reclaim_end: nr_reclaimed=1");
+    t.lines.push(l);
+    t.by("other").free(0, c, 0); // after the end, on CPU 0: the workload's
+    let path = t.write("direct-reclaim-moves");
+    let policies = [policy_named("vanilla").unwrap()];
+    let closed = replay::run(
+        &path,
+        &policies,
+        replay::Options { mode: Some(replay::engine::Loop::Closed), ..Default::default() },
+        &mut |_| {},
+    )
+    .unwrap();
+    let p = &closed.policies[0];
+    assert_eq!(p.closed_loop.unwrap().reclaim_frees_skipped, 1, "the reclaimer's free on CPU 1");
+    assert_eq!(p.events.mm_page_free, 2, "the other task's two frees are replayed");
+    assert_eq!(p.divergence.unmatched_frees, 0);
+}
+
 #[test]
 fn a_free_the_start_cannot_explain_is_counted_not_forced() {
     let base = 0x200000;

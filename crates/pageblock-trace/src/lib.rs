@@ -26,6 +26,7 @@ mod lines;
 mod reader;
 mod record;
 mod stats;
+mod windows;
 pub mod writer;
 
 pub use error::TraceError;

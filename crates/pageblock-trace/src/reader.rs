@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::decode::{self, Decoded};
 use super::input::is_truncated;
 use super::lines::{Line, Lines, MAX_LINE};
+use super::windows::Windows;
 use super::{GfpTable, RecordKind, Task, TraceError, TraceInput, TraceRecord};
 
 /// What the reader saw besides records.
@@ -52,6 +53,8 @@ pub struct TraceReader<R> {
     cpus: Option<CpuLimit>,
     truncated: Option<TraceError>,
     records: u64,
+    /// Which tasks are inside direct reclaim or compaction (their records' [`crate::Task`]).
+    windows: Windows,
     done: bool,
 }
 
@@ -85,6 +88,7 @@ impl<R: Read> TraceReader<R> {
             cpus: None,
             truncated: None,
             records: 0,
+            windows: Windows::default(),
             done: false,
         }
     }
@@ -189,7 +193,8 @@ impl<R: Read> TraceReader<R> {
             self.counts.lines += 1;
             let no = self.counts.lines;
             match decoded.and_then(|d| self.check_cpu(d)) {
-                Ok(Decoded::Record(r)) => {
+                Ok(Decoded::Record(mut r, pid)) => {
+                    self.windows.classify(&mut r, pid);
                     self.records += 1;
                     self.last_time_us = r.time_us;
                     return Some(Ok((no, r)));
@@ -234,7 +239,7 @@ impl<R> TraceReader<R> {
     /// `d`, or why its CPU is not one of the machine's.
     fn check_cpu(&self, d: Decoded) -> Result<Decoded, String> {
         let cpu = match d {
-            Decoded::Record(r) => u32::from(r.cpu),
+            Decoded::Record(r, _) => u32::from(r.cpu),
             Decoded::Lost { cpu, .. } => cpu,
             Decoded::Comment | Decoded::Other => return Ok(d),
         };

@@ -150,7 +150,7 @@ impl RecordKind {
 pub enum VmscanEvent {
     /// `mm_vmscan_direct_reclaim_begin`: a task starts reclaiming for its own allocation of
     /// `order` with `gfp` (the request that stalled: `allocstall_*` counts one); the pages
-    /// freed on its CPU until its end are reclaim's.
+    /// the task frees until its end, on any CPU, are reclaim's ([`Task::DirectReclaim`]).
     DirectReclaimBegin {
         /// The order of the request.
         order: u8,
@@ -216,10 +216,18 @@ pub enum Task {
     Kswapd,
     /// `kcompactdN`: background compaction.
     Kcompactd,
+    /// A task inside its own direct reclaim (`mm_vmscan_direct_reclaim_begin` to `_end`,
+    /// whichever CPUs it ran on meanwhile): what it frees is reclaim's, not the workload's.
+    /// The reader tells it from [`Task::Other`] by the task's pid.
+    DirectReclaim,
+    /// A task inside its own direct compaction (`mm_compaction_begin` to `_end`): what it
+    /// frees are migration sources.
+    DirectCompaction,
 }
 
 impl Task {
-    /// The kind of the task named `comm` (leading spaces, as ftrace pads it, are skipped).
+    /// The kind of the task named `comm` (leading spaces, as ftrace pads it, are skipped);
+    /// never one of the direct-work kinds, which need the task's history.
     #[inline]
     pub fn of_comm(comm: &[u8]) -> Task {
         let start = comm.iter().position(|&c| c != b' ').unwrap_or(comm.len());
@@ -236,7 +244,8 @@ impl Task {
     }
 
     /// Every kind, in declaration order.
-    pub const ALL: [Task; 3] = [Task::Other, Task::Kswapd, Task::Kcompactd];
+    pub const ALL: [Task; 5] =
+        [Task::Other, Task::Kswapd, Task::Kcompactd, Task::DirectReclaim, Task::DirectCompaction];
 
     /// Its name in reports.
     pub fn name(self) -> &'static str {
@@ -244,6 +253,8 @@ impl Task {
             Task::Other => "other",
             Task::Kswapd => "kswapd",
             Task::Kcompactd => "kcompactd",
+            Task::DirectReclaim => "direct reclaim",
+            Task::DirectCompaction => "direct compaction",
         }
     }
 }

@@ -13,12 +13,15 @@
 //!   page cache, `__GFP_RECLAIMABLE` reclaimable slab, the rest kernel memory no reclaim can
 //!   take (page tables, unmovable slab, buffers).
 //! * **Which frees are the kernel's**: a free made by kswapd (reclaim) or kcompactd (the
-//!   source of a migration), told by the task's comm, or made on a CPU between
+//!   source of a migration), told by the task's comm, or made by a task between its own
 //!   `mm_compaction_begin` and `mm_compaction_end` (direct compaction's migration sources) or
-//!   between `mm_vmscan_direct_reclaim_begin` and `_end` (direct reclaim; `lab real` records
+//!   its own `mm_vmscan_direct_reclaim_begin` and `_end` (direct reclaim; `lab real` records
 //!   these, older recordings lack them and their direct reclaim's frees are replayed as the
-//!   workload's). A task is not migrated between CPUs inside either window often enough to
-//!   matter. These frees are not replayed: the simulation keeps the page and its own reclaim
+//!   workload's). The window is the task's, told by its pid whatever CPU it runs on
+//!   (`pageblock_trace`'s reader marks the records): counted per CPU, a burst's unmap that
+//!   ran while another task compacted on its CPU was taken for migration sources (803k pages
+//!   of C10's first `defrag_mode=0` run, which the simulation then held to the end). These
+//!   frees are not replayed: the simulation keeps the page and its own reclaim
 //!   and compaction decide. Except for pages allocated before the trace began: the
 //!   simulation does not know whose they are (they are on no LRU list of it), so it cannot
 //!   reclaim them, and the kernel's free of such a page is replayed — where the

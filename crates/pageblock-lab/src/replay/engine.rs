@@ -40,8 +40,7 @@ use super::series::Series;
 use super::start_pages::StartPages;
 use super::thp_settings::{Attempt, ThpWhatIf, ThpWhatIfCounts};
 use super::zone_samples::SimSamples;
-use pageblock_formats::compaction::CompactionEventKind;
-use pageblock_trace::{RecordKind, Task, VmscanEvent};
+use pageblock_trace::{RecordKind, Task};
 
 /// Whether the trace's frees are all replayed, or only the workload's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -272,16 +271,12 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
     let attempts0 = counted(VmEvent::CompactAttempt);
     let nr_cpus = shared.nr_cpus();
-    // The recorded machine's CPUs, which the windows below are per (`--cpus` may fold them).
-    let traced_cpus = nr_cpus.max(t.counts.cpus as usize);
     let mut r = Run {
         map: PfnMap::new(shared.max_order()),
         node,
         start,
         div: Divergence::default(),
         owner,
-        compacting: vec![false; traced_cpus],
-        reclaiming: vec![false; traced_cpus],
         thp: ThpFaults::new(nr_cpus),
         thp_what_if,
         pbo,
@@ -308,27 +303,17 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         // What the daemons (just now) and the last allocation's reclaim and compaction did,
         // before this record reads the map.
         r.sync_owner();
-        // The traced CPU (its windows), and the simulated one it replays on.
-        let (traced_cpu, cpu) = (usize::from(rec.cpu), usize::from(rec.cpu) % nr_cpus);
+        // The simulated CPU the traced one replays on (`--cpus` may fold them).
+        let cpu = usize::from(rec.cpu) % nr_cpus;
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
                 let gfp = t.gfps.get(gfp).unwrap_or_default();
                 r.alloc(cpu, rec.pfn, u32::from(order), gfp, failed);
             }
-            RecordKind::Free { order } => match r.kernels_free(traced_cpu, rec.task) {
+            RecordKind::Free { order } => match r.kernels_free(rec.task) {
                 Some(migrated) => r.kernel_free(cpu, rec.pfn, u32::from(order), migrated),
                 None => r.free(cpu, rec.pfn, u32::from(order)),
             },
-            RecordKind::Compaction(k @ (CompactionEventKind::Begin | CompactionEventKind::End))
-                if rec.task == Task::Other && traced_cpu < r.compacting.len() =>
-            {
-                r.compacting[traced_cpu] = k == CompactionEventKind::Begin;
-            }
-            RecordKind::Vmscan(
-                v @ (VmscanEvent::DirectReclaimBegin { .. } | VmscanEvent::DirectReclaimEnd),
-            ) if rec.task == Task::Other && traced_cpu < r.reclaiming.len() => {
-                r.reclaiming[traced_cpu] = v != VmscanEvent::DirectReclaimEnd;
-            }
             _ => {}
         }
         if i % every == 0 {
@@ -386,10 +371,6 @@ struct Run {
     div: Divergence,
     /// Closed loop's owner of the replayed pages (`None`: open loop).
     owner: Option<Owner>,
-    /// Per CPU: inside a direct compaction run (`mm_compaction_begin` .. `_end`).
-    compacting: Vec<bool>,
-    /// Per CPU: inside direct reclaim (`mm_vmscan_direct_reclaim_begin` .. `_end`).
-    reclaiming: Vec<bool>,
     /// Huge page faults in progress.
     thp: ThpFaults,
     /// The faults under other THP settings (`None`: as traced).
@@ -578,15 +559,15 @@ impl Run {
         let _ = self.node.free_pages(cpu, Pfn(sim), order);
     }
 
-    /// In closed loop, whether a free on `cpu` by `task` is the kernel's own: `Some(true)`
-    /// for a migration source, `Some(false)` for reclaim; `None`: the workload's (replayed).
-    fn kernels_free(&self, cpu: usize, task: Task) -> Option<bool> {
+    /// In closed loop, whether a free by `task` is the kernel's own: `Some(true)` for a
+    /// migration source, `Some(false)` for reclaim; `None`: the workload's (replayed). The
+    /// reader told direct reclaim and compaction by the freeing task's own window.
+    fn kernels_free(&self, task: Task) -> Option<bool> {
         self.owner.as_ref()?;
         match task {
-            Task::Kswapd => Some(false),
-            Task::Kcompactd => Some(true),
-            Task::Other if self.compacting.get(cpu) == Some(&true) => Some(true),
-            Task::Other => (self.reclaiming.get(cpu) == Some(&true)).then_some(false),
+            Task::Kswapd | Task::DirectReclaim => Some(false),
+            Task::Kcompactd | Task::DirectCompaction => Some(true),
+            Task::Other => None,
         }
     }
 

@@ -317,7 +317,7 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], asking: &mut Vec<Option<(u8, 
             }
         }
         RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),
-        RecordKind::Free { .. } if rec.task != Task::Other => c.daemon_frees += 1,
+        RecordKind::Free { .. } if matches!(rec.task, Task::Kswapd | Task::Kcompactd) => c.daemon_frees += 1,
         _ => {}
     }
 }

@@ -22,12 +22,15 @@ pub(super) const EVENT_AT: usize = 51;
 /// The comm's field (`%16s`, right-aligned) in the kernel's layout.
 pub(super) const COMM_LEN: usize = 16;
 
+/// The task field (`%16s-%-7d`) in the kernel's layout.
+pub(super) const TASK_LEN: usize = 24;
+
 /// The CPU and the timestamp (µs) of a line in the kernel's layout, or `None`.
 #[inline]
 pub(super) fn kernel_layout(line: &[u8]) -> Option<(u32, u64)> {
     let b = line.get(..EVENT_AT)?;
     let separators = [(24, b' '), (25, b'['), (29, b']'), (30, b' '), (36, b' '), (42, b'.'), (50, b' ')];
-    if separators.iter().any(|&(i, c)| b[i] != c) || !padded_pid(&b[..24]) {
+    if separators.iter().any(|&(i, c)| b[i] != c) || !padded_pid(&b[..TASK_LEN]) {
         return None;
     }
     // The first `[` must be the CPU field's (no `[` in the comm), flags must not contain a

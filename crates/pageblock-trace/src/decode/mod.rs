@@ -27,8 +27,8 @@ pub(crate) const MAX_PAGE_ORDER: u32 = pageblock_core::types::MAX_PAGE_ORDER;
 /// What one line is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Decoded {
-    /// A kmem page event or a compaction event.
-    Record(TraceRecord),
+    /// A kmem page event, a compaction or a vmscan event, and the pid of its task.
+    Record(TraceRecord, u32),
     /// `CPU:n [LOST …]` (it has no timestamp of its own).
     Lost {
         /// The CPU.
@@ -78,19 +78,16 @@ pub(crate) fn fast(line: &[u8], ascii: bool, dialect: Dialect, gfp: &mut GfpTabl
                 None => kmem::direct_reclaim_begin(p.payload, gfp)?,
             };
             let kind = crate::RecordKind::Vmscan(v);
-            return Some(Decoded::Record(TraceRecord {
-                time_us: p.time_us,
-                pfn: 0,
-                cpu,
-                task: p.task,
-                kind,
-            }));
+            return Some(Decoded::Record(
+                TraceRecord { time_us: p.time_us, pfn: 0, cpu, task: p.task, kind },
+                p.pid,
+            ));
         }
         return (!p.event.starts_with(b"mm_compaction_")).then_some(Decoded::Other);
     };
     let (pfn, kind) = kmem::decode(index, p.payload, gfp)?;
     let cpu = u16::try_from(p.cpu).ok()?;
-    Some(Decoded::Record(TraceRecord { time_us: p.time_us, pfn, cpu, task: p.task, kind }))
+    Some(Decoded::Record(TraceRecord { time_us: p.time_us, pfn, cpu, task: p.task, kind }, p.pid))
 }
 
 /// The strict path alone (for tests that hold the two paths together).
@@ -123,12 +120,12 @@ mod tests {
     /// `d` with its gfp id replaced by the mask (ids of two tables are not comparable).
     fn masked(d: Decoded, gfp: &GfpTable) -> (Decoded, Option<Gfp>) {
         match d {
-            Decoded::Record(mut r) => match &mut r.kind {
+            Decoded::Record(mut r, pid) => match &mut r.kind {
                 RecordKind::Alloc { gfp: id, .. }
                 | RecordKind::Vmscan(crate::VmscanEvent::DirectReclaimBegin { gfp: id, .. }) => {
                     let mask = gfp.get(*id);
                     *id = crate::GfpId(0);
-                    (Decoded::Record(r), mask)
+                    (Decoded::Record(r, pid), mask)
                 }
                 _ => (d, None),
             },
@@ -161,7 +158,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("line {}: not fast", no + 1));
             let d = decode(line.as_bytes(), true, Dialect::Ftrace, &mut gfp).unwrap();
             assert_eq!(masked(d, &gfp), fast);
-            let Decoded::Record(r) = d else {
+            let Decoded::Record(r, pid) = d else {
                 assert!(line.starts_with('#'), "line {}", no + 1);
                 continue;
             };
@@ -171,6 +168,7 @@ mod tests {
             let k = l.kmem().unwrap();
             assert_eq!((r.time_us, r.pfn, u32::from(r.cpu)), (l.timestamp.as_micros(), k.pfn(), l.cpu));
             assert_eq!(r.task, crate::Task::of_comm(l.comm.as_bytes()), "line {}", no + 1);
+            assert_eq!(pid, l.pid, "line {}", no + 1);
             match (k, r.kind) {
                 (KmemEvent::PageAlloc(e), RecordKind::Alloc { order, migratetype, gfp: id, failed }) => {
                     assert_eq!(
@@ -234,7 +232,7 @@ mod tests {
             ),
         ];
         for (line, dialect, task) in lines {
-            let Some((Decoded::Record(r), _)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
+            let Some((Decoded::Record(r, _), _)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
             assert_eq!(r.task, task, "{line}");
         }
     }
@@ -260,7 +258,9 @@ mod tests {
             (wakeup, Dialect::Ftrace, V::WakeupKswapd),
             (wake, Dialect::Ftrace, V::KswapdWake),
         ] {
-            let Some((Decoded::Record(r), mask)) = agree(line.as_bytes(), dialect) else { panic!("{line}") };
+            let Some((Decoded::Record(r, _), mask)) = agree(line.as_bytes(), dialect) else {
+                panic!("{line}")
+            };
             assert_eq!((r.kind, r.cpu, r.pfn), (RecordKind::Vmscan(v), 1, 0), "{line}");
             let readahead =
                 "GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL";
@@ -293,7 +293,9 @@ mod tests {
         let line = "       pageblock-3704    [000] .....   394.002627: mm_compaction_try_to_compact_pages: \
                     order=9 gfp_mask=GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE priority=2";
         let mut g = GfpTable::new();
-        let Ok(Decoded::Record(r)) = decode(line.as_bytes(), true, Dialect::Ftrace, &mut g) else { panic!() };
+        let Ok(Decoded::Record(r, _)) = decode(line.as_bytes(), true, Dialect::Ftrace, &mut g) else {
+            panic!()
+        };
         let RecordKind::TryToCompactPages { order, gfp, priority } = r.kind else { panic!("{:?}", r.kind) };
         assert_eq!((order, priority, r.cpu), (9, 2, 0));
         assert_eq!(g.get(gfp), Some(Gfp::parse("GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE").unwrap()));
@@ -328,17 +330,17 @@ mod tests {
         let sleep =
             b"      kcompactd0-36      [001] .....   495.508676: mm_compaction_kcompactd_sleep: nid=0";
         assert!(fast(sleep, true, Dialect::Ftrace, &mut g).is_none());
-        let Ok(Decoded::Record(r)) = decode(sleep, true, Dialect::Ftrace, &mut g) else { panic!() };
+        let Ok(Decoded::Record(r, _)) = decode(sleep, true, Dialect::Ftrace, &mut g) else { panic!() };
         assert_eq!(
             r.kind,
             RecordKind::Compaction(pageblock_formats::compaction::CompactionEventKind::KcompactdSleep)
         );
         let tgid = b"            bash-2783    (   2783) [000] .....   123.000007: mm_page_free: page=000000007d337ca8 pfn=0x14d0f8 order=0";
-        assert!(matches!(decode(tgid, true, Dialect::Ftrace, &mut g), Ok(Decoded::Record(_))));
+        assert!(matches!(decode(tgid, true, Dialect::Ftrace, &mut g), Ok(Decoded::Record(..))));
         let other = b"          <idle>-0       [001] d..2.   495.200000: sched_switch: prev_comm=swapper/1";
         assert_eq!(decode(other, true, Dialect::Ftrace, &mut g), Ok(Decoded::Other));
         let top = b"  a-1 [000] ..... 1.000000: mm_page_free: page=1 pfn=0x1 order=10";
-        assert!(matches!(decode(top, true, Dialect::Ftrace, &mut g), Ok(Decoded::Record(_))));
+        assert!(matches!(decode(top, true, Dialect::Ftrace, &mut g), Ok(Decoded::Record(..))));
         let negative = b"  a-1 [000] ..... 1.000000: mm_page_free: page=1 pfn=0x1 order=-1";
         assert!(decode(negative, true, Dialect::Ftrace, &mut g).unwrap_err().contains("not a page order"));
         assert!(decode(b"\xff", false, Dialect::Ftrace, &mut g).unwrap_err().contains("UTF-8"));
@@ -406,7 +408,7 @@ mod tests {
             let name = pageblock_formats::compaction::CompactionEventKind::ALL[kind].name();
             let line = format!("      kcompactd0-36      [001] .....   495.508676: {name}: {payload}");
             let mut g = GfpTable::new();
-            if let Ok(Decoded::Record(r)) = decode(line.as_bytes(), line.is_ascii(), Dialect::Ftrace, &mut g) {
+            if let Ok(Decoded::Record(r, _)) = decode(line.as_bytes(), line.is_ascii(), Dialect::Ftrace, &mut g) {
                 prop_assert_eq!(r.kind.event_name(), Some(name));
             }
         }

@@ -21,6 +21,8 @@ pub(super) struct Prefix<'a> {
     pub cpu: u32,
     /// The kind of task (from the comm).
     pub task: Task,
+    /// The task's pid (the tid, for `perf script`).
+    pub pid: u32,
     /// Timestamp in microseconds (saturating, as `Timestamp::as_micros`).
     pub time_us: u64,
     /// Event name, without a `perf script` system prefix.
@@ -59,6 +61,7 @@ pub(super) fn prefix(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
                 return Some(Prefix {
                     cpu,
                     task: Task::of_comm(&line[..layout::COMM_LEN]),
+                    pid: pid_of(&line[..layout::TASK_LEN]),
                     time_us,
                     event: &rest[..n],
                     kmem: Some(kmem),
@@ -77,6 +80,7 @@ fn general(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
         return None;
     }
     let task = Task::of_comm(comm(&line[..open - 1]));
+    let pid = pid_of(&line[..open - 1]);
     let (cpu, close) = digits_at(line, open + 1)?;
     if line.get(close) != Some(&b']') || line.get(close + 1) != Some(&b' ') {
         return None;
@@ -99,14 +103,14 @@ fn general(line: &[u8], dialect: Dialect) -> Option<Prefix<'_>> {
     };
     if let Some((kmem, end)) = named {
         let event = &rest[end - KMEM_NAMES[kmem].len()..end];
-        return Some(Prefix { cpu, task, time_us, event, kmem: Some(kmem), payload: &rest[end + 2..] });
+        return Some(Prefix { cpu, task, pid, time_us, event, kmem: Some(kmem), payload: &rest[end + 2..] });
     }
     let (name, system_colon, after) = event_name(line, i)?;
     let event = match (dialect, system_colon) {
         (Dialect::PerfScript, Some(colon)) => &name[colon + 1..],
         _ => name,
     };
-    Some(Prefix { cpu, task, time_us, event, kmem: kmem_index(event), payload: &line[after..] })
+    Some(Prefix { cpu, task, pid, time_us, event, kmem: kmem_index(event), payload: &line[after..] })
 }
 
 /// `KMEM_EVENT_NAMES` as bytes.
@@ -175,6 +179,21 @@ fn comm(head: &[u8]) -> &[u8] {
         end -= 1;
     }
     &head[..end.saturating_sub(1)]
+}
+
+/// The pid of a task field [`task`] accepted: its last digits (at most 10, and within `u32`
+/// once [`task`] has looked).
+#[inline]
+fn pid_of(head: &[u8]) -> u32 {
+    let mut end = head.len();
+    while end > 0 && head[end - 1] == b' ' {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && head[start - 1].is_ascii_digit() {
+        start -= 1;
+    }
+    head[start..end].iter().fold(0u32, |v, &c| v.wrapping_mul(10).wrapping_add(u32::from(c - b'0')))
 }
 
 /// [`task`] byte by byte.

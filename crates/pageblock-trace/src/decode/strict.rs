@@ -48,7 +48,7 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
     let cpu =
         u16::try_from(ev.cpu).map_err(|_| format!("CPU {} is beyond the 65,536 a record holds", ev.cpu))?;
     let task = Task::of_comm(ev.comm.as_bytes());
-    Ok(Decoded::Record(TraceRecord { time_us: ev.timestamp.as_micros(), pfn, cpu, task, kind }))
+    Ok(Decoded::Record(TraceRecord { time_us: ev.timestamp.as_micros(), pfn, cpu, task, kind }, ev.pid))
 }
 
 /// `mm_vmscan_direct_reclaim_begin`'s `order=%d gfp_flags=%s`.

@@ -127,7 +127,7 @@ pub struct LostStats {
 /// (kswapd) and migration (kcompactd), the kernel's own decisions rather than the workload's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TaskEvents {
-    /// `other`, `kswapd` or `kcompactd`.
+    /// `other`, `kswapd`, `kcompactd`, `direct reclaim` or `direct compaction` ([`crate::Task`]).
     pub task: &'static str,
     /// Allocations served (`mm_page_alloc` with a page).
     pub allocs: u64,

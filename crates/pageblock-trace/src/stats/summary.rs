@@ -86,11 +86,15 @@ pub(super) fn render(s: &TraceStats) -> String {
         let (a, b) = (migratetype(p.alloc_migratetype), migratetype(p.fallback_migratetype));
         let _ = writeln!(o, "  {a} from {b}: {}", p.count);
     }
-    let _ = writeln!(o, "\nby task         {:>12} {:>12} {:>12} {:>12}", "allocs", "pages", "frees", "pages");
+    let _ = writeln!(
+        o,
+        "\nby task              {:>12} {:>12} {:>12} {:>12}",
+        "allocs", "pages", "frees", "pages"
+    );
     for t in &s.by_task {
         let _ = writeln!(
             o,
-            "  {:<13} {:>12} {:>12} {:>12} {:>12}",
+            "  {:<18} {:>12} {:>12} {:>12} {:>12}",
             t.task, t.allocs, t.alloc_pages, t.frees, t.free_pages
         );
     }
