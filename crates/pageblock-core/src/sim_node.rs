@@ -72,6 +72,10 @@ pub struct Node {
     kswapd_wake_delay: Option<Box<dyn FnMut() -> u64>>,
     /// kswapd's nap: when it ends, and the order and zone it checks balance at then.
     kswapd_nap: Option<(u64, u32, ZoneType)>,
+    /// The end of kswapd's last run in simulated time, and the highest zone it balanced:
+    /// until then those zones keep `ZONE_RECLAIM_ACTIVE` (the run's reclaim happened at its
+    /// start; the kernel's takes that long, and its CPU lists cache less meanwhile).
+    kswapd_busy: Option<(u64, ZoneType)>,
     /// kcompactd's loop in simulated time.
     kcompactd: KcompactdClock,
     /// A daemon was woken (`NodeLocks::wake_daemons`) or ran since the daemons last looked.
@@ -175,6 +179,7 @@ impl Node {
             kswapd_due_us: None,
             kswapd_wake_delay: None,
             kswapd_nap: None,
+            kswapd_busy: None,
             kcompactd,
             wake_pending: Cell::new(true),
         })
@@ -343,8 +348,9 @@ impl Node {
     /// Move the clock to `now_us` (never backwards), running every vmstat worker pass that
     /// falls due on the way, then the daemons: kswapd [`KSWAPD_WAKE_DELAY_US`] after it was
     /// woken and again each time its last run's time ([`kswapd_run_time_us`]) has passed while
-    /// the node stays unbalanced, its premature-sleep check [`KSWAPD_NAP_US`] after a balanced
-    /// run; kcompactd when its wait ends — a wake-up (kswapd's is seen at the next call), work
+    /// the node stays unbalanced (the zones it balanced keep `ZONE_RECLAIM_ACTIVE` that long:
+    /// the run's reclaim is done at its start, its length is simulated), its premature-sleep
+    /// check [`KSWAPD_NAP_US`] after a balanced run; kcompactd when its wait ends — a wake-up (kswapd's is seen at the next call), work
     /// requested while it was busy, or the timeout its last pass set
     /// ([`compaction::kcompactd_pass`]: 500 ms, 32 s after a proactive run that did not lower
     /// the score) — each pass keeping it busy for [`compaction::KcompactdPass::run_time_us`].
@@ -361,6 +367,9 @@ impl Node {
         self.shared.trace().set_time_us(self.now_us);
         if let Some(r) = &self.reclaim {
             r.end_writeback(self.now_us);
+        }
+        if self.kswapd_busy.is_some_and(|(until, _)| self.now_us >= until) {
+            self.set_reclaim_active(false);
         }
         self.run_daemons();
     }
@@ -426,6 +435,10 @@ impl Node {
         }
         let run = kswapd_run(self, cpu);
         let busy_until = self.now_us + kswapd_run_time_us(run.scanned, run.throttled_us);
+        if let Some(idx) = run.highest_zoneidx {
+            self.kswapd_busy = Some((busy_until, idx));
+            self.set_reclaim_active(true);
+        }
         self.kswapd_due_us = None;
         match run.next {
             KswapdNext::Idle => {}
@@ -433,6 +446,23 @@ impl Node {
             KswapdNext::Nap { order, idx } => {
                 self.kswapd_nap = Some((busy_until + KSWAPD_NAP_US, order, idx));
             }
+        }
+    }
+
+    /// Set or clear `ZONE_RECLAIM_ACTIVE` on the zones kswapd's last run balanced (`balance_pgdat`'s
+    /// `set_reclaim_active`/`clear_reclaim_active`, held over the run's simulated time); clearing
+    /// forgets the run.
+    fn set_reclaim_active(&mut self, on: bool) {
+        let Some((_, idx)) = self.kswapd_busy else {
+            return;
+        };
+        for zone in self.shared.zones() {
+            if zone.config().zone_type <= idx && zone.managed_pages() > 0 {
+                zone.flags().set_reclaim_active(on);
+            }
+        }
+        if !on {
+            self.kswapd_busy = None;
         }
     }
 

@@ -92,6 +92,25 @@ fn kswapd_keeps_reclaiming_without_a_new_wake_up_until_the_node_is_balanced() {
     node.verify().unwrap();
 }
 
+/// `balance_pgdat` holds `ZONE_RECLAIM_ACTIVE` for as long as it runs. The simulated run
+/// reclaims at its start; the zone keeps the flag (its CPU lists cache at most four
+/// batches meanwhile) until the run's simulated time has passed, then loses it.
+#[test]
+fn the_zone_stays_under_reclaim_for_the_length_of_a_kswapd_run() {
+    let (_cache, mut node) = woken_at_low(false);
+    assert!(!node.shared().zone(0).flags().reclaim_active());
+    run_once(&mut node);
+    let started = 1 + KSWAPD_WAKE_DELAY_US;
+    let run = kswapd_run_time_us(node.shared().event(VmEvent::PgscanKswapd), 0);
+    assert!(node.shared().event(VmEvent::PgstealKswapd) > 0 && run > 1);
+    assert!(node.shared().zone(0).flags().reclaim_active(), "the run has just begun");
+    node.advance_to(started + run - 1);
+    assert!(node.shared().zone(0).flags().reclaim_active(), "the run is not over");
+    node.advance_to(started + run);
+    assert!(!node.shared().zone(0).flags().reclaim_active(), "the run is over");
+    node.verify().unwrap();
+}
+
 /// A target kswapd can never reach: it runs `MAX_RECLAIM_RETRIES` times, then it is
 /// hopeless and a wake-up is refused until a direct reclaim frees something.
 #[test]

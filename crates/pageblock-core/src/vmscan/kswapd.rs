@@ -79,6 +79,9 @@ pub struct KswapdRun {
     pub scanned: u64,
     /// Microseconds the run slept in `reclaim_throttle`, waiting for swap writes.
     pub throttled_us: u64,
+    /// The highest zone the run balanced (`None`: no run). `balance_pgdat` holds
+    /// `ZONE_RECLAIM_ACTIVE` on it and every zone below for as long as it runs.
+    pub highest_zoneidx: Option<ZoneType>,
     /// What kswapd does next.
     pub next: KswapdNext,
 }
@@ -187,7 +190,7 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     let (order, idx) = {
         let mut d = node.daemons();
         if !d.kswapd_woken {
-            return KswapdRun { scanned: 0, throttled_us: 0, next: KswapdNext::Idle };
+            return KswapdRun { scanned: 0, throttled_us: 0, highest_zoneidx: None, next: KswapdNext::Idle };
         }
         d.kswapd_woken = false;
         let top = node.zones().last().map_or(ZoneType::Normal, |z| z.config().zone_type);
@@ -202,7 +205,7 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     if !hopeless && !pgdat_balanced(node, check_order, idx) {
         d.kswapd_woken = true;
         d.kswapd_highest_zoneidx.get_or_insert(idx);
-        return KswapdRun { scanned, throttled_us, next: KswapdNext::Rerun };
+        return KswapdRun { scanned, throttled_us, highest_zoneidx: Some(idx), next: KswapdNext::Rerun };
     }
     if !hopeless {
         // `clear_pgdat_congested`.
@@ -216,7 +219,12 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
         }
     }
     crate::compaction::wakeup_kcompactd(node, &mut node.daemons(), alloc_order, idx);
-    KswapdRun { scanned, throttled_us, next: KswapdNext::Nap { order: check_order, idx } }
+    KswapdRun {
+        scanned,
+        throttled_us,
+        highest_zoneidx: Some(idx),
+        next: KswapdNext::Nap { order: check_order, idx },
+    }
 }
 
 /// The end of kswapd's nap (`kswapd_try_to_sleep` after `HZ/10`): unless a wake-up came
