@@ -14,6 +14,13 @@ fn open_loop() -> replay::Options {
     replay::Options { mode: Some(replay::engine::Loop::Open), ..Default::default() }
 }
 
+/// `path` replayed under `vanilla` in closed loop, whatever the trace shows.
+fn closed_loop(path: &Path) -> replay::ReplayReport {
+    let policies = [policy_named("vanilla").unwrap()];
+    let options = replay::Options { mode: Some(replay::engine::Loop::Closed), ..Default::default() };
+    replay::run(path, &policies, options, &mut |_| {}).unwrap()
+}
+
 fn run(path: &Path, policies: &[&str]) -> replay::ReplayReport {
     let policies: Vec<_> = policies.iter().map(|p| policy_named(p).unwrap()).collect();
     replay::run(path, &policies, replay::Options::default(), &mut |_| {}).unwrap()
@@ -105,14 +112,7 @@ fn closed_loop_leaves_direct_reclaim_frees_to_the_simulation() {
     t.lines.push(l);
     t.free(0, b, 0); // the workload's
     let path = t.write("direct-reclaim");
-    let policies = [policy_named("vanilla").unwrap()];
-    let closed = replay::run(
-        &path,
-        &policies,
-        replay::Options { mode: Some(replay::engine::Loop::Closed), ..Default::default() },
-        &mut |_| {},
-    )
-    .unwrap();
+    let closed = closed_loop(&path);
     let p = &closed.policies[0];
     assert_eq!(p.closed_loop.unwrap().reclaim_frees_skipped, 1);
     assert_eq!(p.events.mm_page_free, 1, "only the free after the window is replayed");
@@ -153,14 +153,7 @@ fn a_direct_reclaim_window_follows_its_task_across_cpus() {
     t.lines.push(l);
     t.by("other").free(0, c, 0); // after the end, on CPU 0: the workload's
     let path = t.write("direct-reclaim-moves");
-    let policies = [policy_named("vanilla").unwrap()];
-    let closed = replay::run(
-        &path,
-        &policies,
-        replay::Options { mode: Some(replay::engine::Loop::Closed), ..Default::default() },
-        &mut |_| {},
-    )
-    .unwrap();
+    let closed = closed_loop(&path);
     let p = &closed.policies[0];
     assert_eq!(p.closed_loop.unwrap().reclaim_frees_skipped, 1, "the reclaimer's free on CPU 1");
     assert_eq!(p.events.mm_page_free, 2, "the other task's two frees are replayed");

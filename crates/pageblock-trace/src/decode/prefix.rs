@@ -181,10 +181,9 @@ fn comm(head: &[u8]) -> &[u8] {
     &head[..end.saturating_sub(1)]
 }
 
-/// The pid of a task field [`task`] accepted: its last digits (at most 10, and within `u32`
-/// once [`task`] has looked).
+/// Where a task field's pid lies: its last run of digits, before any padding spaces.
 #[inline]
-fn pid_of(head: &[u8]) -> u32 {
+fn pid_span(head: &[u8]) -> (usize, usize) {
     let mut end = head.len();
     while end > 0 && head[end - 1] == b' ' {
         end -= 1;
@@ -193,19 +192,20 @@ fn pid_of(head: &[u8]) -> u32 {
     while start > 0 && head[start - 1].is_ascii_digit() {
         start -= 1;
     }
+    (start, end)
+}
+
+/// The pid of a task field [`task`] accepted (at most 10 digits, within `u32` once [`task`]
+/// has looked).
+#[inline]
+fn pid_of(head: &[u8]) -> u32 {
+    let (start, end) = pid_span(head);
     head[start..end].iter().fold(0u32, |v, &c| v.wrapping_mul(10).wrapping_add(u32::from(c - b'0')))
 }
 
 /// [`task`] byte by byte.
 pub(super) fn task_scan(head: &[u8], dialect: Dialect) -> bool {
-    let mut end = head.len();
-    while end > 0 && head[end - 1] == b' ' {
-        end -= 1;
-    }
-    let mut start = end;
-    while start > 0 && head[start - 1].is_ascii_digit() {
-        start -= 1;
-    }
+    let (start, end) = pid_span(head);
     let pid_ok = digits_at(&head[..end], start).is_some_and(|(pid, _)| u32::try_from(pid).is_ok());
     pid_ok
         && match dialect {
