@@ -35,22 +35,18 @@ impl Windows {
         if r.task != Task::Other {
             return;
         }
-        let (reclaim, compaction) = match r.kind {
-            RecordKind::Vmscan(VmscanEvent::DirectReclaimBegin { .. } | VmscanEvent::DirectReclaimEnd) => {
-                (true, false)
-            }
-            RecordKind::Compaction(CompactionEventKind::Begin | CompactionEventKind::End) => (false, true),
+        // The window the record opens or closes, if any: (reclaim's or compaction's, opens).
+        let edge = match r.kind {
+            RecordKind::Vmscan(VmscanEvent::DirectReclaimBegin { .. }) => Some((true, true)),
+            RecordKind::Vmscan(VmscanEvent::DirectReclaimEnd) => Some((true, false)),
+            RecordKind::Compaction(CompactionEventKind::Begin) => Some((false, true)),
+            RecordKind::Compaction(CompactionEventKind::End) => Some((false, false)),
             // The common case: no task inside either window.
             _ if self.reclaiming.is_empty() && self.compacting.is_empty() => return,
-            _ => (false, false),
+            _ => None,
         };
-        let begins = matches!(
-            r.kind,
-            RecordKind::Vmscan(VmscanEvent::DirectReclaimBegin { .. })
-                | RecordKind::Compaction(CompactionEventKind::Begin)
-        );
-        if begins {
-            let open = if reclaim { &mut self.reclaiming } else { &mut self.compacting };
+        if let Some((reclaim, true)) = edge {
+            let open = self.open(reclaim);
             if !open.contains(&pid) {
                 open.push(pid);
             }
@@ -60,9 +56,17 @@ impl Windows {
         } else if self.reclaiming.contains(&pid) {
             r.task = Task::DirectReclaim;
         }
-        if (reclaim || compaction) && !begins {
-            let open = if reclaim { &mut self.reclaiming } else { &mut self.compacting };
-            open.retain(|&p| p != pid);
+        if let Some((reclaim, false)) = edge {
+            self.open(reclaim).retain(|&p| p != pid);
+        }
+    }
+
+    /// The tasks inside direct reclaim (`reclaim`) or inside direct compaction.
+    fn open(&mut self, reclaim: bool) -> &mut Vec<u32> {
+        if reclaim {
+            &mut self.reclaiming
+        } else {
+            &mut self.compacting
         }
     }
 }

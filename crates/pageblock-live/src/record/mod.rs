@@ -258,8 +258,9 @@ fn check_memory(fs: &Tracefs, kb_per_cpu: u64) -> Result<(), String> {
 
 /// [`check_memory`] with `available_kb` of memory available.
 fn ring_fits(fs: &Tracefs, kb_per_cpu: u64, available_kb: u64) -> Result<(), String> {
-    let cpus = fs.list("per_cpu")?.len().max(1) as u64;
-    let need_kb = ring_growth_kb(fs, kb_per_cpu)?;
+    let sizes = tracefs::per_cpu_buffer_kb(fs)?;
+    let cpus = sizes.len().max(1);
+    let need_kb = ring_growth_kb(&sizes, kb_per_cpu);
     if need_kb > available_kb / 2 {
         return Err(format!(
             "--buffer-size-kb {kb_per_cpu} on {cpus} CPUs needs {} MiB more, more than half of the {} MiB available",
@@ -270,10 +271,10 @@ fn ring_fits(fs: &Tracefs, kb_per_cpu: u64, available_kb: u64) -> Result<(), Str
     Ok(())
 }
 
-/// KiB the ring buffers grow by, over all CPUs, when each is sized to `kb_per_cpu` (a CPU
-/// whose buffer is that size or larger adds nothing).
-fn ring_growth_kb(fs: &Tracefs, kb_per_cpu: u64) -> Result<u64, String> {
-    Ok(tracefs::per_cpu_buffer_kb(fs)?.iter().map(|&now| kb_per_cpu.saturating_sub(now)).sum())
+/// KiB the ring buffers of `sizes` (KiB per CPU) grow by when each is sized to `kb_per_cpu`
+/// (a CPU whose buffer is that size or larger adds nothing).
+fn ring_growth_kb(sizes: &[u64], kb_per_cpu: u64) -> u64 {
+    sizes.iter().map(|&now| kb_per_cpu.saturating_sub(now)).sum()
 }
 
 #[cfg(test)]
@@ -292,8 +293,9 @@ mod tests {
             std::fs::write(d.join("buffer_size_kb"), kb).unwrap();
         }
         let fs = Tracefs::at(dir.path());
-        assert_eq!(ring_growth_kb(&fs, 262_144).unwrap(), 262_144 - 7);
-        assert_eq!(ring_growth_kb(&fs, 7).unwrap(), 0);
+        let sizes = tracefs::per_cpu_buffer_kb(&fs).unwrap();
+        assert_eq!(ring_growth_kb(&sizes, 262_144), 262_144 - 7);
+        assert_eq!(ring_growth_kb(&sizes, 7), 0);
         let available_kb = 955 << 10;
         std::fs::write(dir.path().join("per_cpu/cpu1/buffer_size_kb"), "262147\n").unwrap();
         ring_fits(&fs, 262_144, available_kb).unwrap();
@@ -303,6 +305,6 @@ mod tests {
         let refused = ring_fits(&fs, 262_144, available_kb).unwrap_err();
         assert!(refused.contains("needs 511 MiB more"), "{refused}");
         std::fs::write(dir.path().join("per_cpu/cpu1/buffer_size_kb"), "big\n").unwrap();
-        assert!(ring_growth_kb(&fs, 7).unwrap_err().contains("cpu1/buffer_size_kb"));
+        assert!(ring_fits(&fs, 7, available_kb).unwrap_err().contains("cpu1/buffer_size_kb"));
     }
 }
