@@ -53,6 +53,8 @@ pub struct TraceReader<R> {
     cpus: Option<CpuLimit>,
     truncated: Option<TraceError>,
     records: u64,
+    /// The task (pid) of the record returned last; 0 after a lost-events record.
+    last_pid: u32,
     /// Which tasks are inside direct reclaim or compaction (their records' [`crate::Task`]).
     windows: Windows,
     done: bool,
@@ -88,6 +90,7 @@ impl<R: Read> TraceReader<R> {
             cpus: None,
             truncated: None,
             records: 0,
+            last_pid: 0,
             windows: Windows::default(),
             done: false,
         }
@@ -120,6 +123,13 @@ impl<R: Read> TraceReader<R> {
     /// The gfp masks of the allocation records so far.
     pub fn gfp_table(&self) -> &GfpTable {
         &self.gfp
+    }
+
+    /// The task (pid) whose line gave the record returned last: what follows a task from one
+    /// record to the next, wherever the scheduler ran it. 0 for a lost-events record (no
+    /// task's) and before the first record.
+    pub fn last_pid(&self) -> u32 {
+        self.last_pid
     }
 
     /// Lines read, comments, other events, bad lines skipped.
@@ -197,6 +207,7 @@ impl<R: Read> TraceReader<R> {
                     self.windows.classify(&mut r, pid);
                     self.records += 1;
                     self.last_time_us = r.time_us;
+                    self.last_pid = pid;
                     return Some(Ok((no, r)));
                 }
                 Ok(Decoded::Lost { cpu, events }) => {
@@ -214,6 +225,7 @@ impl<R: Read> TraceReader<R> {
                         continue;
                     };
                     self.records += 1;
+                    self.last_pid = 0;
                     let kind = RecordKind::Lost { events };
                     let r = TraceRecord { time_us: self.last_time_us, pfn: 0, cpu, task: Task::Other, kind };
                     return Some(Ok((no, r)));

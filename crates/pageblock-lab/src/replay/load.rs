@@ -19,6 +19,8 @@ use pageblock_formats::zoneinfo::ZoneInfo;
 
 use pageblock_formats::kmem::KMEM_EVENT_NAMES;
 
+use rustc_hash::FxHashMap;
+
 use super::daemon_timing::WakeLatencies;
 use super::facts::TraceFacts;
 use super::kmem_counts::KmemCounts;
@@ -97,8 +99,8 @@ pub struct TraceCounts {
     /// by the order and mask of the request that asked.
     pub direct_compactions: BTreeMap<(u8, GfpId), u64>,
     /// Zone compactions run for a request (`mm_compaction_begin` in a task, not kcompactd),
-    /// by the request that last asked on the same CPU: compaction runs where it was asked
-    /// for, and a task is not moved off its CPU between asking and beginning.
+    /// by the request that task last asked for: compaction runs in the task that asked
+    /// (`try_to_compact_pages` → `compact_zone`), on whatever CPU it has moved to since.
     pub direct_compaction_runs: BTreeMap<(u8, GfpId), u64>,
 }
 
@@ -215,12 +217,12 @@ pub fn load(
     let mut records = Vec::with_capacity((size.unwrap_or(0) / per_record).min(1 << 28) as usize);
     let mut counts = TraceCounts::default();
     let mut kmem = [0u64; 6];
-    let mut asking = Vec::new();
+    let mut asking = FxHashMap::default();
     let mut kswapd_wake_latency = WakeLatencies::default();
     let mut next_progress = PROGRESS_EVERY;
-    for item in reader.by_ref() {
+    while let Some(item) = reader.next() {
         let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
-        count(&mut counts, &mut kmem, &mut asking, &rec);
+        count(&mut counts, &mut kmem, &mut asking, (&rec, reader.last_pid()));
         facts.observe(&rec);
         kswapd_wake_latency.observe(&rec);
         if matches!(
@@ -260,11 +262,15 @@ pub fn load(
     })
 }
 
-/// Count `rec` (kmem events by their index in `KMEM_EVENT_NAMES`, the rest by name).
-/// `asking` holds, per CPU, the request that last asked for direct compaction there.
-fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], asking: &mut Vec<Option<(u8, GfpId)>>, rec: &TraceRecord) {
+/// Count `rec`, made by task `pid` (kmem events by their index in `KMEM_EVENT_NAMES`, the
+/// rest by name). `asking` holds, per task, the request it last asked direct compaction for.
+fn count(
+    c: &mut TraceCounts,
+    kmem: &mut [u64; 6],
+    asking: &mut FxHashMap<u32, (u8, GfpId)>,
+    (rec, pid): (&TraceRecord, u32),
+) {
     c.cpus = c.cpus.max(u32::from(rec.cpu) + 1);
-    let cpu = usize::from(rec.cpu);
     if let Some(i) = rec.kind.kmem_index() {
         kmem[i] += 1;
     }
@@ -297,7 +303,7 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], asking: &mut Vec<Option<(u8, 
         RecordKind::Compaction(k) => {
             *c.events.entry(k.name()).or_default() += 1;
             if k == CompactionEventKind::Begin && rec.task != Task::Kcompactd {
-                if let Some(&Some(request)) = asking.get(cpu) {
+                if let Some(&request) = asking.get(&pid) {
                     *c.direct_compaction_runs.entry(request).or_default() += 1;
                 }
             }
@@ -305,10 +311,7 @@ fn count(c: &mut TraceCounts, kmem: &mut [u64; 6], asking: &mut Vec<Option<(u8, 
         RecordKind::TryToCompactPages { order, gfp, .. } => {
             *c.events.entry(CompactionEventKind::TryToCompactPages.name()).or_default() += 1;
             *c.direct_compactions.entry((order, gfp)).or_default() += 1;
-            if asking.len() <= cpu {
-                asking.resize(cpu + 1, None);
-            }
-            asking[cpu] = Some((order, gfp));
+            asking.insert(pid, (order, gfp));
         }
         RecordKind::Vmscan(v) => {
             *c.events.entry(v.name()).or_default() += 1;

@@ -237,7 +237,7 @@ pub struct ReplayReport {
     /// the trace did not record the compaction events).
     pub real_direct_compactions: Option<BTreeMap<String, u64>>,
     /// The traced kernel's zone compactions for a request (`mm_compaction_begin` outside
-    /// kcompactd, given to the request that last asked on the CPU), by request (`None` if
+    /// kcompactd, given to the request its task last asked for), by request (`None` if
     /// the trace did not record the compaction events).
     pub real_direct_compaction_runs: Option<BTreeMap<String, u64>>,
     /// The traced kernel's fallbacks by kind (`mm_page_alloc_extfrag`).
