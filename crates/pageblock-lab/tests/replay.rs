@@ -310,6 +310,50 @@ fn a_vmstat_delta_file_is_the_real_side_and_a_bad_one_names_its_line() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// The fidelity table compares the traced kernel's own policy: `vanilla`, or `defrag_mode`
+/// for a `lab real` run under `vm.defrag_mode=1` (its `run.json` names the setting). A run
+/// whose own policy was not replayed gets no table rather than another policy's.
+#[test]
+fn the_fidelity_table_is_the_traced_kernels_own_policys() {
+    let shared =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
+    let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-own-policy", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(&shared).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    // 3 GiB ballooned away: the policies then fall back differently (on the quiet trace as
+    // recorded they replay alike).
+    let squeezed = |names: &[&str]| {
+        let policies: Vec<_> = names.iter().map(|p| policy_named(p).unwrap()).collect();
+        let options = replay::Options { balloon_pages: 3 << 18, ..replay::Options::default() };
+        replay::run(&dir, &policies, options, &mut |_| {}).unwrap()
+    };
+    let both = ["vanilla", "defrag_mode"];
+    let plain = squeezed(&both);
+    let (vanilla, dm) = (&plain.policies[0].events, &plain.policies[1].events);
+    assert_ne!(vanilla.mm_page_alloc_extfrag, dm.mm_page_alloc_extfrag, "the policies differ here");
+    let extfrag = |f: &replay::fidelity::Fidelity| {
+        f.rows.iter().find(|r| r.name == "mm_page_alloc_extfrag").unwrap().simulated
+    };
+    let f = plain.fidelity.as_ref().unwrap();
+    assert_eq!(
+        (f.policy, extfrag(f)),
+        ("vanilla", vanilla.mm_page_alloc_extfrag),
+        "no run.json: the default"
+    );
+    std::fs::write(dir.join("run.json"), r#"{"setting": "dm1-always-madvise", "run": 1}"#).unwrap();
+    let dm1 = squeezed(&both);
+    let f = dm1.fidelity.as_ref().expect("defrag_mode replayed: its table");
+    assert_eq!((f.policy, extfrag(f)), ("defrag_mode", dm.mm_page_alloc_extfrag));
+    assert!(dm1.render().contains("fidelity (defrag_mode against the traced kernel"));
+    assert!(squeezed(&["vanilla"]).fidelity.is_none(), "vanilla is not that kernel's policy");
+    std::fs::write(dir.join("run.json"), r#"{"setting": "dm0-always-madvise", "run": 1}"#).unwrap();
+    assert_eq!(squeezed(&both).fidelity.unwrap().policy, "vanilla");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `buddyinfo.samples` (the zones `lab real` read every 100 ms) sets the kernel's zones
 /// during the run beside the simulation's at the same moments; samples outside the trace are
 /// left out, and a malformed file is refused with its line.

@@ -1,5 +1,5 @@
 //! `pageblock replay TRACE`: a real kernel trace's requests through the simulator under
-//! each `--policy`, side by side, with the fidelity table for `vanilla`.
+//! each `--policy`, side by side, with the fidelity table for the traced kernel's own policy.
 
 use crate::meta::RunMeta;
 use indicatif::ProgressBar;

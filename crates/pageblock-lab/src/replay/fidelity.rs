@@ -1,12 +1,16 @@
-//! How far a `vanilla` replay is from the kernel that was traced: the simulation's own
-//! kernel events and its free memory at the end, next to the real trace's events and the
-//! real machine's `after` snapshot, with the ratio per row.
+//! How far the replay under the traced kernel's own policy is from that kernel: the
+//! simulation's own kernel events and its free memory at the end, next to the real trace's
+//! events and the real machine's `after` snapshot, with the ratio per row. The own policy is
+//! `vanilla`, or `defrag_mode` for a `lab real` run under `vm.defrag_mode=1`
+//! ([`own_policy`]): measured against a kernel running another policy, the distance would
+//! mix the model's error with the policies' difference.
 
 use serde::Serialize;
 
 use super::engine::Replayed;
 use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
+use super::thp_settings::RealSetting;
 use super::type_samples::TypeSamples;
 use super::zone_samples::{self, ZoneSamples};
 
@@ -28,6 +32,8 @@ pub struct FidelityRow {
 /// The fidelity report of one replay.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Fidelity {
+    /// The policy compared: the traced kernel's own ([`own_policy`]).
+    pub policy: &'static str,
     /// The rows, events first, then free pages per order at the end.
     pub rows: Vec<FidelityRow>,
     /// The zones during the run, sampled and simulated (`null` without `buddyinfo.samples`).
@@ -47,9 +53,22 @@ fn part(of: &'static str, name: &str, simulated: u64, real: u64) -> FidelityRow 
     FidelityRow { part_of: Some(of), ..row(name, simulated, real) }
 }
 
-/// The fidelity rows of replay `r` of trace `t`, with the zones' migratetypes during the run
+/// The policy of the kernel that made trace `t`: `defrag_mode` if it is a `lab real` run
+/// under `vm.defrag_mode=1` (its `run.json`), else `vanilla` (any other trace: `record` and
+/// other tools do not say, and `defrag_mode` is off by default).
+pub fn own_policy(t: &LoadedTrace) -> Result<&'static str, String> {
+    let dir = t.file.parent().unwrap_or(std::path::Path::new("."));
+    let defrag_mode = RealSetting::recorded(dir)?.is_some_and(|s| s.defrag_mode == 1);
+    Ok(if defrag_mode { "defrag_mode" } else { "vanilla" })
+}
+
+/// The fidelity rows of replay `r` (under `policy`) of trace `t`, with the zones' migratetypes during the run
 /// as the replay's result already compared them.
-pub fn table(t: &LoadedTrace, r: &Replayed, zone_types: Option<TypeSamples>) -> Fidelity {
+pub fn table(
+    t: &LoadedTrace,
+    (policy, r): (&'static str, &Replayed),
+    zone_types: Option<TypeSamples>,
+) -> Fidelity {
     let (e, sim, real) = (&r.events, KmemCounts::simulated(&r.events), &t.counts.kmem);
     let mut rows = vec![
         row("mm_page_alloc", sim.mm_page_alloc, real.mm_page_alloc),
@@ -126,5 +145,5 @@ pub fn table(t: &LoadedTrace, r: &Replayed, zone_types: Option<TypeSamples>) -> 
         .buddyinfo_samples
         .as_ref()
         .map(|real| zone_samples::compare(real, &r.zone_samples, r.node.shared().pageblock_order()));
-    Fidelity { rows, zones, zone_types }
+    Fidelity { policy, rows, zones, zone_types }
 }

@@ -182,6 +182,7 @@ pub fn replay_trace(
     let mut results = Vec::new();
     let mut start_report = None;
     let mut fidelity = None;
+    let own_policy = fidelity::own_policy(trace)?;
     for p in policies {
         let mut first: Option<PolicyResult> = None;
         let mut seed_runs = Vec::new();
@@ -226,8 +227,8 @@ pub fn replay_trace(
                 after_files::write(dir, p.name, &done.node)?;
             }
             // The kernel's own policy is the one whose distance to the kernel means something.
-            if p.name == "vanilla" && trace.snapshots.after_buddyinfo.is_some() {
-                fidelity = Some(fidelity::table(trace, &done, result.zone_types.clone()));
+            if p.name == own_policy && trace.snapshots.after_buddyinfo.is_some() {
+                fidelity = Some(fidelity::table(trace, (own_policy, &done), result.zone_types.clone()));
             }
             first = Some(result);
         }

@@ -222,7 +222,9 @@ pub struct ReplayReport {
     pub start: StartSide,
     /// One entry per policy, in the order asked.
     pub policies: Vec<PolicyResult>,
-    /// The `vanilla` replay against the real kernel (needs the `after` snapshot).
+    /// The replay under the traced kernel's own policy (`vanilla`, or `defrag_mode` for a
+    /// `lab real` run under `vm.defrag_mode=1`) against the real kernel (needs the `after`
+    /// snapshot and that policy among those replayed).
     pub fidelity: Option<Fidelity>,
     /// The real kernel's vmstat delta over the trace (the pressure rows), to set beside each
     /// policy's `vmstat`.
@@ -721,7 +723,7 @@ impl ReplayReport {
 }
 
 fn render_fidelity(out: &mut String, f: &Fidelity) {
-    let _ = writeln!(out, "fidelity (vanilla against the traced kernel and its after snapshot)");
+    let _ = writeln!(out, "fidelity ({} against the traced kernel and its after snapshot)", f.policy);
     let _ = writeln!(out, "{:<40} {:>12} {:>12} {:>8}", "", "simulated", "real", "ratio");
     for r in &f.rows {
         let ratio = r.ratio.map_or("-".to_owned(), |x| format!("{x:.3}"));

@@ -67,18 +67,7 @@ impl ThpSettings {
                 sysfs_choice(&d).and_then(ThpDefrag::from_name).ok_or_else(|| bad(&defrag, &d))?;
             return Ok(Some(ThpSettings { enabled: enabled_setting, defrag: defrag_setting }));
         }
-        let run = dir.join("run.json");
-        if !run.is_file() {
-            return Ok(None);
-        }
-        let text = std::fs::read_to_string(&run).map_err(|e| format!("{}: {e}", run.display()))?;
-        let json: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", run.display()))?;
-        Ok(json
-            .get("setting")
-            .and_then(serde_json::Value::as_str)
-            .and_then(RealSetting::parse)
-            .map(|r| r.thp))
+        Ok(RealSetting::recorded(dir)?.map(|r| r.thp))
     }
 }
 
@@ -97,6 +86,19 @@ pub struct RealSetting {
 }
 
 impl RealSetting {
+    /// The setting the `lab real` run in `dir` was made under, as its `run.json` names it
+    /// (`None`: no `run.json`, or no setting label in it); an unreadable file is an error.
+    pub fn recorded(dir: &Path) -> Result<Option<RealSetting>, String> {
+        let run = dir.join("run.json");
+        if !run.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&run).map_err(|e| format!("{}: {e}", run.display()))?;
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", run.display()))?;
+        Ok(json.get("setting").and_then(serde_json::Value::as_str).and_then(RealSetting::parse))
+    }
+
     /// The setting `label` names (`None`: not a `lab real` setting label).
     pub fn parse(label: &str) -> Option<RealSetting> {
         let (dm, rest) = label.strip_prefix("dm")?.split_once('-')?;
