@@ -310,19 +310,28 @@ fn a_vmstat_delta_file_is_the_real_side_and_a_bad_one_names_its_line() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// The shared real trace's directory (CI has `../shared`).
+fn shared_trace() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp")
+}
+
+/// A copy of the shared real trace's directory to add files to, named by `what`.
+fn shared_trace_copy(what: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-{what}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(shared_trace()).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    dir
+}
+
 /// The fidelity table compares the traced kernel's own policy: `vanilla`, or `defrag_mode`
 /// for a `lab real` run under `vm.defrag_mode=1` (its `run.json` names the setting). A run
 /// whose own policy was not replayed gets no table rather than another policy's.
 #[test]
 fn the_fidelity_table_is_the_traced_kernels_own_policys() {
-    let shared =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
-    let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-own-policy", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for e in std::fs::read_dir(&shared).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-    }
+    let dir = shared_trace_copy("own-policy");
     // 3 GiB ballooned away: the policies then fall back differently (on the quiet trace as
     // recorded they replay alike).
     let squeezed = |names: &[&str]| {
@@ -359,14 +368,7 @@ fn the_fidelity_table_is_the_traced_kernels_own_policys() {
 /// left out, and a malformed file is refused with its line.
 #[test]
 fn zones_sampled_live_are_compared_at_the_traces_times() {
-    let shared =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
-    let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-samples", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for e in std::fs::read_dir(&shared).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-    }
+    let (shared, dir) = (shared_trace(), shared_trace_copy("samples"));
     // The trace runs from 495.119 s to 516.701 s: the first and last samples are outside.
     let sample = |t: &str, dma32: &str| {
         format!(
