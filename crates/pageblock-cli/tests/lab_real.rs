@@ -171,6 +171,9 @@ fn a_session_runs_every_setting_and_puts_every_setting_back() {
         // The THP settings as the run had them, for replay's what-ifs to start from.
         let enabled = std::fs::read_to_string(run.join("thp.enabled")).unwrap();
         assert!(enabled.contains("[always]"), "{setting}: {enabled}");
+        // And the sysctl, for replay's fidelity table to compare the kernel's own policy.
+        let defrag_mode = std::fs::read_to_string(run.join("vm.defrag_mode")).unwrap();
+        assert_eq!(format!("dm{}", defrag_mode.trim()), setting[..3], "{setting}");
         let delta = std::fs::read_to_string(run.join("vmstat-delta.txt")).unwrap();
         let faults: u64 =
             delta.lines().find_map(|l| l.strip_prefix("thp_fault_alloc=")).unwrap().parse().unwrap();

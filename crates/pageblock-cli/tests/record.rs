@@ -21,7 +21,7 @@ use pageblock_formats::ftrace::LineRef;
 use pageblock_formats::kmem::KmemEvent;
 
 /// What a recording holds on a kernel with THP and swap support (this machine's).
-const RECORDING_FILES: [&str; 13] = [
+const RECORDING_FILES: [&str; 14] = [
     "after.buddyinfo",
     "after.pagetypeinfo",
     "after.swaps",
@@ -35,6 +35,7 @@ const RECORDING_FILES: [&str; 13] = [
     "thp.defrag",
     "thp.enabled",
     "trace.txt.zst",
+    "vm.defrag_mode",
 ];
 
 fn files_in(dir: &Path) -> Vec<String> {

@@ -360,6 +360,15 @@ fn the_fidelity_table_is_the_traced_kernels_own_policys() {
     assert!(squeezed(&["vanilla"]).fidelity.is_none(), "vanilla is not that kernel's policy");
     std::fs::write(dir.join("run.json"), r#"{"setting": "dm0-always-madvise", "run": 1}"#).unwrap();
     assert_eq!(squeezed(&both).fidelity.unwrap().policy, "vanilla");
+    // `record`'s copy of the sysctl says it for any recording, and is read first.
+    std::fs::write(dir.join("vm.defrag_mode"), "1\n").unwrap();
+    assert_eq!(squeezed(&both).fidelity.unwrap().policy, "defrag_mode");
+    std::fs::remove_file(dir.join("run.json")).unwrap();
+    assert_eq!(squeezed(&both).fidelity.unwrap().policy, "defrag_mode");
+    std::fs::write(dir.join("vm.defrag_mode"), "2\n").unwrap();
+    let policies = [policy_named("vanilla").unwrap()];
+    let err = replay::run(&dir, &policies, replay::Options::default(), &mut |_| {}).unwrap_err();
+    assert!(err.contains("vm.defrag_mode") && err.contains("\"2\""), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -53,12 +53,23 @@ fn part(of: &'static str, name: &str, simulated: u64, real: u64) -> FidelityRow 
     FidelityRow { part_of: Some(of), ..row(name, simulated, real) }
 }
 
-/// The policy of the kernel that made trace `t`: `defrag_mode` if it is a `lab real` run
-/// under `vm.defrag_mode=1` (its `run.json`), else `vanilla` (any other trace: `record` and
-/// other tools do not say, and `defrag_mode` is off by default).
+/// The policy of the kernel that made trace `t`: `defrag_mode` if it ran under
+/// `vm.defrag_mode=1`, as `record`'s copy `vm.defrag_mode` beside the trace says, or else
+/// the setting a `lab real` run's `run.json` names; `vanilla` otherwise (a trace that says
+/// neither: `defrag_mode` is off by default). A copy that is not 0 or 1 is an error.
 pub fn own_policy(t: &LoadedTrace) -> Result<&'static str, String> {
     let dir = t.file.parent().unwrap_or(std::path::Path::new("."));
-    let defrag_mode = RealSetting::recorded(dir)?.is_some_and(|s| s.defrag_mode == 1);
+    let copy = dir.join("vm.defrag_mode");
+    let defrag_mode = if copy.is_file() {
+        let text = std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+        match text.trim() {
+            "0" => false,
+            "1" => true,
+            other => return Err(format!("{}: not a defrag_mode (0 or 1): {other:?}", copy.display())),
+        }
+    } else {
+        RealSetting::recorded(dir)?.is_some_and(|s| s.defrag_mode == 1)
+    };
     Ok(if defrag_mode { "defrag_mode" } else { "vanilla" })
 }
 

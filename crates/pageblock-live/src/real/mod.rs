@@ -56,7 +56,7 @@ use crate::record::outdir::OutDir;
 use crate::record::{self, Failure, Progress, RecordConfig, Signals};
 
 /// The sysctl directory.
-const PROC_VM: &str = "/proc/sys/vm";
+pub const PROC_VM: &str = "/proc/sys/vm";
 /// THP's sysfs directory.
 pub const THP_SYSFS: &str = "/sys/kernel/mm/transparent_hugepage";
 /// What `lab real` records by default: `record`'s events, the vmscan tracepoints that mark

@@ -185,6 +185,7 @@ fn record(
     session.tracing_on()?;
     before.write(&out.path, "before")?;
     snapshot::copy_thp_settings(Path::new(crate::real::THP_SYSFS), &out.path)?;
+    snapshot::copy_vm_settings(Path::new(crate::real::PROC_VM), &out.path)?;
     let mut child = spawn(&args.command).inspect_err(|_| {
         // A mistyped command leaves no half recording behind to block the next try.
         let _ = std::fs::remove_file(out.file(TRACE_FILE));
@@ -193,6 +194,9 @@ fn record(
         }
         for name in snapshot::THP_FILES {
             let _ = std::fs::remove_file(out.file(&format!("thp.{name}")));
+        }
+        for name in snapshot::VM_FILES {
+            let _ = std::fs::remove_file(out.file(&format!("vm.{name}")));
         }
     })?;
     eprintln!(

@@ -65,9 +65,38 @@ pub fn copy_thp_settings(sysfs: &Path, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The `vm` sysctls copied once, as `vm.NAME`: the policy the recording's kernel ran
+/// (`replay` compares its own policy's replay with the kernel).
+pub const VM_FILES: [&str; 1] = ["defrag_mode"];
+
+/// Copies each of [`VM_FILES`] from `proc_vm` (`/proc/sys/vm`) into `DIR/vm.NAME`, byte for
+/// byte; one the kernel lacks (`defrag_mode` is 6.15's) is left out.
+pub fn copy_vm_settings(proc_vm: &Path, dir: &Path) -> Result<(), String> {
+    for name in VM_FILES {
+        let (from, to) = (proc_vm.join(name), dir.join(format!("vm.{name}")));
+        match std::fs::read(&from) {
+            Ok(bytes) => std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("{}: {e}", from.display())),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vm_settings_are_copied_when_the_kernel_has_them() {
+        let proc_vm = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        copy_vm_settings(proc_vm.path(), out.path()).unwrap();
+        assert!(!out.path().join("vm.defrag_mode").exists(), "a kernel before 6.15: no copy");
+        std::fs::write(proc_vm.path().join("defrag_mode"), "1\n").unwrap();
+        copy_vm_settings(proc_vm.path(), out.path()).unwrap();
+        assert_eq!(std::fs::read(out.path().join("vm.defrag_mode")).unwrap(), b"1\n");
+    }
 
     #[test]
     fn thp_settings_are_copied_when_the_kernel_has_thp() {
