@@ -219,8 +219,7 @@ fn bad_lines_name_the_file_and_line() {
 /// says, every request is replayed, and the fidelity table compares with the real kernel.
 #[test]
 fn the_real_trace_replays_with_a_fidelity_table() {
-    let dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
+    let dir = shared_trace();
     assert!(dir.is_dir(), "the shared trace is at {} (CI has ../shared)", dir.display());
     let report = run(&dir, &["vanilla"]);
     assert_eq!(report.trace.events["mm_page_alloc"], 729_121);
@@ -327,8 +326,9 @@ fn shared_trace_copy(what: &str) -> std::path::PathBuf {
 }
 
 /// The fidelity table compares the traced kernel's own policy: `vanilla`, or `defrag_mode`
-/// for a `lab real` run under `vm.defrag_mode=1` (its `run.json` names the setting). A run
-/// whose own policy was not replayed gets no table rather than another policy's.
+/// for a trace made under `vm.defrag_mode=1` (`record`'s copy `vm.defrag_mode` says so, or a
+/// `lab real` run's `run.json`). A run whose own policy was not replayed gets no table rather
+/// than another policy's.
 #[test]
 fn the_fidelity_table_is_the_traced_kernels_own_policys() {
     let dir = shared_trace_copy("own-policy");
@@ -457,8 +457,7 @@ fn zones_sampled_live_are_compared_at_the_traces_times() {
 /// blocks.
 #[test]
 fn zoneinfo_without_pagetypeinfo_starts_all_free_or_from_buddyinfo() {
-    let shared =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/linux-6.18-clone-tar-python-thp");
+    let shared = shared_trace();
     let dir = std::env::temp_dir().join(format!("pageblock-replay-{}-zoneinfo-only", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["before.zoneinfo", "trace.txt.zst"] {
@@ -498,8 +497,7 @@ fn blocks_at_the_top_of_the_pfn_space_neither_wrap_nor_panic() {
 /// between page events.
 #[test]
 fn the_simulated_op_interval_is_the_real_traces_mean_gap() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/linux-6.18-clone-tar-python-thp/trace.txt.zst");
+    let path = shared_trace().join("trace.txt.zst");
     let mut reader = pageblock_trace::TraceReader::open(&path)
         .unwrap_or_else(|e| panic!("{e} (the shared traces are beside the workspace)"));
     let s = pageblock_trace::TraceStats::collect(&mut reader, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));

@@ -1,8 +1,8 @@
 //! How far the replay under the traced kernel's own policy is from that kernel: the
 //! simulation's own kernel events and its free memory at the end, next to the real trace's
 //! events and the real machine's `after` snapshot, with the ratio per row. The own policy is
-//! `vanilla`, or `defrag_mode` for a `lab real` run under `vm.defrag_mode=1`
-//! ([`own_policy`]): measured against a kernel running another policy, the distance would
+//! `vanilla`, or `defrag_mode` for a trace made under `vm.defrag_mode=1` ([`own_policy`]):
+//! measured against a kernel running another policy, the distance would
 //! mix the model's error with the policies' difference.
 
 use serde::Serialize;
@@ -73,11 +73,12 @@ pub fn own_policy(t: &LoadedTrace) -> Result<&'static str, String> {
     Ok(if defrag_mode { "defrag_mode" } else { "vanilla" })
 }
 
-/// The fidelity rows of replay `r` (under `policy`) of trace `t`, with the zones' migratetypes during the run
-/// as the replay's result already compared them.
+/// The fidelity rows of replay `r` (under `policy`) of trace `t`, with the zones'
+/// migratetypes during the run as the replay's result already compared them.
 pub fn table(
     t: &LoadedTrace,
-    (policy, r): (&'static str, &Replayed),
+    policy: &'static str,
+    r: &Replayed,
     zone_types: Option<TypeSamples>,
 ) -> Fidelity {
     let (e, sim, real) = (&r.events, KmemCounts::simulated(&r.events), &t.counts.kmem);

@@ -222,7 +222,7 @@ pub fn load(
     let mut next_progress = PROGRESS_EVERY;
     while let Some(item) = reader.next() {
         let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
-        count(&mut counts, &mut kmem, &mut asking, (&rec, reader.last_pid()));
+        count(&mut counts, &mut kmem, &mut asking, &rec, reader.last_pid());
         facts.observe(&rec);
         kswapd_wake_latency.observe(&rec);
         if matches!(
@@ -268,7 +268,8 @@ fn count(
     c: &mut TraceCounts,
     kmem: &mut [u64; 6],
     asking: &mut FxHashMap<u32, (u8, GfpId)>,
-    (rec, pid): (&TraceRecord, u32),
+    rec: &TraceRecord,
+    pid: u32,
 ) {
     c.cpus = c.cpus.max(u32::from(rec.cpu) + 1);
     if let Some(i) = rec.kind.kmem_index() {

@@ -228,7 +228,7 @@ pub fn replay_trace(
             }
             // The kernel's own policy is the one whose distance to the kernel means something.
             if p.name == own_policy && trace.snapshots.after_buddyinfo.is_some() {
-                fidelity = Some(fidelity::table(trace, (own_policy, &done), result.zone_types.clone()));
+                fidelity = Some(fidelity::table(trace, own_policy, &done, result.zone_types.clone()));
             }
             first = Some(result);
         }

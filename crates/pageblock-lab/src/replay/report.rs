@@ -223,8 +223,8 @@ pub struct ReplayReport {
     /// One entry per policy, in the order asked.
     pub policies: Vec<PolicyResult>,
     /// The replay under the traced kernel's own policy (`vanilla`, or `defrag_mode` for a
-    /// `lab real` run under `vm.defrag_mode=1`) against the real kernel (needs the `after`
-    /// snapshot and that policy among those replayed).
+    /// trace made under `vm.defrag_mode=1`, [`super::fidelity::own_policy`]) against the real
+    /// kernel (needs the `after` snapshot and that policy among those replayed).
     pub fidelity: Option<Fidelity>,
     /// The real kernel's vmstat delta over the trace (the pressure rows), to set beside each
     /// policy's `vmstat`.
