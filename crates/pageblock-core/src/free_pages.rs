@@ -109,11 +109,17 @@ pub fn drain_pages_zone<L: NodeLocks + ?Sized>(l: &L, cpu: usize, z: usize) {
     pcp.drain(zone, |blocks| lock_zone(l, z, cpu).free_pcppages_bulk(blocks));
 }
 
-/// `drain_all_pages()`: every CPU gives its cached pages of every zone back.
-pub fn drain_all_pages<L: NodeLocks + ?Sized>(l: &L) {
+/// `drain_all_pages(zone)`: every CPU gives its cached pages of zone `zone` back, or of
+/// every zone with `None` (the slowpath's retry after direct reclaim drains them all;
+/// kcompactd drains only the zone it compacted).
+pub fn drain_all_pages<L: NodeLocks + ?Sized>(l: &L, zone: Option<usize>) {
     let node = l.node();
+    let zones = match zone {
+        Some(z) => z..z + 1,
+        None => 0..node.zones().len(),
+    };
     for cpu in 0..node.nr_cpus() {
-        for z in 0..node.zones().len() {
+        for z in zones.clone() {
             if node.zone(z).counters().cpu(cpu).count() > 0 {
                 drain_pages_zone(l, cpu, z);
             }

@@ -337,7 +337,7 @@ impl Node {
 
     /// `drain_all_pages()`.
     pub fn drain_all_pages(&self) {
-        page_alloc::drain_all_pages(self);
+        page_alloc::drain_all_pages(self, None);
     }
 
     /// The simulated clock, in microseconds.

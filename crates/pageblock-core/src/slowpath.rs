@@ -271,7 +271,7 @@ fn direct_reclaim<L: NodeLocks + ?Sized>(
         return Some(pfn);
     }
     unreserve_highatomic_pageblock(l, cpu, ac, false);
-    drain_all_pages(l);
+    drain_all_pages(l, None);
     get_page_from_freelist(l, cpu, ac, st.flags)
 }
 

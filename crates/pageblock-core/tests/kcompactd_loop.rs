@@ -176,3 +176,48 @@ fn kcompactd_work_checks_each_zone_without_its_reserve() {
     assert_eq!(daemon_scanned(&node), 0, "DMA32's own check: its whole free blocks clear high");
     node.verify().unwrap();
 }
+
+/// kcompactd drains the CPU lists of the zone it compacted when the run ends without
+/// success (`drain_all_pages(zone)` before `defer_compaction`), not every zone's.
+/// Regression: the simulation drained every zone's lists, so each failed kcompactd run on a
+/// small DMA32 also emptied ZONE_NORMAL's caches, which the next allocations refilled from
+/// the buddy lists.
+#[test]
+fn kcompactd_drains_only_the_zone_it_compacted() {
+    let zones = vec![
+        ZoneConfig { nr_cpus: 1, ..ZoneConfig::new(ZoneType::Dma32, 0x1000, 16 << 10) },
+        ZoneConfig { nr_cpus: 1, ..ZoneConfig::new(ZoneType::Normal, 0x100000, 256 << 10) },
+    ];
+    let mut node = Node::new(NodeConfig { zones }, Policy::default()).unwrap();
+    let shared = std::sync::Arc::clone(node.shared());
+    let (dma32, normal) = (shared.zone(0), shared.zone(1));
+    // DMA32 filled with kernel pages down to its low watermark, every other one freed:
+    // fragmented, and with every page pinned no run can succeed.
+    let mut pfns = Vec::new();
+    while dma32.nr_free_pages() > dma32.wmark_pages(WatermarkLevel::Low) {
+        pfns.push(node.alloc_pages(0, 0, Gfp::KERNEL | Gfp::DMA32).expect("above low").0);
+    }
+    for &p in pfns.iter().filter(|&&p| p % 2 == 1) {
+        node.free_pages(0, Pfn(p), 0).unwrap();
+    }
+    node.drain_all_pages();
+    // Both zones' lists hold pages: a refill's worth, less what was kept, plus what was freed.
+    let kept: Vec<Pfn> = (0..8).map(|_| node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).unwrap()).collect();
+    node.free_pages(0, kept[0], 0).unwrap();
+    let d = node.alloc_pages(0, 0, Gfp::KERNEL | Gfp::DMA32).unwrap();
+    node.free_pages(0, d, 0).unwrap();
+    let cached = |z: &pageblock_core::ZoneShared| z.counters().cpu(0).count();
+    let normal_cached = cached(normal);
+    assert!(normal_cached > 0 && cached(dma32) > 0);
+    node.set_mover(Box::new(Pinned));
+    // Order 10: the fill left a free block of order 9, none of order 10.
+    assert_eq!(common::buddyinfo(&node, 0)[10], 0);
+    wakeup_kcompactd(node.shared(), &mut node.shared().daemons(), 10, ZoneType::Dma32);
+    assert!(node.shared().daemons().kcompactd_woken, "a fragmented DMA32 is worth compacting");
+    node.advance_to(100_000);
+    assert_eq!(node.shared().event(VmEvent::CompactDaemonWake), 1);
+    assert!(daemon_scanned(&node) > 0, "kcompactd compacted DMA32");
+    assert_eq!(cached(dma32), 0, "the run failed: DMA32's lists are drained");
+    assert_eq!(cached(normal), normal_cached, "ZONE_NORMAL's lists are not kcompactd's business");
+    node.verify().unwrap();
+}

@@ -285,7 +285,7 @@ impl Allocator {
 
     /// `drain_all_pages()`: give every CPU's cached pages back to the zones.
     pub fn drain_all_pages(&self) {
-        page_alloc::drain_all_pages(&*self.pgdat);
+        page_alloc::drain_all_pages(&*self.pgdat, None);
     }
 
     /// The vmstat worker's pass for CPU slot `cpu` (`decay_pcp_high`): the kernel runs it

@@ -189,7 +189,7 @@ fn compact_requested_zone<L: NodeLocks + ?Sized>(
     match compact_zone(l, mover, &mut cc) {
         CompactResult::Success => lock_zone(l, z, cpu).compact.compaction_defer_reset(order, false),
         CompactResult::Complete | CompactResult::PartialSkipped => {
-            drain_all_pages(l);
+            drain_all_pages(l, Some(z));
             lock_zone(l, z, cpu).compact.defer_compaction(order);
         }
         _ => {}
