@@ -101,7 +101,7 @@ pub use policy::{
     Boot, BulkFree, DefragModeFix, FreeAreaLayout, KernelPeriod, PageblockSwitch, PcpBatch, Policy,
     SeedPatches, SpeedOnly, Switches, Sysctl, SysctlError, Sysctls,
 };
-pub use sim_node::{DaemonPhases, Node, STAT_INTERVAL_US};
+pub use sim_node::{DaemonCpus, DaemonPhases, Node, STAT_INTERVAL_US};
 pub use stats::{VmEvent, ZoneStat};
 pub use trace::{TraceContext, TraceEvent, TraceHub, TraceSink};
 pub use types::Pfn;

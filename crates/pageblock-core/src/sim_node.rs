@@ -78,6 +78,8 @@ pub struct Node {
     kswapd_busy: Option<(u64, ZoneType)>,
     /// kcompactd's loop in simulated time.
     kcompactd: KcompactdClock,
+    /// The CPUs kswapd and kcompactd run on now.
+    daemon_cpus: DaemonCpus,
     /// A daemon was woken (`NodeLocks::wake_daemons`) or ran since the daemons last looked.
     wake_pending: Cell<bool>,
 }
@@ -91,6 +93,19 @@ pub struct DaemonPhases {
     pub vmstat_us: u64,
     /// Until kcompactd's next timeout.
     pub kcompactd_us: u64,
+}
+
+/// The CPUs the daemons run on. The kernel's kswapd and kcompactd are bound to their node,
+/// not to a CPU: the scheduler moves them, and the pages kswapd reclaims go to the lists of
+/// the CPU it is on at the time (`free_unref_folios`), where that CPU's next allocations find
+/// them. A driver that knows where they ran (a trace names the CPU of each of their events)
+/// says so with [`Node::set_daemon_cpus`]; otherwise both run on the last CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DaemonCpus {
+    /// kswapd's CPU.
+    pub kswapd: usize,
+    /// kcompactd's CPU.
+    pub kcompactd: usize,
 }
 
 /// kcompactd's loop in simulated time: busy with its last pass until `busy_until_us`, then
@@ -167,6 +182,7 @@ impl Node {
     pub fn new(config: NodeConfig, policy: Policy) -> Result<Node, ConfigError> {
         let kcompactd = KcompactdClock::boot(&policy);
         let (shared, zones) = NodeShared::boot(config, policy)?;
+        let last_cpu = shared.nr_cpus() - 1;
         let pcp = PerCpuPages::for_node(shared.nr_cpus(), &zones).map(RefCell::new).collect();
         Ok(Node {
             shared: Arc::new(shared),
@@ -180,6 +196,7 @@ impl Node {
             kswapd_wake_delay: None,
             kswapd_nap: None,
             kswapd_busy: None,
+            daemon_cpus: DaemonCpus { kswapd: last_cpu, kcompactd: last_cpu },
             kcompactd,
             wake_pending: Cell::new(true),
         })
@@ -244,6 +261,17 @@ impl Node {
             self.kcompactd.timeout_at_us =
                 Some(self.now_us + phases.kcompactd_us.clamp(1, compaction::PROACTIVE_INTERVAL_US));
         }
+    }
+
+    /// From now on kswapd and kcompactd run on `cpus` (each taken modulo the node's CPUs).
+    pub fn set_daemon_cpus(&mut self, cpus: DaemonCpus) {
+        let n = self.shared.nr_cpus();
+        self.daemon_cpus = DaemonCpus { kswapd: cpus.kswapd % n, kcompactd: cpus.kcompactd % n };
+    }
+
+    /// The CPUs kswapd and kcompactd run on.
+    pub fn daemon_cpus(&self) -> DaemonCpus {
+        self.daemon_cpus
     }
 
     /// Swap to `device` from now on (no effect before [`Node::set_unmap`]).
@@ -393,13 +421,13 @@ impl Node {
         // A run may wake the other daemon for the next step: look again then.
         let ran = self.shared.event(VmEvent::Pageoutrun) + self.shared.event(VmEvent::CompactDaemonWake);
         self.wake_pending.set(false);
-        let cpu = self.shared.nr_cpus() - 1;
+        let DaemonCpus { kswapd, kcompactd: kcompactd_cpu } = self.daemon_cpus;
         // kcompactd woken by this kswapd run runs at the next step.
         let woken = self.shared.daemons().kcompactd_woken;
         let kcompactd = self.kcompactd.wait_over(self.now_us, woken, kcompactd_work_requested(&self.shared));
-        self.run_kswapd(cpu);
+        self.run_kswapd(kswapd);
         if kcompactd {
-            let pass = kcompactd_pass(self, cpu);
+            let pass = kcompactd_pass(self, kcompactd_cpu);
             self.kcompactd.ran(self.now_us, pass);
         }
         let now_ran = self.shared.event(VmEvent::Pageoutrun) + self.shared.event(VmEvent::CompactDaemonWake);

@@ -175,3 +175,22 @@ fn a_drawn_wake_up_latency_delays_kswapd_by_that_much() {
     assert_eq!(drawn.get(), 1, "one draw for one wake-up");
     const { assert!(41 < KSWAPD_WAKE_DELAY_US, "earlier than the default would have run it") };
 }
+
+/// The pages kswapd reclaims go to the lists of the CPU it runs on: the last CPU unless the
+/// driver says where the kernel's kswapd ran (`Node::set_daemon_cpus`).
+#[test]
+fn kswapd_frees_to_the_lists_of_the_cpu_it_runs_on() {
+    for kswapd in [None, Some(0)] {
+        let (_cache, mut node) = woken_at_low(false);
+        if let Some(cpu) = kswapd {
+            node.set_daemon_cpus(pageblock_core::DaemonCpus { kswapd: cpu, kcompactd: 1 });
+        }
+        node.drain_all_pages();
+        run_once(&mut node);
+        assert!(node.shared().event(VmEvent::PgstealKswapd) > 0);
+        let cached: Vec<u64> = (0..2).map(|cpu| node.shared().zone(0).counters().cpu(cpu).count()).collect();
+        let on = kswapd.unwrap_or(1);
+        assert!(cached[on] > 0 && cached[1 - on] == 0, "kswapd on CPU {on}: cached {cached:?}");
+        node.verify().unwrap();
+    }
+}

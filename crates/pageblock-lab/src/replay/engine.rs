@@ -29,7 +29,7 @@ use std::rc::Rc;
 use pageblock_core::trace::{TraceContext, TraceEvent, TraceSink};
 use pageblock_core::unstable::ZoneInternals;
 use pageblock_core::vmscan::LruKind;
-use pageblock_core::{Gfp, Node, NodeLocks, Pfn, VmEvent, ZoneType};
+use pageblock_core::{DaemonCpus, Gfp, Node, NodeLocks, Pfn, VmEvent, ZoneType};
 use serde::Serialize;
 
 use super::closed_loop::{ClosedLoopCounts, Compacted, MemoryUser, Owner};
@@ -295,6 +295,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     let snaps = &t.snapshots;
     let mut zone_samples =
         SimSamples::new(snaps.buddyinfo_samples.as_ref(), snaps.pagetypeinfo_samples.as_ref());
+    let mut daemon_cpus = r.node.daemon_cpus();
     for (i, rec) in records.iter().enumerate() {
         let now_us = clock.at(rec.time_us);
         r.node.advance_to(now_us);
@@ -305,6 +306,17 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         r.sync_owner();
         // The simulated CPU the traced one replays on (`--cpus` may fold them).
         let cpu = usize::from(rec.cpu) % nr_cpus;
+        // The kernel's daemons run where the scheduler put them; the simulated ones follow
+        // the CPU of their last traced event (their reclaim frees to that CPU's lists).
+        let seen = match rec.task {
+            Task::Kswapd => DaemonCpus { kswapd: cpu, ..daemon_cpus },
+            Task::Kcompactd => DaemonCpus { kcompactd: cpu, ..daemon_cpus },
+            _ => daemon_cpus,
+        };
+        if seen != daemon_cpus {
+            daemon_cpus = seen;
+            r.node.set_daemon_cpus(seen);
+        }
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
                 let gfp = t.gfps.get(gfp).unwrap_or_default();
