@@ -295,7 +295,6 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     let snaps = &t.snapshots;
     let mut zone_samples =
         SimSamples::new(snaps.buddyinfo_samples.as_ref(), snaps.pagetypeinfo_samples.as_ref());
-    let mut daemon_cpus = r.node.daemon_cpus();
     for (i, rec) in records.iter().enumerate() {
         let now_us = clock.at(rec.time_us);
         r.node.advance_to(now_us);
@@ -308,14 +307,10 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         let cpu = usize::from(rec.cpu) % nr_cpus;
         // The kernel's daemons run where the scheduler put them; the simulated ones follow
         // the CPU of their last traced event (their reclaim frees to that CPU's lists).
-        let seen = match rec.task {
-            Task::Kswapd => DaemonCpus { kswapd: cpu, ..daemon_cpus },
-            Task::Kcompactd => DaemonCpus { kcompactd: cpu, ..daemon_cpus },
-            _ => daemon_cpus,
-        };
-        if seen != daemon_cpus {
-            daemon_cpus = seen;
-            r.node.set_daemon_cpus(seen);
+        match rec.task {
+            Task::Kswapd => r.node.set_daemon_cpus(DaemonCpus { kswapd: cpu, ..r.node.daemon_cpus() }),
+            Task::Kcompactd => r.node.set_daemon_cpus(DaemonCpus { kcompactd: cpu, ..r.node.daemon_cpus() }),
+            _ => {}
         }
         match rec.kind {
             RecordKind::Alloc { order, gfp, failed, .. } => {
