@@ -78,6 +78,15 @@ pub trait NodeLocks {
         false
     }
 
+    /// `need_resched()`: the scheduler wants the CPU `cpu`'s task is running on back. Async
+    /// direct compaction then leaves the zones it has not tried yet. By default never: a
+    /// thread of the library has no kernel scheduler to ask, and a simulation only knows
+    /// how often the traced tasks found it set (`Node::set_need_resched`).
+    fn need_resched(&self, cpu: usize) -> bool {
+        let _ = cpu;
+        false
+    }
+
     /// `shrink_node()`: one reclaim pass over the node's LRU lists at `sc.priority`
     /// (nothing to reclaim without LRU lists). A hook rather than shared code because the
     /// two drivers reclaim genuinely different memory: the simulator's LRU lists of its

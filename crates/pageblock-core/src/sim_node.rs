@@ -82,6 +82,9 @@ pub struct Node {
     daemon_cpus: DaemonCpus,
     /// A daemon was woken (`NodeLocks::wake_daemons`) or ran since the daemons last looked.
     wake_pending: Cell<bool>,
+    /// Draws whether the scheduler wants the CPU back when async compaction asks (default:
+    /// never).
+    need_resched: RefCell<Option<Box<dyn FnMut() -> bool>>>,
 }
 
 /// Where the periodic daemons are in their periods, in µs from now: the next vmstat round
@@ -194,6 +197,7 @@ impl Node {
             reclaim: None,
             kswapd_due_us: None,
             kswapd_wake_delay: None,
+            need_resched: RefCell::new(None),
             kswapd_nap: None,
             kswapd_busy: None,
             daemon_cpus: DaemonCpus { kswapd: last_cpu, kcompactd: last_cpu },
@@ -246,6 +250,13 @@ impl Node {
             unmap,
             swap: RefCell::new(SwapDevice::block(SwapLatency::default())),
         });
+    }
+
+    /// What the scheduler says when async direct compaction asks `need_resched()` between
+    /// zones: `draw()` each time (a replay draws at the rate the traced tasks found it set).
+    /// By default it is never set.
+    pub fn set_need_resched(&mut self, draw: Box<dyn FnMut() -> bool>) {
+        *self.need_resched.get_mut() = Some(draw);
     }
 
     /// The daemons' timing, which a driver may know better than the defaults (a trace's
@@ -561,6 +572,10 @@ impl NodeLocks for Node {
 
     fn mover(&self) -> Option<&dyn Mover> {
         self.mover.as_ref().map(|_| self as &dyn Mover)
+    }
+
+    fn need_resched(&self, _cpu: usize) -> bool {
+        self.need_resched.borrow_mut().as_mut().is_some_and(|draw| draw())
     }
 
     fn shrink_node(&self, cpu: usize, sc: &mut ScanControl) {

@@ -11,7 +11,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use pageblock_core::compaction::{fragmentation_index, MigrateFail, MigrateMode, Mover};
-use pageblock_core::{Gfp, Node, NodeConfig, NodeShared, Pfn, Policy, Sysctl, VmEvent, ZoneConfig};
+use pageblock_core::zone::watermark::WatermarkLevel;
+use pageblock_core::{Gfp, Node, NodeConfig, NodeShared, Pfn, Policy, Sysctl, VmEvent, ZoneConfig, ZoneType};
 use proptest::prelude::*;
 
 /// Who holds which block: pfn → (order, movable as allocated).
@@ -150,6 +151,67 @@ fn direct_compaction_makes_the_huge_page_a_fragmented_zone_lacks() {
     assert!(ev(VmEvent::PgMigrateSuccess) > 0);
     assert!(ev(VmEvent::CompactMigrateScanned) > 0 && ev(VmEvent::CompactFreeScanned) > 0);
     assert!(owners.borrow().moves > 0);
+    check(&node, &owners);
+}
+
+/// A small ZONE_NORMAL used up to its low watermark (too little free memory to compact)
+/// above a ZONE_DMA32 with one page left in each pageblock (fragmented, room to compact): a huge page
+/// request's zonelist meets ZONE_NORMAL first and can only be helped by ZONE_DMA32.
+fn full_normal_over_fragmented_dma32(need_resched: bool) -> (Node, Rc<RefCell<Owners>>) {
+    let zones = vec![
+        ZoneConfig { nr_cpus: 1, ..ZoneConfig::new(ZoneType::Dma32, 0x1000, 32 << 8) },
+        ZoneConfig { nr_cpus: 1, ..ZoneConfig::new(ZoneType::Normal, 0x100000, 64 << 8) },
+    ];
+    let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 256).unwrap();
+    let mut node = Node::new(NodeConfig { zones }, policy).unwrap();
+    let owners = Rc::new(RefCell::new(Owners::default()));
+    node.set_mover(Box::new(TableMover { owners: Rc::clone(&owners), node: Arc::clone(node.shared()) }));
+    if need_resched {
+        node.set_need_resched(Box::new(|| true));
+    }
+    let (dma32, normal) = (node.shared().zone(0), node.shared().zone(1));
+    let nowait = Gfp(Gfp::HIGHUSER_MOVABLE.0 & !Gfp::DIRECT_RECLAIM.0);
+    while normal.nr_free_pages() > normal.wmark_pages(WatermarkLevel::Low) {
+        alloc(&node, &owners, 0, 0, nowait).expect("room above the low watermark");
+    }
+    let movable_dma32 = Gfp((nowait.0 & !Gfp::HIGHMEM.0) | Gfp::DMA32.0);
+    let mut pfns = Vec::new();
+    while dma32.nr_free_pages() > dma32.wmark_pages(WatermarkLevel::Low) {
+        pfns.push(alloc(&node, &owners, 0, 0, movable_dma32).expect("room above the low watermark"));
+    }
+    // One movable page left in each pageblock: no free block of order 9, little to move.
+    for p in pfns.into_iter().filter(|p| p % 512 != 100) {
+        owners.borrow_mut().blocks.remove(&p);
+        node.free_pages(0, Pfn(p), 0).unwrap();
+    }
+    node.drain_all_pages();
+    assert!(fragmentation_index(dma32, 9) > 500, "DMA32 is fragmented");
+    check(&node, &owners);
+    (node, owners)
+}
+
+/// C13: async direct compaction leaves the zones it has not tried once `need_resched()` is
+/// set (`try_to_compact_pages`); sync compaction does not. On this machine's A workload the
+/// kernel's async asks that began with it set never reached ZONE_DMA32.
+#[test]
+fn async_compaction_yields_the_zones_left_when_the_scheduler_wants_the_cpu() {
+    let noretry = Gfp(Gfp::TRANSHUGE.0 | Gfp::NORETRY.0);
+    // Nothing to yield to: ZONE_NORMAL is skipped, ZONE_DMA32 compacted for the request.
+    let (node, owners) = full_normal_over_fragmented_dma32(false);
+    assert!(alloc(&node, &owners, 0, 9, noretry).is_some(), "DMA32 compacted");
+    assert_eq!(node.shared().event(VmEvent::CompactStall), 1);
+    check(&node, &owners);
+    // The scheduler wants the CPU: after ZONE_NORMAL the ask stops, skipped, and a request
+    // that may not retry fails without a stall.
+    let (node, owners) = full_normal_over_fragmented_dma32(true);
+    assert!(alloc(&node, &owners, 0, 9, noretry).is_none());
+    assert_eq!(node.shared().event(VmEvent::CompactAttempt), 1, "it asked");
+    assert_eq!(node.shared().event(VmEvent::CompactStall), 0, "no zone compacted");
+    assert_eq!(node.shared().event(VmEvent::CompactMigrateScanned), 0);
+    check(&node, &owners);
+    // A request that may retry goes on to sync compaction, which does not yield.
+    assert!(alloc(&node, &owners, 0, 9, Gfp::TRANSHUGE).is_some(), "sync compaction reached DMA32");
+    assert!(node.shared().event(VmEvent::CompactStall) >= 1);
     check(&node, &owners);
 }
 

@@ -194,6 +194,24 @@ impl<'a> TraceLineRef<'a> {
     pub fn compaction(&self) -> Result<CompactionEvent, ParseError> {
         CompactionEvent::parse(self.event, self.payload)
     }
+
+    /// Whether the task had `TIF_NEED_RESCHED` set when the event fired (what the kernel's
+    /// `need_resched()` tests), from the flag characters; `None` without them.
+    pub fn need_resched(&self) -> Option<bool> {
+        self.flags.and_then(need_resched_of)
+    }
+}
+
+/// The need-resched column, the second flag character (`trace_print_lat_fmt()`): `B`
+/// (need_resched, lazy and preempt), `N` (need_resched and preempt), `b` (need_resched and
+/// lazy) and `n` carry `TIF_NEED_RESCHED`; `L`, `l` (lazy only), `p` and `.` do not. Kernels
+/// before the migrate-disable column (4 characters) print the same column second.
+fn need_resched_of(flags: &str) -> Option<bool> {
+    match flags.as_bytes().get(1)? {
+        b'B' | b'N' | b'b' | b'n' => Some(true),
+        b'L' | b'l' | b'p' | b'.' => Some(false),
+        _ => None,
+    }
 }
 
 impl<'a> LineRef<'a> {

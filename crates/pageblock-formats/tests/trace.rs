@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::io::{BufReader, Cursor};
 
 use common::{data, data_path};
-use pageblock_formats::ftrace::{FtraceReader, Line, LineRef, Tgid, Timestamp, TraceLine};
+use pageblock_formats::ftrace::{FtraceReader, Line, LineRef, Tgid, Timestamp, TraceLine, TraceLineRef};
 use pageblock_formats::gfp::Gfp;
 use pageblock_formats::kmem::KmemEvent;
 
@@ -346,4 +346,33 @@ fn lost_events_lines() {
     assert_eq!(lines[1], (2, Line::Lost { cpu: 1, events: Some(7) }));
     let again: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
     assert_eq!(again, text);
+}
+
+#[test]
+fn need_resched_is_the_second_flag_character() {
+    let at = |line: &str| TraceLineRef::parse(line).unwrap().need_resched();
+    // Real lines of this machine's 6.18 trace and of the A5 recording.
+    assert_eq!(
+        at("         python3-4067    [001] .N...   237.320801: mm_page_alloc: page=0000000052402bda pfn=0x147c6f order=0 migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_ZERO|__GFP_COMP"),
+        Some(true)
+    );
+    assert_eq!(
+        at("          pb-rec-3837    [000] .N...   558.666602: mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL priority=2"),
+        Some(true)
+    );
+    assert_eq!(
+        at("          pb-rec-3837    [000] .....   558.686748: mm_compaction_try_to_compact_pages: order=9 gfp_mask=GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_COMP|__GFP_HARDWALL priority=2"),
+        Some(false)
+    );
+    // Lazy preemption alone is not need_resched(); with it, `b` and `B` are.
+    for (flags, set) in
+        [("dLs1.", Some(false)), ("db.2.", Some(true)), (".B...", Some(true)), (".p...", Some(false))]
+    {
+        let line = format!("            bash-2783    [001] {flags}   237.526250: mm_page_free: page=000000007d337ca8 pfn=0x14d0f8 order=0");
+        assert_eq!(at(&line), set, "{flags}");
+    }
+    // An old kernel's four characters; no flags (irq-info off, or perf script): unknown.
+    assert_eq!(at("          <idle>-0     [006] dNs.  1110.217281: mm_page_free: page=ffffea0064142000 pfn=26235008 order=0"), Some(true));
+    assert_eq!(at("  gnome-terminal-1567  [000]  4415.246506: mm_page_free: page=ffffea0003db9f40 pfn=1155800 order=0"), None);
+    assert_eq!(TraceLineRef::parse_perf(PERF[2]).unwrap().need_resched(), None);
 }

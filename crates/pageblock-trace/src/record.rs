@@ -106,6 +106,10 @@ pub enum RecordKind {
         gfp: GfpId,
         /// The kernel's `enum compact_priority`: 0 sync full, 1 sync light, 2 async.
         priority: u8,
+        /// Whether the asking task had `need_resched()` set as it began (the line's flag
+        /// characters; `None` without them). Async compaction gives up on the zones left
+        /// once it is set.
+        need_resched: Option<bool>,
     },
     /// A reclaim event (which one only).
     Vmscan(VmscanEvent),

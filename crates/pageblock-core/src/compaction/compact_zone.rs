@@ -433,7 +433,8 @@ fn compact_zone_order<L: NodeLocks + ?Sized>(
 
 /// `try_to_compact_pages()`: direct compaction at `order` (the request's, or the pageblock
 /// order a `defrag_mode` request was promoted to) over the request's zonelist, skipping
-/// zones where compaction is deferred, stopping at the first success. Returns the best
+/// zones where compaction is deferred, stopping at the first success, and — when async —
+/// at the first zone after which [`NodeLocks::need_resched`] holds. Returns the best
 /// result and a block of the request's order captured for it. Without a mover nothing can
 /// move: compaction does not start.
 pub fn try_to_compact_pages<L: NodeLocks + ?Sized>(
@@ -470,6 +471,10 @@ pub fn try_to_compact_pages<L: NodeLocks + ?Sized>(
             && matches!(status, CompactResult::Complete | CompactResult::PartialSkipped)
         {
             lock_zone(l, z, cpu).compact.defer_compaction(order);
+        }
+        // Async compaction is opportunistic: it yields the CPU rather than try more zones.
+        if priority == CompactPriority::Async && l.need_resched(cpu) {
+            break;
         }
     }
     (rc, None)

@@ -19,8 +19,9 @@
 //! [`Mover::migrate`] may refuse a block, transiently (`-EAGAIN`, retried up to the kernel's
 //! pass limits) or not (`-EBUSY`); a failed block goes back to its owner (`migration.rs`).
 //!
-//! Not modelled: the LRU-isolation throttle (`too_many_isolated`), `need_resched` and fatal
-//! signals: the simulator has no scheduler or signals, so nothing would set them.
+//! Not modelled: the LRU-isolation throttle (`too_many_isolated`) and fatal signals. Of the
+//! scheduler only `need_resched()` between zones is ([`crate::NodeLocks::need_resched`]):
+//! a driver that knows how often the asking tasks found it set says so.
 //!
 //! # Invariants
 //!

@@ -24,6 +24,7 @@ use rustc_hash::FxHashMap;
 use super::daemon_timing::WakeLatencies;
 use super::facts::TraceFacts;
 use super::kmem_counts::KmemCounts;
+use super::need_resched::NeedResched;
 use pageblock_trace::{
     trace_file, GfpId, GfpTable, RecordKind, Task, TraceError, TraceReader, TraceRecord, VmscanEvent,
 };
@@ -175,6 +176,8 @@ pub struct LoadedTrace {
     pub snapshots: Snapshots,
     /// kswapd's wake-up latencies, as far as the trace shows them.
     pub kswapd_wake_latency: WakeLatencies,
+    /// How often async compaction's askers found `need_resched()` set.
+    pub need_resched: NeedResched,
     /// Seconds spent reading, decompressing and decoding.
     pub load_seconds: f64,
 }
@@ -219,12 +222,14 @@ pub fn load(
     let mut kmem = [0u64; 6];
     let mut asking = FxHashMap::default();
     let mut kswapd_wake_latency = WakeLatencies::default();
+    let mut need_resched = NeedResched::default();
     let mut next_progress = PROGRESS_EVERY;
     while let Some(item) = reader.next() {
         let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
         count(&mut counts, &mut kmem, &mut asking, &rec, reader.last_pid());
         facts.observe(&rec);
         kswapd_wake_latency.observe(&rec);
+        need_resched.observe(&rec);
         if matches!(
             rec.kind,
             RecordKind::Alloc { .. }
@@ -258,6 +263,7 @@ pub fn load(
         counts,
         snapshots,
         kswapd_wake_latency,
+        need_resched,
         load_seconds: started.elapsed().as_secs_f64(),
     })
 }

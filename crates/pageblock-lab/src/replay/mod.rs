@@ -28,6 +28,7 @@ pub mod fidelity;
 pub mod kmem_counts;
 pub mod load;
 pub mod machine;
+pub mod need_resched;
 pub mod pfnmap;
 pub mod predict;
 pub mod report;
@@ -191,6 +192,7 @@ pub fn replay_trace(
             start_report.get_or_insert(start);
             let (wake_delay, phases) = trace.kswapd_wake_latency.timing(seed);
             node.set_daemon_timing(wake_delay, phases);
+            node.set_need_resched(trace.need_resched.draw(seed));
             let mixed_start = mixed_pageblocks(node.shared());
             let vmstat_start = show::vmstat(node.shared());
             let records = trace.records.len() as u64;

@@ -246,6 +246,8 @@ pub struct ReplayReport {
     pub real_fallbacks_by_kind: BTreeMap<String, u64>,
     /// Where each simulated kswapd wake-up's latency is drawn from.
     pub kswapd_wake_latency: String,
+    /// The rate at which async direct compaction finds `need_resched()` set between zones.
+    pub need_resched: String,
     /// `open` (every traced free replayed) or `closed` (only the workload's).
     #[serde(rename = "loop")]
     pub mode: super::engine::Loop,
@@ -312,6 +314,7 @@ impl ReplayReport {
             real_direct_compaction_runs: t.direct_compaction_runs(),
             real_fallbacks_by_kind: t.counts.extfrag_kinds.clone(),
             kswapd_wake_latency: t.kswapd_wake_latency.source(),
+            need_resched: t.need_resched.source(),
             mode,
             seconds,
             thp: None,
@@ -389,6 +392,8 @@ impl ReplayReport {
             }
         );
         let _ = writeln!(out, "kswapd wake-up latency: drawn from {}", self.kswapd_wake_latency);
+        let _ =
+            writeln!(out, "need_resched between zones (async compaction): drawn at {}", self.need_resched);
         let _ = writeln!(out, "swap: {}", self.swap.source);
         if let Some(thp) = &self.thp {
             let _ = writeln!(out, "THP: what if {} (recorded under {})", thp.replayed, thp.recorded);

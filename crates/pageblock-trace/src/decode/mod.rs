@@ -296,8 +296,15 @@ mod tests {
         let Ok(Decoded::Record(r, _)) = decode(line.as_bytes(), true, Dialect::Ftrace, &mut g) else {
             panic!()
         };
-        let RecordKind::TryToCompactPages { order, gfp, priority } = r.kind else { panic!("{:?}", r.kind) };
-        assert_eq!((order, priority, r.cpu), (9, 2, 0));
+        let RecordKind::TryToCompactPages { order, gfp, priority, need_resched } = r.kind else {
+            panic!("{:?}", r.kind)
+        };
+        assert_eq!((order, priority, r.cpu, need_resched), (9, 2, 0, Some(false)));
+        let set = line.replace("[000] .....", "[000] .N...");
+        let Ok(Decoded::Record(r, _)) = decode(set.as_bytes(), true, Dialect::Ftrace, &mut g) else {
+            panic!()
+        };
+        assert!(matches!(r.kind, RecordKind::TryToCompactPages { need_resched: Some(true), .. }));
         assert_eq!(g.get(gfp), Some(Gfp::parse("GFP_TRANSHUGE|__GFP_NORETRY|__GFP_THISNODE").unwrap()));
         assert_eq!(r.kind.event_name(), Some("mm_compaction_try_to_compact_pages"));
         for (payload, says) in [

@@ -31,7 +31,7 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
     } else if CompactionEventKind::from_name(ev.event).is_some() {
         let kind = match ev.compaction().map_err(|e| e.reason)? {
             CompactionEvent::TryToCompactPages(t) => {
-                try_to_compact_pages(&t, gfp).map_err(|e| format!("{}: {e}", ev.event))?
+                try_to_compact_pages(&t, ev.need_resched(), gfp).map_err(|e| format!("{}: {e}", ev.event))?
             }
             c => RecordKind::Compaction(c.kind()),
         };
@@ -66,6 +66,7 @@ fn direct_reclaim_begin(payload: &str, gfp: &mut GfpTable) -> Result<crate::Vmsc
 /// `mm_compaction_try_to_compact_pages` as a record holds it.
 fn try_to_compact_pages(
     t: &pageblock_formats::compaction::MmCompactionTryToCompactPages,
+    need_resched: Option<bool>,
     gfp: &mut GfpTable,
 ) -> Result<RecordKind, String> {
     let priority = u8::try_from(t.prio)
@@ -76,6 +77,7 @@ fn try_to_compact_pages(
         order: order(t.order, "order")?,
         gfp: gfp.intern_text(t.gfp_mask.render().as_bytes())?,
         priority,
+        need_resched,
     })
 }
 

@@ -128,6 +128,10 @@ impl<L: NodeLocks> NodeLocks for Harness<'_, L> {
         self.inner.mover()
     }
 
+    fn need_resched(&self, cpu: usize) -> bool {
+        self.inner.need_resched(cpu)
+    }
+
     fn shrink_node(&self, cpu: usize, sc: &mut ScanControl) {
         let mut lru = self.lru.borrow_mut();
         let mut out = PageOut {
