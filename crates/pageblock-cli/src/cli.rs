@@ -419,6 +419,11 @@ pub struct ReplayArgs {
     /// --balloon).
     #[arg(long)]
     pub closed_loop: bool,
+    /// Start with every compaction skip hint clear instead of as the trace's first
+    /// compaction runs show them (in each zone, the share of pageblocks they passed without
+    /// looking; a zone they passed too few of starts clear either way).
+    #[arg(long)]
+    pub clear_skip_hints: bool,
 }
 
 /// A transparent_hugepage/enabled setting.

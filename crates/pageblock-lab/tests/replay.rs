@@ -893,3 +893,45 @@ fn the_end_of_each_policy_is_written_as_the_kernels_files() {
     assert!(err.contains("--after-dir") && err.contains("not a directory"), "{err}");
     assert!(!replayed, "refused before replaying");
 }
+
+/// The compaction skip hints a replay starts from are the ones the trace's first runs show:
+/// a run that looked into 1 of the 100 pageblocks it passed says 99% were hinted; without
+/// evidence, or with `clear_skip_hints`, every hint starts clear.
+#[test]
+fn the_start_skip_hints_are_those_the_first_traced_runs_show() {
+    let run_over = |t: &mut Trace| {
+        t.event_on(0, "kcompactd0-35", "mm_compaction_begin: zone_start=0x1000 migrate_pfn=0x2000 free_pfn=0xfe00 zone_end=0x10000, mode=sync");
+        t.event_on(
+            0,
+            "kcompactd0-35",
+            "mm_compaction_isolate_migratepages: range=(0x2000 ~ 0x2200) nr_scanned=512 nr_taken=3",
+        );
+        t.event_on(0, "kcompactd0-35", "mm_compaction_end: zone_start=0x1000 migrate_pfn=0xa800 free_pfn=0xa800 zone_end=0x10000, mode=sync status=complete");
+    };
+    let mut t = Trace::default();
+    t.alloc(0, Some(0x1000), 0, Gfp::KERNEL);
+    t.alloc(0, Some(0xffff), 0, Gfp::KERNEL);
+    run_over(&mut t);
+    let path = t.write("skip-hints");
+    let hints = |options: replay::Options| {
+        let policies = [policy_named("vanilla").unwrap()];
+        replay::run(&path, &policies, options, &mut |_| {}).unwrap().render()
+    };
+    let text = hints(closed_loop_options());
+    assert!(text.contains("start: compaction skip hints "), "{text}");
+    assert!(text.contains("% (67 of 68 blocks its first runs passed without looking)"), "{text}");
+    let clear = hints(replay::Options { clear_skip_hints: true, ..closed_loop_options() });
+    assert!(clear.contains("start: compaction skip hints clear (--clear-skip-hints)"), "{clear}");
+    let mut bare = Trace::default();
+    bare.alloc(0, Some(0x1000), 0, Gfp::KERNEL);
+    bare.alloc(0, Some(0xffff), 0, Gfp::KERNEL);
+    let policies = [policy_named("vanilla").unwrap()];
+    let text = replay::run(&bare.write("no-skip-hints"), &policies, closed_loop_options(), &mut |_| {})
+        .unwrap()
+        .render();
+    assert!(text.contains("start: compaction skip hints clear (no zone's first traced runs"), "{text}");
+}
+
+fn closed_loop_options() -> replay::Options {
+    replay::Options { mode: Some(replay::engine::Loop::Closed), ..Default::default() }
+}

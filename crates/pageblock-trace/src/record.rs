@@ -269,7 +269,9 @@ pub struct TraceRecord {
     /// Timestamp in microseconds (a lost-events marker, which has none, carries the time of
     /// the line before it).
     pub time_us: u64,
-    /// The page frame number (0 for failed allocations, compaction events and markers).
+    /// The page frame number (0 for failed allocations and markers). For compaction events:
+    /// the migrate scanner's pfn at `mm_compaction_begin` and `_end`, the start of the range
+    /// at `mm_compaction_isolate_migratepages`, 0 for the others.
     pub pfn: u64,
     /// The CPU (a record's CPU number fits 16 bits, as every Linux `NR_CPUS` does).
     pub cpu: u16,

@@ -25,6 +25,7 @@ use super::daemon_timing::WakeLatencies;
 use super::facts::TraceFacts;
 use super::kmem_counts::KmemCounts;
 use super::need_resched::NeedResched;
+use super::skip_hints::SkipHints;
 use pageblock_trace::{
     trace_file, GfpId, GfpTable, RecordKind, Task, TraceError, TraceReader, TraceRecord, VmscanEvent,
 };
@@ -178,6 +179,8 @@ pub struct LoadedTrace {
     pub kswapd_wake_latency: WakeLatencies,
     /// How often async compaction's askers found `need_resched()` set.
     pub need_resched: NeedResched,
+    /// The compaction skip hints the trace's first runs show.
+    pub skip_hints: SkipHints,
     /// Seconds spent reading, decompressing and decoding.
     pub load_seconds: f64,
 }
@@ -223,6 +226,7 @@ pub fn load(
     let mut asking = FxHashMap::default();
     let mut kswapd_wake_latency = WakeLatencies::default();
     let mut need_resched = NeedResched::default();
+    let mut skip_hints = SkipHints::default();
     let mut next_progress = PROGRESS_EVERY;
     while let Some(item) = reader.next() {
         let (line, rec) = item.map_err(|e: TraceError| e.to_string())?;
@@ -230,6 +234,7 @@ pub fn load(
         facts.observe(&rec);
         kswapd_wake_latency.observe(&rec);
         need_resched.observe(&rec);
+        skip_hints.observe(&rec, reader.last_pid());
         if matches!(
             rec.kind,
             RecordKind::Alloc { .. }
@@ -264,6 +269,7 @@ pub fn load(
         snapshots,
         kswapd_wake_latency,
         need_resched,
+        skip_hints,
         load_seconds: started.elapsed().as_secs_f64(),
     })
 }

@@ -42,6 +42,8 @@ pub struct StartReport {
     /// Free pages a movable request could only steal: on the Unmovable and Reclaimable
     /// lists below the pageblock order. `defrag_mode` keeps them from it.
     pub steal_only_pages: u64,
+    /// The compaction skip hints set at the start, and what set them ([`super::skip_hints`]).
+    pub skip_hints: String,
 }
 
 /// The most pages a machine sized by a trace's pfns may have (1 TiB): booting it takes time

@@ -33,6 +33,7 @@ pub mod pfnmap;
 pub mod predict;
 pub mod report;
 pub mod series;
+pub mod skip_hints;
 pub mod snapshot;
 pub mod start;
 pub mod start_pages;
@@ -124,6 +125,9 @@ pub struct Options {
     /// Replays per policy, each with its own draw of the daemons' timing
     /// ([`daemon_timing`]): seeds 1 ..= `seeds` (0 counts as 1).
     pub seeds: u32,
+    /// Boot with every compaction skip hint clear instead of as the trace's first runs show
+    /// them ([`skip_hints`]).
+    pub clear_skip_hints: bool,
 }
 
 /// Replay the trace at `path` under each of `policies`, in order, as `options` say.
@@ -188,7 +192,13 @@ pub fn replay_trace(
         let mut first: Option<PolicyResult> = None;
         let mut seed_runs = Vec::new();
         for seed in 1..=u64::from(options.seeds.max(1)) {
-            let (mut node, start) = machine::boot(trace, &config, &p.policy)?;
+            let (mut node, mut start) = machine::boot(trace, &config, &p.policy)?;
+            start.skip_hints = if options.clear_skip_hints {
+                "clear (--clear-skip-hints)".into()
+            } else {
+                trace.skip_hints.apply(&node, seed);
+                trace.skip_hints.source(&node)
+            };
             start_report.get_or_insert(start);
             let (wake_delay, phases) = trace.kswapd_wake_latency.timing(seed);
             node.set_daemon_timing(wake_delay, phases);

@@ -54,6 +54,8 @@ pub struct StartSide {
     pub unplaced_blocks: BTreeMap<String, u64>,
     /// Reserved pages that had to sit on pages the trace frees, per zone.
     pub reserved_on_busy: BTreeMap<String, u64>,
+    /// The compaction skip hints set at the start, from the trace's first runs.
+    pub skip_hints: String,
 }
 
 /// Huge-page availability.
@@ -304,6 +306,7 @@ impl ReplayReport {
                 steal_only_pages: start.steal_only_pages,
                 unplaced_blocks: per_zone(&|s| s.unplaced.iter().map(|u| u.2).sum()),
                 reserved_on_busy: per_zone(&|s| s.reserved_on_busy),
+                skip_hints: start.skip_hints,
             },
             policies,
             fidelity,
@@ -382,6 +385,7 @@ impl ReplayReport {
             "start: {} free pages a movable request could only steal (Unmovable and Reclaimable lists below the pageblock order; defrag_mode does not)",
             s.steal_only_pages
         );
+        let _ = writeln!(out, "start: compaction skip hints {}", s.skip_hints);
         let _ = writeln!(
             out,
             "loop: {}",

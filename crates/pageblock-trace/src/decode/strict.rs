@@ -29,13 +29,22 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
         let k = ev.kmem().map_err(|e| e.reason)?;
         (k.pfn(), kmem_kind(&k, gfp).map_err(|e| format!("{}: {e}", ev.event))?)
     } else if CompactionEventKind::from_name(ev.event).is_some() {
-        let kind = match ev.compaction().map_err(|e| e.reason)? {
+        let c = ev.compaction().map_err(|e| e.reason)?;
+        // Where the migrate scanner was: its position at a run's start and end, and the
+        // start of each range it isolated from.
+        let pfn = match &c {
+            CompactionEvent::Begin(b) => b.migrate_pfn,
+            CompactionEvent::End(e) => e.scanners.migrate_pfn,
+            CompactionEvent::IsolateMigratepages(i) => i.start_pfn,
+            _ => 0,
+        };
+        let kind = match c {
             CompactionEvent::TryToCompactPages(t) => {
                 try_to_compact_pages(&t, ev.need_resched(), gfp).map_err(|e| format!("{}: {e}", ev.event))?
             }
             c => RecordKind::Compaction(c.kind()),
         };
-        (0, kind)
+        (pfn, kind)
     } else if let Some(i) = crate::VmscanEvent::index_of(ev.event.as_bytes()) {
         let v = match crate::VmscanEvent::without_payload(i) {
             Some(v) => v,
