@@ -12,12 +12,17 @@
 //!
 //! For each row the real change is the difference of the two settings' means over their
 //! runs, and the real spread the larger of the two settings' (highest − lowest) / mean: the
-//! run-to-run variation a change must exceed to mean anything. The predicted change is, per
-//! trace and seed (the daemons' timing the trace does not tell, drawn per seed:
-//! [`super::daemon_timing`]), the second replay's against the first's with the same seed; its
-//! mean and range over traces and seeds are reported. A row **agrees** when the real change
-//! exceeds the spread and the predicted mean has its sign, or when it does not and the
-//! predicted mean lies within the spread.
+//! run-to-run variation a change must exceed to mean anything. Each trace is replayed once
+//! per seed (the daemons' timing the trace does not tell, drawn per seed:
+//! [`super::daemon_timing`]) under each side, and the predicted change is the same quantity
+//! as the real one: the mean of the second replays against the mean of the first, over every
+//! trace and seed. Beside it, the range of each pair's own change (the second replay against
+//! the first with the same trace and seed). A mean of those per-pair changes would not be the
+//! real change's estimate: a count that varies hundredfold from run to run (B's
+//! `pgscan_kswapd`) gives a pair with a small first value a change of hundreds of percent
+//! that a change of the means weighs as little as the real side weighs such a run. A row
+//! **agrees** when the real change exceeds the spread and the predicted change has its sign,
+//! or when it does not and the predicted change lies within the spread.
 //!
 //! **From the other side.** A trace carries its run's starting state: where free memory
 //! lay, in which pageblocks. The runs of two settings start from different states (each
@@ -100,6 +105,27 @@ fn change(a: f64, b: f64) -> Option<f64> {
     (a.abs() > f64::EPSILON).then(|| 100.0 * (b - a) / a.abs())
 }
 
+/// A change predicted by pairs of replays, one pair per trace and seed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PredictedChange {
+    /// The second replays' mean against the first replays', percent: the prediction.
+    pub of_means: f64,
+    /// Each pair's own change, percent (its mean, lowest and highest: the predicted range).
+    pub per_pair: Spread,
+}
+
+impl PredictedChange {
+    /// The change predicted by `pairs` of (first, second) values; `None` without a pair whose
+    /// first value is not 0.
+    fn of(pairs: &[(f64, f64)]) -> Option<PredictedChange> {
+        let per_pair = Spread::of(pairs.iter().filter_map(|&(a, b)| change(a, b)).collect())?;
+        let n = pairs.len() as f64;
+        let mean = |side: fn(&(f64, f64)) -> f64| pairs.iter().map(side).sum::<f64>() / n;
+        let of_means = change(mean(|p| p.0), mean(|p| p.1))?;
+        Some(PredictedChange { of_means, per_pair })
+    }
+}
+
 /// One row of the comparison.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PredictionRow {
@@ -113,15 +139,15 @@ pub struct PredictionRow {
     pub real_change: Option<f64>,
     /// Real run-to-run spread, percent.
     pub real_spread: f64,
-    /// Predicted change per trace of the first setting and seed, percent.
-    pub predicted: Option<Spread>,
-    /// Predicted mean change / real change.
+    /// Predicted change from the first setting's traces.
+    pub predicted: Option<PredictedChange>,
+    /// Predicted change / real change.
     pub ratio: Option<f64>,
     /// Whether prediction and reality agree (see the module).
     pub agrees: Option<bool>,
     /// The same change predicted from the second setting's traces (each replayed as the
     /// first setting and as recorded), percent; `None` where they cannot answer it.
-    pub predicted_from_second: Option<Spread>,
+    pub predicted_from_second: Option<PredictedChange>,
     /// Whether that prediction and reality agree, by the same rule.
     pub agrees_from_second: Option<bool>,
 }
@@ -162,7 +188,7 @@ pub struct TracePrediction {
     pub events: u64,
     /// See [`TracePrediction::events`].
     pub lost_events: u64,
-    /// Per row (as [`ROWS`]), the predicted change, mean over seeds, percent.
+    /// Per row (as [`ROWS`]), the change its replays predict over the seeds, percent.
     pub changes: Vec<Option<f64>>,
     /// Whether the prediction of its setting leaves it out: it lost more than
     /// [`LOSSY_SHARE`] of its events and the setting has a trace that did not.
@@ -196,7 +222,7 @@ fn trace_predictions(runs: &[PathBuf], replays: &[TraceReplays]) -> Vec<TracePre
                 lost_events: one.lost_events,
                 changes: ROWS
                     .iter()
-                    .map(|r| predicted_change(r, std::slice::from_ref(one)).map(|s| s.mean))
+                    .map(|r| predicted_change(r, std::slice::from_ref(one)).map(|p| p.of_means))
                     .collect(),
                 left_out,
             }
@@ -408,27 +434,27 @@ fn counted(replays: &[TraceReplays]) -> impl Iterator<Item = &TraceReplays> {
     replays.iter().filter(move |t| all_lossy || !t.lossy())
 }
 
-/// Row `name`'s change predicted by the counted traces' pairs of replays, per trace and seed.
-fn predicted_change(name: &str, replays: &[TraceReplays]) -> Option<Spread> {
-    Spread::of(
-        counted(replays)
-            .flat_map(|t| t.pair[0].seeds.iter().zip(&t.pair[1].seeds))
-            .filter_map(|(first, second)| {
-                let v = predicted_value(name, &first.vmstat)?;
-                change(v, predicted_value(name, &second.vmstat)?)
-            })
-            .collect(),
-    )
+/// Row `name`'s change predicted by the counted traces' pairs of replays, one pair per trace
+/// and seed.
+fn predicted_change(name: &str, replays: &[TraceReplays]) -> Option<PredictedChange> {
+    let pairs: Vec<(f64, f64)> = counted(replays)
+        .flat_map(|t| t.pair[0].seeds.iter().zip(&t.pair[1].seeds))
+        .filter_map(|(first, second)| {
+            Some((predicted_value(name, &first.vmstat)?, predicted_value(name, &second.vmstat)?))
+        })
+        .collect();
+    PredictedChange::of(&pairs)
 }
 
-/// The module's rule: a real change beyond the spread needs the predicted mean's sign, one
-/// within it a predicted mean within it too.
-fn agrees(real_change: Option<f64>, real_spread: f64, predicted: Option<&Spread>) -> Option<bool> {
+/// The module's rule: a real change beyond the spread needs the predicted change's sign, one
+/// within it a predicted change within it too.
+fn agrees(real_change: Option<f64>, real_spread: f64, predicted: Option<&PredictedChange>) -> Option<bool> {
     real_change.zip(predicted).map(|(r, p)| {
+        let p = p.of_means;
         if r.abs() > real_spread {
-            p.mean.signum() == r.signum() && p.mean != 0.0
+            p.signum() == r.signum() && p != 0.0
         } else {
-            p.mean.abs() <= real_spread
+            p.abs() <= real_spread
         }
     })
 }
@@ -448,8 +474,9 @@ fn row(
     let real_spread =
         [&ra, &rb].iter().filter_map(|s| s.as_ref()).map(Spread::relative_percent).fold(0.0, f64::max);
     let predicted = predicted_change(name, replays);
-    let ratio =
-        real_change.zip(predicted.as_ref()).and_then(|(r, p)| (r.abs() > f64::EPSILON).then(|| p.mean / r));
+    let ratio = real_change
+        .zip(predicted.as_ref())
+        .and_then(|(r, p)| (r.abs() > f64::EPSILON).then(|| p.of_means / r));
     let agrees_first = agrees(real_change, real_spread, predicted.as_ref());
     let predicted_from_second = second.and_then(|s| predicted_change(name, s));
     let agrees_from_second = agrees(real_change, real_spread, predicted_from_second.as_ref());
@@ -498,13 +525,13 @@ pub fn render(predictions: &[Prediction]) -> String {
     o
 }
 
-/// Each trace's own predicted change (mean over seeds), beside the free memory its run began
-/// with and how much of it a movable request could only steal.
+/// Each trace's own predicted change (of its replays' means over the seeds), beside the free
+/// memory its run began with and how much of it a movable request could only steal.
 fn traces_table(o: &mut String, traces: &[TracePrediction]) {
     use std::fmt::Write as _;
     let _ = writeln!(
         o,
-        "each trace's predicted change, mean over seeds; free pages at its start, those a movable request could only steal, and the share of its events lost"
+        "each trace's predicted change over its seeds; free pages at its start, those a movable request could only steal, and the share of its events lost"
     );
     let _ = write!(o, "{:<26} {:>10} {:>11} {:>6}", "trace", "free", "steal-only", "lost");
     for r in ROWS {
@@ -543,7 +570,7 @@ fn traces_table(o: &mut String, traces: &[TracePrediction]) {
 fn table(
     o: &mut String,
     rows: &[PredictionRow],
-    pick: impl Fn(&PredictionRow) -> (Option<&Spread>, Option<bool>),
+    pick: impl Fn(&PredictionRow) -> (Option<&PredictedChange>, Option<bool>),
 ) {
     use std::fmt::Write as _;
     let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:+.1}%"));
@@ -554,12 +581,13 @@ fn table(
     );
     for r in rows {
         let (predicted, agrees) = pick(r);
-        let range = predicted.map_or("-".to_owned(), |s| format!("{:+.1}% .. {:+.1}%", s.min, s.max));
+        let range = predicted
+            .map_or("-".to_owned(), |p| format!("{:+.1}% .. {:+.1}%", p.per_pair.min, p.per_pair.max));
         let ratio = r
             .real_change
             .zip(predicted)
             .filter(|(real, _)| real.abs() > f64::EPSILON)
-            .map_or("-".to_owned(), |(real, p)| format!("{:.2}", p.mean / real));
+            .map_or("-".to_owned(), |(real, p)| format!("{:.2}", p.of_means / real));
         let agrees = match agrees {
             Some(true) => "yes",
             Some(false) => "NO",
@@ -571,7 +599,7 @@ fn table(
             r.name,
             pct(r.real_change),
             format!("{:.1}%", r.real_spread),
-            pct(predicted.map(|s| s.mean)),
+            pct(predicted.map(|p| p.of_means)),
             range,
             ratio,
             agrees
@@ -658,6 +686,21 @@ mod tests {
             "every trace lossy: all count"
         );
         assert_eq!(lost(&[trace(0, 0)]), [0], "an empty trace lost nothing");
+    }
+
+    /// The prediction is the change of the replays' means, as the real change is of the runs'
+    /// means: a pair whose first value is small moves the range, not the prediction.
+    #[test]
+    fn the_predicted_change_is_of_the_means_and_the_range_per_pair() {
+        let p = PredictedChange::of(&[(1.0, 4.0), (100.0, 110.0), (99.0, 100.0)]).unwrap();
+        assert!((p.of_means - 7.0).abs() < 1e-9, "200 -> 214: {}", p.of_means);
+        assert!((p.per_pair.min - 100.0 / 99.0).abs() < 1e-9 && p.per_pair.max == 300.0, "{:?}", p.per_pair);
+        assert!(p.per_pair.mean > 100.0, "the per-pair mean would be {}", p.per_pair.mean);
+        // A pair from 0 has no change of its own but counts in the means.
+        let z = PredictedChange::of(&[(0.0, 10.0), (10.0, 10.0)]).unwrap();
+        assert_eq!((z.of_means, z.per_pair.values.clone()), (100.0, vec![0.0]));
+        assert_eq!(PredictedChange::of(&[(0.0, 5.0)]), None);
+        assert_eq!(PredictedChange::of(&[]), None);
     }
 
     #[test]
