@@ -401,14 +401,20 @@ pub struct ReplayArgs {
     pub swap: Option<bool>,
     /// Write each policy's simulated machine at the end into DIR as POLICY.after.buddyinfo,
     /// .pagetypeinfo and .zoneinfo, in the kernel's formats, to set beside the recording's
-    /// after.* (seed 1; DIR must exist).
+    /// after.* (the first seed; DIR must exist).
     #[arg(long, value_name = "DIR")]
     pub after_dir: Option<std::path::PathBuf>,
-    /// Replay each policy N times, seeds 1..=N, each drawing what the trace does not tell
-    /// of the daemons' timing (kswapd's wake-up latency from the trace's own, the periodic
-    /// daemons' phases); the report gives each row's range over the seeds.
+    /// Replay each policy N times, seeds 1..=N (K..K+N-1 with --seed K), each drawing what
+    /// the trace does not tell of the daemons' timing (kswapd's wake-up latency from the
+    /// trace's own, the periodic daemons' phases); the report gives each row's range over
+    /// the seeds.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub seeds: u32,
+    /// The first seed: seeds K..K+N-1 with --seeds N, and the report's columns (failed
+    /// requests, zones, curves, --after-dir) are seed K's replay. To look at the one seed of
+    /// a range that went astray
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub seed: u64,
     /// Replay every traced free, the kernel's reclaim and migration included (the default
     /// for a trace without reclaim or compaction, replayed without a balloon).
     #[arg(long, conflicts_with = "closed_loop")]

@@ -808,6 +808,13 @@ fn seeds_replay_each_policy_once_per_seed_and_report_the_range() {
     assert_eq!(one.policies[0].seeds.len(), 1);
     assert!(!one.render().contains("range over"));
     assert_eq!(one.policies[0].vmstat, three.policies[0].vmstat, "the same seed, the same replay");
+    assert!(!one.render().contains("seed: the columns"));
+    // `--seed 2`: the range's second replay, whole, as the report's columns.
+    let second =
+        replay::run(&path, &policies, replay::Options { first_seed: 2, ..options(1) }, &mut |_| {}).unwrap();
+    assert_eq!(second.policies[0].seeds.iter().map(|s| s.seed).collect::<Vec<_>>(), vec![2]);
+    assert_eq!(second.policies[0].vmstat, three.policies[0].seeds[1].vmstat);
+    assert!(second.render().contains("seed: the columns are seed 2's replay (--seed)"));
 }
 
 /// Direct reclaim runs by the request that stalled: the traced kernel's from its

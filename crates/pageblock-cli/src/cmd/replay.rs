@@ -47,6 +47,7 @@ pub fn run(args: &ReplayArgs) -> Result<String, String> {
         swap: args.swap,
         after_dir: args.after_dir.clone(),
         seeds,
+        first_seed: args.seed,
         clear_skip_hints: args.clear_skip_hints,
     };
     let report = replay::run(&args.trace, &policies, options, &mut |stage| match stage {

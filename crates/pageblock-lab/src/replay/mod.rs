@@ -119,12 +119,15 @@ pub struct Options {
     /// What if the machine could swap (`Some(true)`) or not, instead of what the recording
     /// says ([`swap_space`]).
     pub swap: Option<bool>,
-    /// Write each policy's machine at the end (seed 1) into this directory as
+    /// Write each policy's machine at the end (the first seed) into this directory as
     /// `POLICY.after.*` ([`after_files`]).
     pub after_dir: Option<std::path::PathBuf>,
     /// Replays per policy, each with its own draw of the daemons' timing
-    /// ([`daemon_timing`]): seeds 1 ..= `seeds` (0 counts as 1).
+    /// ([`daemon_timing`]): `seeds` of them (0 counts as 1) from [`Options::first_seed`].
     pub seeds: u32,
+    /// The first seed (0 counts as 1); the report's columns are its replay. To look closely
+    /// at the one seed of a range that went astray.
+    pub first_seed: u64,
     /// Boot with every compaction skip hint clear instead of as the trace's first runs show
     /// them ([`skip_hints`]).
     pub clear_skip_hints: bool,
@@ -191,7 +194,8 @@ pub fn replay_trace(
     for p in policies {
         let mut first: Option<PolicyResult> = None;
         let mut seed_runs = Vec::new();
-        for seed in 1..=u64::from(options.seeds.max(1)) {
+        let first_seed = options.first_seed.max(1);
+        for seed in first_seed..first_seed + u64::from(options.seeds.max(1)) {
             let (mut node, mut start) = machine::boot(trace, &config, &p.policy)?;
             start.skip_hints = if options.clear_skip_hints {
                 "clear (--clear-skip-hints)".into()

@@ -399,6 +399,9 @@ impl ReplayReport {
         let _ =
             writeln!(out, "need_resched between zones (async compaction): drawn at {}", self.need_resched);
         let _ = writeln!(out, "swap: {}", self.swap.source);
+        if let Some(first) = self.policies.first().and_then(|p| p.seeds.first()).filter(|s| s.seed != 1) {
+            let _ = writeln!(out, "seed: the columns are seed {}'s replay (--seed)", first.seed);
+        }
         if let Some(thp) = &self.thp {
             let _ = writeln!(out, "THP: what if {} (recorded under {})", thp.replayed, thp.recorded);
         }
