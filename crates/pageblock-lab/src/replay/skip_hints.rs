@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use pageblock_core::types::PAGEBLOCK_ORDER;
 use pageblock_core::Node;
 use pageblock_formats::compaction::CompactionEventKind;
 use pageblock_trace::{RecordKind, TraceRecord};
@@ -30,13 +31,14 @@ pub const MIN_PASSED_BLOCKS: u64 = 64;
 /// Runs kept from the trace's start: enough for every zone's first ones.
 const MAX_RUNS: usize = 256;
 
-/// One traced run of the migrate scanner, in pageblocks of 512 pages (`pfn >> 9`).
+/// One traced run of the migrate scanner. Blocks are the traced machine's pageblocks
+/// (`pfn >> PAGEBLOCK_ORDER`, x86-64's 2 MiB); a zone of the simulated machine is found by pfn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Run {
     /// Its pfn at the start.
     begin_pfn: u64,
-    /// The first pfn of the lowest block it looked into, if any.
-    first_looked_pfn: Option<u64>,
+    /// The lowest block it looked into, if any.
+    first_looked_block: Option<u64>,
     /// Its pfn at the end.
     end_pfn: u64,
     /// Distinct blocks it looked into.
@@ -87,7 +89,7 @@ impl SkipHints {
                     o.blocks.dedup();
                     self.runs.push(Run {
                         begin_pfn: o.begin_pfn,
-                        first_looked_pfn: o.blocks.first().map(|b| b << PAGEBLOCK_ORDER),
+                        first_looked_block: o.blocks.first().copied(),
                         end_pfn: rec.pfn,
                         looked: o.blocks.len() as u64,
                     });
@@ -110,7 +112,7 @@ impl SkipHints {
             if h.passed >= MIN_PASSED_BLOCKS {
                 continue;
             }
-            let from = r.first_looked_pfn.unwrap_or(r.begin_pfn) >> PAGEBLOCK_ORDER;
+            let from = r.first_looked_block.unwrap_or(r.begin_pfn >> PAGEBLOCK_ORDER);
             let passed = (r.end_pfn >> PAGEBLOCK_ORDER).saturating_sub(from).max(r.looked);
             h.passed += passed;
             h.unlooked += passed - r.looked.min(passed);
@@ -162,10 +164,6 @@ impl SkipHints {
         }
     }
 }
-
-/// Pageblock order of the traced machines (x86-64: 2 MiB blocks). The trace's pfns are read
-/// in these units; a zone of the simulated machine is found by pfn.
-const PAGEBLOCK_ORDER: u32 = 9;
 
 #[cfg(test)]
 mod tests {
