@@ -296,13 +296,25 @@ impl Node {
     /// (new anonymous and file pages start inactive). False if there are no LRU lists, the
     /// block is not allocated with that order, or it is already on a list.
     pub fn lru_add(&self, pfn: Pfn, order: u32, kind: LruKind) -> bool {
+        self.lru_add_young(pfn, order, kind, false)
+    }
+
+    /// [`Node::lru_add`] for a page a fault maps into a process (anonymous memory, a mapped
+    /// file): its page table entry starts young, so reclaim's first look at it only marks it
+    /// and keeps it on the inactive list (`folio_check_references`' `FOLIOREF_KEEP`); a
+    /// later look finds it unused and reclaims it unless it was used again.
+    pub fn lru_add_mapped(&self, pfn: Pfn, order: u32, kind: LruKind) -> bool {
+        self.lru_add_young(pfn, order, kind, true)
+    }
+
+    fn lru_add_young(&self, pfn: Pfn, order: u32, kind: LruKind, young: bool) -> bool {
         let (Some(r), Some(z)) = (&self.reclaim, self.shared.zone_of(pfn.0)) else {
             return false;
         };
         if self.shared.zone(z).check_allocated(pfn, order).is_err() {
             return false;
         }
-        r.lru.borrow_mut().add(pfn.0, order, z, LruList::inactive(kind))
+        r.lru.borrow_mut().add(pfn.0, order, z, LruList::inactive(kind), young)
     }
 
     /// Takes the block at `pfn` off the LRU lists (it stays allocated); false if it was on

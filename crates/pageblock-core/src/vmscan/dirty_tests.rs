@@ -44,7 +44,7 @@ const ROOMY: NodeFree = NodeFree { free: 1 << 20, high_wmark: 1024 };
 fn page_cache(file: u64, dirty: u64) -> (Lruvec, Cache) {
     let mut lru = Lruvec::default();
     for pfn in 0..file {
-        lru.add(pfn, 0, 0, LruList::InactiveFile);
+        lru.add(pfn, 0, 0, LruList::InactiveFile, false);
     }
     let cache = Cache::default();
     cache.dirty.borrow_mut().extend(0..dirty);
@@ -97,11 +97,11 @@ fn a_batch_of_nothing_but_unqueued_dirty_pages_wakes_the_flusher() {
 fn a_completed_write_brings_a_marked_page_to_the_inactive_tail_from_the_active_list() {
     let (mut lru, cache) = page_cache(4, 1);
     let mut unmarked = Lruvec::default();
-    unmarked.add(9, 0, 0, LruList::ActiveFile);
+    unmarked.add(9, 0, 0, LruList::ActiveFile, false);
     pass(&mut lru, &cache);
     assert_eq!(lru.get(0).map(|p| p.list), Some(LruList::ActiveFile));
     cache.dirty.borrow_mut().clear();
-    lru.add(7, 0, 0, LruList::InactiveFile);
+    lru.add(7, 0, 0, LruList::InactiveFile, false);
     lru.end_writeback(0);
     unmarked.end_writeback(9);
     assert_eq!(unmarked.get(9).map(|p| p.list), Some(LruList::ActiveFile), "an unmarked page stays");

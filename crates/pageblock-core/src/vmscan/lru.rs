@@ -83,8 +83,12 @@ pub struct LruPage {
     pub order: u32,
     /// The zone it lies in.
     pub zone: u8,
-    /// Accessed since the last scan looked (`PG_referenced` / young PTEs).
+    /// `PG_referenced`: the last look found it used (or the owner marked it accessed).
     pub referenced: bool,
+    /// Its page table entries are young: it was mapped by a fault, or used through a
+    /// mapping, since reclaim last looked (`folio_referenced`). Every mapped page starts
+    /// young from the fault that instantiated it, so its first look only marks it.
+    pub young: bool,
     /// Was on an active list once (`PG_workingset`, set when it is deactivated): its shadow
     /// entry says so, and only such a page's refault makes its kind costlier.
     pub workingset: bool,
@@ -137,9 +141,9 @@ impl Lruvec {
         self.index.peek(pfn)
     }
 
-    /// `folio_add_lru()`: a new page goes to the head of `list`. Returns false (changing
-    /// nothing) if `pfn` is already on a list.
-    pub fn add(&mut self, pfn: u64, order: u32, zone: usize, list: LruList) -> bool {
+    /// `folio_add_lru()`: a new page goes to the head of `list` (`young`: mapped by the fault
+    /// that made it). Returns false (changing nothing) if `pfn` is already on a list.
+    pub fn add(&mut self, pfn: u64, order: u32, zone: usize, list: LruList, young: bool) -> bool {
         if self.index.get(pfn).is_some() {
             return false;
         }
@@ -149,6 +153,7 @@ impl Lruvec {
             order,
             zone: zone as u8,
             referenced: false,
+            young,
             workingset: false,
             writeback: false,
             reclaim: false,
@@ -168,10 +173,13 @@ impl Lruvec {
         Some(page)
     }
 
-    /// `folio_mark_accessed()`: the page was used.
+    /// `folio_mark_accessed()`: the page was used, and is used often enough that the next
+    /// look activates it — a page cache page read twice, or a mapped page used again after
+    /// a look marked it (young and `PG_referenced` both).
     pub fn mark_accessed(&mut self, pfn: u64) {
         if let Some(Some(p)) = self.index.get_mut(pfn) {
             p.referenced = true;
+            p.young = true;
         }
     }
 
@@ -267,10 +275,10 @@ mod tests {
     #[test]
     fn lists_keep_age_order_and_drop_stale_entries() {
         let mut l = Lruvec::default();
-        assert!(l.add(10, 0, 0, LruList::InactiveFile));
-        assert!(l.add(20, 9, 0, LruList::InactiveFile));
-        assert!(l.add(30, 0, 1, LruList::InactiveFile));
-        assert!(!l.add(20, 0, 0, LruList::ActiveAnon), "a page is on one list");
+        assert!(l.add(10, 0, 0, LruList::InactiveFile, false));
+        assert!(l.add(20, 9, 0, LruList::InactiveFile, false));
+        assert!(l.add(30, 0, 1, LruList::InactiveFile, false));
+        assert!(!l.add(20, 0, 0, LruList::ActiveAnon, false), "a page is on one list");
         assert_eq!(l.size(LruList::InactiveFile), 514);
         assert_eq!(l.zone_size(1, LruList::InactiveFile), 1);
         let p = l.del(20).unwrap();
@@ -286,16 +294,16 @@ mod tests {
     fn a_refault_activates_only_within_the_workingset() {
         let mut l = Lruvec::default();
         for pfn in 0..10 {
-            l.add(pfn, 0, 0, LruList::ActiveFile);
+            l.add(pfn, 0, 0, LruList::ActiveFile, false);
         }
         for pfn in 10..15 {
-            l.add(pfn, 0, 0, LruList::InactiveAnon);
+            l.add(pfn, 0, 0, LruList::InactiveAnon, false);
         }
         assert!(l.workingset_test_recent(LruKind::File, 15), "active file + anon make room");
         assert!(!l.workingset_test_recent(LruKind::File, 16));
         assert!(l.workingset_test_recent(LruKind::Anon, 10), "the file pages make room");
         assert!(!l.workingset_test_recent(LruKind::Anon, 11));
-        l.add(99, 0, 0, LruList::InactiveFile);
+        l.add(99, 0, 0, LruList::InactiveFile, false);
         l.activate(99);
         assert_eq!((l.size(LruList::InactiveFile), l.size(LruList::ActiveFile)), (0, 11));
     }

@@ -315,14 +315,15 @@ fn shrink_active_list(lru: &mut Lruvec, sc: &mut ScanControl, kind: LruKind, nr:
         };
         scanned += 1 << page.order;
         // Deactivated, it is part of the workingset (`PG_workingset`).
-        let page = super::lru::LruPage { referenced: false, workingset: true, ..page };
+        let page = super::lru::LruPage { referenced: false, young: false, workingset: true, ..page };
         lru.put(pfn, page, LruList::inactive(kind), page.zone as usize);
         sc.stat.pgdeactivate += 1 << page.order;
     }
 }
 
-/// `shrink_inactive_list()` (`shrink_folio_list`): from the inactive tail, activate what
-/// was used since the last look, what is still under writeback (kswapd meeting a marked page
+/// `shrink_inactive_list()` (`shrink_folio_list`): from the inactive tail, keep a mapped
+/// page its first look finds young from its fault, activate what was used since the last
+/// look, what is still under writeback (kswapd meeting a marked page
 /// again while the node is flagged counts it `nr_immediate`) and dirty page cache, which only
 /// the owner's flusher can write (both marked `PG_reclaim`; a batch of nothing but dirty
 /// pages not yet queued wakes the flusher); free what was written; evict the rest — file
@@ -372,13 +373,22 @@ fn shrink_inactive_list(
         } else if state.dirty {
             unqueued_dirty += pages;
         }
+        // `folio_check_references`: a page young for the first time since it was mapped (the
+        // fault's own reference) is marked and kept for another trip round the inactive list
+        // (`FOLIOREF_KEEP`); young and marked, it was used again: activated below. Not young,
+        // it goes whatever its mark (a file page's mark only spares it from being written).
+        if page.young && !page.referenced && !state.writeback {
+            let page = super::lru::LruPage { young: false, referenced: true, ..page };
+            lru.put(pfn, page, list, page.zone as usize);
+            continue;
+        }
         // Under writeback, or page cache reclaim cannot write (`NR_VMSCAN_IMMEDIATE`):
         // activated with `PG_reclaim`, so the write's end brings it back to the inactive
         // tail. A used page is activated as it is.
         let mark = state.writeback || state.dirty;
-        if page.referenced || mark {
+        if (page.young && page.referenced) || mark {
             let reclaim = page.reclaim || (mark && kind == LruKind::File);
-            let page = super::lru::LruPage { referenced: false, reclaim, ..page };
+            let page = super::lru::LruPage { referenced: false, young: false, reclaim, ..page };
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
             sc.stat.pgactivate += pages;
             continue;
@@ -462,10 +472,10 @@ mod tests {
     fn lists(anon: u64, file: u64) -> Lruvec {
         let mut lru = Lruvec::default();
         for pfn in 0..anon {
-            lru.add(pfn, 0, 0, LruList::InactiveAnon);
+            lru.add(pfn, 0, 0, LruList::InactiveAnon, false);
         }
         for pfn in anon..anon + file {
-            lru.add(pfn, 0, 0, LruList::InactiveFile);
+            lru.add(pfn, 0, 0, LruList::InactiveFile, false);
         }
         lru
     }
@@ -626,9 +636,9 @@ mod tests {
         assert_eq!(lru.pop_tail(LruList::InactiveAnon).map(|(pfn, p)| (pfn, p.swapcache)), Some((0, true)));
     }
 
-    /// One batch of `nr` pages off the inactive file list of `lru`, every page free to go;
-    /// the pfns freed.
-    fn batch(lru: &mut Lruvec, sc: &mut ScanControl, nr: u64) -> Vec<(u64, u32)> {
+    /// One batch of `nr` pages off the inactive list of `kind` in `lru`, every page free to
+    /// go (swap is synchronous); the pfns freed.
+    fn batch(lru: &mut Lruvec, sc: &mut ScanControl, kind: LruKind, nr: u64) -> Vec<(u64, u32)> {
         let mut freed = Vec::new();
         let mut dev = SwapDevice::synchronous();
         let mut out = PageOut {
@@ -638,8 +648,41 @@ mod tests {
             now_us: 0,
             pgdat_writeback: false,
         };
-        shrink_inactive_list(lru, &mut ReclaimCost::default(), sc, LruKind::File, nr, &mut out);
+        shrink_inactive_list(lru, &mut ReclaimCost::default(), sc, kind, nr, &mut out);
         freed
+    }
+
+    /// `folio_check_references`: a page a fault mapped is young from that fault, so the
+    /// first look only marks it and keeps it on the inactive list; the second look, with no
+    /// use in between, takes it; a page used again after the mark is activated. A page added
+    /// unmapped goes at the first look. (Before, the instantiating fault's reference was not
+    /// modelled: B5's real kswapd kept 96% of the anonymous pages it scanned on their first
+    /// look, `nr_ref_keep` in `mm_vmscan_lru_shrink_inactive`, where the replay swapped them.)
+    #[test]
+    fn a_mapped_page_is_kept_at_its_first_look_and_taken_at_its_second() {
+        let mut lru = Lruvec::default();
+        for pfn in 0..3 {
+            lru.add(pfn, 0, 0, LruList::InactiveAnon, true);
+        }
+        lru.add(3, 0, 0, LruList::InactiveAnon, false);
+        let mut first = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        assert_eq!(
+            batch(&mut lru, &mut first, LruKind::Anon, 4),
+            vec![(3, 0)],
+            "only the unmapped page goes"
+        );
+        assert_eq!((first.nr_scanned, first.nr_reclaimed, first.stat.pgactivate), (4, 1, 0));
+        for pfn in 0..3 {
+            let page = lru.get(pfn).unwrap();
+            assert!(
+                page.list == LruList::InactiveAnon && page.referenced && !page.young,
+                "{pfn}: kept, marked"
+            );
+        }
+        lru.mark_accessed(1);
+        let mut second = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
+        assert_eq!(batch(&mut lru, &mut second, LruKind::Anon, 3), vec![(0, 0), (2, 0)]);
+        assert_eq!(lru.get(1).map(|p| p.list), Some(LruList::ActiveAnon), "used again: activated");
     }
 
     /// Regression: a batch counted folios, not pages, so a batch of 32 over huge page cache
@@ -650,19 +693,19 @@ mod tests {
     fn a_batch_counts_a_large_folio_by_its_pages() {
         let mut lru = Lruvec::default();
         for i in 0..64 {
-            lru.add(i << 9, 9, 0, LruList::InactiveFile);
+            lru.add(i << 9, 9, 0, LruList::InactiveFile, false);
         }
         for pfn in 1 << 20..(1 << 20) + 40 {
-            lru.add(pfn, 0, 0, LruList::InactiveFile);
+            lru.add(pfn, 0, 0, LruList::InactiveFile, false);
         }
         let mut sc = ScanControl { priority: 0, ..ScanControl::new(1 << 20, 0, 0, false) };
         // The first added is the tail: the huge folios come first.
-        let freed = batch(&mut lru, &mut sc, SWAP_CLUSTER_MAX);
+        let freed = batch(&mut lru, &mut sc, LruKind::File, SWAP_CLUSTER_MAX);
         assert_eq!(freed, vec![(0, 9)], "one huge folio fills the batch");
         assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (512, 512));
         // The active list ages by pages too.
         for i in 0..4 {
-            lru.add((1 << 21) + (i << 9), 9, 0, LruList::ActiveFile);
+            lru.add((1 << 21) + (i << 9), 9, 0, LruList::ActiveFile, false);
         }
         shrink_active_list(&mut lru, &mut sc, LruKind::File, SWAP_CLUSTER_MAX);
         assert_eq!(lru.size(LruList::ActiveFile), 3 << 9, "one folio deactivated");
@@ -674,13 +717,13 @@ mod tests {
     fn folios_of_zones_out_of_reach_do_not_fill_the_batch() {
         let mut lru = Lruvec::default();
         for pfn in 0..64 {
-            lru.add(pfn, 0, 2, LruList::InactiveFile);
+            lru.add(pfn, 0, 2, LruList::InactiveFile, false);
         }
         for pfn in 64..128 {
-            lru.add(pfn, 0, 1, LruList::InactiveFile);
+            lru.add(pfn, 0, 1, LruList::InactiveFile, false);
         }
         let mut sc = ScanControl { priority: 0, ..ScanControl::new(1 << 20, 0, 1, false) };
-        let freed = batch(&mut lru, &mut sc, SWAP_CLUSTER_MAX);
+        let freed = batch(&mut lru, &mut sc, LruKind::File, SWAP_CLUSTER_MAX);
         assert_eq!(freed, (64..96).map(|p| (p, 0)).collect::<Vec<_>>());
         assert_eq!(lru.size(LruList::InactiveFile), 96, "the 64 out of reach are kept");
         assert!((0..64).all(|pfn| lru.get(pfn).is_some()));
@@ -691,7 +734,7 @@ mod tests {
         // Half as much active as inactive file: the inactive list is not low.
         let mut lru = lists(1 << 10, 1 << 14);
         for pfn in 1 << 20..(1 << 20) + (1 << 13) {
-            lru.add(pfn, 0, 0, LruList::ActiveFile);
+            lru.add(pfn, 0, 0, LruList::ActiveFile, false);
         }
         let mut quiet = ReclaimCost::default();
         let mut sc0 = sc(DEF_PRIORITY - 2);

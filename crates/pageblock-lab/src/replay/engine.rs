@@ -550,8 +550,16 @@ impl Run {
             self.release(cpu, sim, u32::from(o));
         }
         if let Some(owner) = &self.owner {
-            if let Some(kind) = MemoryUser::of(gfp).lru() {
-                if self.node.lru_add(p, order, kind) {
+            let user = MemoryUser::of(gfp);
+            if let Some(kind) = user.lru() {
+                // An anonymous page is mapped by the fault that made it; page cache the trace
+                // cannot tell mapped from read, and takes for read.
+                let added = if user == MemoryUser::Anon {
+                    self.node.lru_add_mapped(p, order, kind)
+                } else {
+                    self.node.lru_add(p, order, kind)
+                };
+                if added {
                     owner.track(p.0, traced, kind == LruKind::File);
                 }
             }

@@ -74,7 +74,7 @@ impl<'a, L: NodeLocks> Harness<'a, L> {
     /// `folio_add_lru()` for the allocated block `pfn`/`order`.
     pub fn lru_add(&self, pfn: Pfn, order: u32, kind: LruKind) {
         let zone = self.node().zone_of(pfn.0).expect("an allocated block lies in a zone");
-        assert!(self.lru.borrow_mut().add(pfn.0, order, zone, LruList::inactive(kind)));
+        assert!(self.lru.borrow_mut().add(pfn.0, order, zone, LruList::inactive(kind), false));
     }
 
     /// The owner frees a block: it leaves the LRU lists.
