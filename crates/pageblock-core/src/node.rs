@@ -74,6 +74,8 @@ pub struct Daemons {
     /// `PGDAT_WRITEBACK`: a kswapd pass took only pages under writeback; until the node is
     /// balanced, kswapd meeting such pages again counts them `nr_immediate` and is throttled.
     pub pgdat_writeback: bool,
+    /// kswapd's `balance_pgdat` run in progress, between two of its priority passes.
+    pub kswapd_balancing: Option<Box<crate::scan_control::BalanceRun>>,
 }
 
 /// Node-wide event counters: events of the allocation path outside any zone lock (slow-path

@@ -485,7 +485,7 @@ impl Node {
             return;
         }
         let run = kswapd_run(self, cpu);
-        let busy_until = self.now_us + kswapd_run_time_us(run.scanned, run.throttled_us);
+        let busy_until = self.now_us + kswapd_run_time_us(run.scanned, run.folios, run.throttled_us);
         if let Some(idx) = run.highest_zoneidx {
             self.kswapd_busy = Some((busy_until, idx));
             self.set_reclaim_active(true);

@@ -3,6 +3,8 @@
 //! balanced or `MAX_RECLAIM_RETRIES` runs in a row reclaimed nothing; a balanced kswapd naps
 //! `HZ/10` and runs again if the node is unbalanced when the nap ends.
 
+mod common;
+
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -50,11 +52,16 @@ fn woken_at_low(pinned: bool) -> (Cache, Node) {
     (cache, node)
 }
 
-/// Move the clock to kswapd's first run.
-fn run_once(node: &mut Node) {
+/// Move the clock to kswapd's first run, and on through its priority passes (each taking
+/// the simulated time of what it scanned) until the run is over. Returns the clock then.
+fn run_once(node: &mut Node) -> u64 {
     node.advance_to(1);
-    node.advance_to(1 + KSWAPD_WAKE_DELAY_US);
+    let now = 1 + KSWAPD_WAKE_DELAY_US;
+    node.advance_to(now);
     assert_eq!(runs(node), 1);
+    let now = common::finish_kswapd_run(node, now);
+    assert_eq!(runs(node), 1, "one run");
+    now
 }
 
 fn runs(node: &Node) -> u64 {
@@ -71,19 +78,17 @@ fn tick(node: &mut Node, from: u64, to: u64, step: u64) {
 }
 
 /// One wake-up whose target the first run cannot reach (the page cache is pinned during
-/// it): kswapd runs again by itself — after the first run's time, not at once — and stops
-/// once the node is balanced.
+/// it): kswapd runs again by itself — after the first run's last pass, not at once — and
+/// stops once the node is balanced.
 #[test]
 fn kswapd_keeps_reclaiming_without_a_new_wake_up_until_the_node_is_balanced() {
     let (cache, mut node) = woken_at_low(true);
-    run_once(&mut node);
+    let ended = run_once(&mut node);
     assert_eq!(node.shared().event(VmEvent::PgstealKswapd), 0, "pinned: the first run reclaims nothing");
     assert!(node.shared().daemons().kswapd_woken, "unbalanced: kswapd stays awake");
     cache.pinned.set(false);
-    let first_run = kswapd_run_time_us(node.shared().event(VmEvent::PgscanKswapd), 0);
-    node.advance_to(KSWAPD_WAKE_DELAY_US + first_run / 2);
-    assert_eq!(runs(&node), 1, "the first run takes simulated time");
-    tick(&mut node, KSWAPD_WAKE_DELAY_US + first_run, 3 * KSWAPD_NAP_US, 10);
+    assert_eq!(runs(&node), 1, "the first run's last pass takes simulated time");
+    tick(&mut node, ended, 3 * KSWAPD_NAP_US, 10);
     let z = node.shared().zone(0);
     assert_eq!(runs(&node), 2, "a second run, without a wake-up, balances the node");
     assert!(node.shared().event(VmEvent::PgstealKswapd) > 0);
@@ -92,22 +97,68 @@ fn kswapd_keeps_reclaiming_without_a_new_wake_up_until_the_node_is_balanced() {
     node.verify().unwrap();
 }
 
-/// `balance_pgdat` holds `ZONE_RECLAIM_ACTIVE` for as long as it runs. The simulated run
-/// reclaims at its start; the zone keeps the flag (its CPU lists cache at most four
-/// batches meanwhile) until the run's simulated time has passed, then loses it.
+/// kswapd checks the node's balance before each priority pass while the workload goes on:
+/// memory the workload frees during a run ends the run at its next pass. (Before, a run took
+/// all its passes at one instant and reclaimed to the high watermark whatever the workload
+/// freed meanwhile; on B5 such a run went down to priority 1 among young huge pages a burst
+/// was about to unmap, and swapped them.)
+#[test]
+fn frees_made_while_kswapd_runs_end_its_run_at_the_next_pass() {
+    let (cache, mut node) = woken_at_low(false);
+    node.advance_to(1);
+    let now = 1 + KSWAPD_WAKE_DELAY_US;
+    node.advance_to(now);
+    assert!(node.shared().daemons().kswapd_balancing.is_some(), "the first pass left the run going");
+    let stolen = node.shared().event(VmEvent::PgstealKswapd);
+    // The workload drops page cache of its own, up past the high watermark.
+    let high = node.shared().zone(0).wmark_pages(WatermarkLevel::High);
+    while node.shared().zone(0).nr_free_pages() < high + 64 {
+        let pfn = cache.pages.borrow_mut().pop_first().expect("page cache left");
+        assert!(node.lru_del(pageblock_core::Pfn(pfn)));
+        node.free_pages(0, pageblock_core::Pfn(pfn), 0).unwrap();
+        node.drain_all_pages();
+    }
+    common::finish_kswapd_run(&mut node, now);
+    assert_eq!(node.shared().event(VmEvent::PgstealKswapd), stolen, "no pass after the frees");
+    assert_eq!(runs(&node), 1);
+    assert!(!node.shared().daemons().kswapd_woken, "balanced: kswapd naps");
+    node.verify().unwrap();
+}
+
+/// `balance_pgdat` holds `ZONE_RECLAIM_ACTIVE` for as long as it runs. Each simulated
+/// pass reclaims at its start; the zone keeps the flag (its CPU lists cache at most four
+/// batches meanwhile) through every pass until the last pass's simulated time has passed,
+/// then loses it.
 #[test]
 fn the_zone_stays_under_reclaim_for_the_length_of_a_kswapd_run() {
     let (_cache, mut node) = woken_at_low(false);
     assert!(!node.shared().zone(0).flags().reclaim_active());
-    run_once(&mut node);
-    let started = 1 + KSWAPD_WAKE_DELAY_US;
-    let run = kswapd_run_time_us(node.shared().event(VmEvent::PgscanKswapd), 0);
-    assert!(node.shared().event(VmEvent::PgstealKswapd) > 0 && run > 1);
-    assert!(node.shared().zone(0).flags().reclaim_active(), "the run has just begun");
-    node.advance_to(started + run - 1);
+    node.advance_to(1);
+    let mut now = 1 + KSWAPD_WAKE_DELAY_US;
+    node.advance_to(now);
+    let mut passes = 0;
+    let mut scanned = node.shared().event(VmEvent::PgscanKswapd);
+    while node.shared().daemons().kswapd_balancing.is_some() {
+        assert!(node.shared().zone(0).flags().reclaim_active(), "pass {passes}: the run is not over");
+        now += 1;
+        node.advance_to(now);
+        let s = node.shared().event(VmEvent::PgscanKswapd);
+        if s != scanned {
+            passes += 1;
+            scanned = s;
+        }
+    }
+    assert!(passes > 0, "the run took more than one pass");
+    // Page cache of base pages: as many folios as pages.
+    let pages = node.shared().event(VmEvent::PgscanKswapd) - scanned;
+    let last = kswapd_run_time_us(pages, pages, 0);
+    assert!(node.shared().event(VmEvent::PgstealKswapd) > 0 && last > 1);
+    assert!(node.shared().zone(0).flags().reclaim_active(), "the last pass has just begun");
+    node.advance_to(now + last - 1);
     assert!(node.shared().zone(0).flags().reclaim_active(), "the run is not over");
-    node.advance_to(started + run);
+    node.advance_to(now + last);
     assert!(!node.shared().zone(0).flags().reclaim_active(), "the run is over");
+    assert_eq!(runs(&node), 1);
     node.verify().unwrap();
 }
 
@@ -132,7 +183,7 @@ fn kswapd_gives_up_after_max_reclaim_retries_runs_that_reclaimed_nothing() {
 #[test]
 fn kswapd_runs_again_when_the_node_is_unbalanced_at_the_end_of_its_nap() {
     let (cache, mut node) = woken_at_low(false);
-    run_once(&mut node);
+    let ended = run_once(&mut node);
     assert!(!node.shared().daemons().kswapd_woken, "balanced: kswapd naps");
     let free = |node: &Node| node.shared().zone(0).nr_free_pages();
     let (low, high) = {
@@ -146,7 +197,7 @@ fn kswapd_runs_again_when_the_node_is_unbalanced_at_the_end_of_its_nap() {
     }
     assert!(free(&node) > low);
     assert!(!node.shared().daemons().kswapd_woken, "above low: no wake-up");
-    tick(&mut node, 1 + KSWAPD_WAKE_DELAY_US, 3 * KSWAPD_NAP_US, 100);
+    tick(&mut node, ended, 3 * KSWAPD_NAP_US, 100);
     assert_eq!(runs(&node), 2, "the sleep was premature: kswapd ran again");
     assert!(free(&node) >= high);
     node.verify().unwrap();

@@ -3,6 +3,8 @@
 //! 0 and hands the order to kcompactd (6.18), where the kernel seed 004 measured kept
 //! reclaiming under `defrag_mode` for whole free pageblocks.
 
+mod common;
+
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -42,7 +44,8 @@ struct Outcome {
 
 /// A 32 MiB zone full of page cache, one pinned page at the head of every pageblock (no
 /// block can come free), then every page but one in `keep` freed: free pages far above the
-/// high watermark, no whole free pageblock. kswapd is woken at order 9 and runs.
+/// high watermark, no whole free pageblock. kswapd is woken at order 9 and runs one
+/// `balance_pgdat` run, pass by pass.
 fn order9_wake_without_free_blocks(policy: Policy, keep: u64) -> Outcome {
     let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(32 << 20) };
     let mut node =
@@ -76,6 +79,7 @@ fn order9_wake_without_free_blocks(policy: Policy, keep: u64) -> Outcome {
     assert!(node.shared().daemons().kswapd_woken, "no free pageblock: kswapd is woken at order 9");
     node.advance_to(1);
     node.advance_to(1 + KSWAPD_WAKE_DELAY_US);
+    common::finish_kswapd_run(&mut node, 1 + KSWAPD_WAKE_DELAY_US);
     assert_eq!(node.shared().event(VmEvent::Pageoutrun), 1, "kswapd ran once");
     node.verify().unwrap();
     let d = node.shared().daemons();

@@ -154,6 +154,7 @@ fn kswapd_is_woken_when_whole_free_blocks_run_low() {
         // The fill woke kswapd on its way down; let it run (it has nothing to reclaim).
         node.advance_to(1);
         node.advance_to(1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
+        common::finish_kswapd_run(&mut node, 1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
         let zone = node.shared().zone(0);
         let low = zone.wmark_pages(WatermarkLevel::Low);
         assert!(zone.nr_free_pages() > 8 * low && free_blocks(&node, 0) < low);
@@ -225,6 +226,7 @@ fn order9_wake_with_anon_only(policy: Policy) -> (u64, u64) {
     wakeup_kswapd(&node, Gfp::NONE, 9, ZoneType::Normal);
     node.advance_to(1);
     node.advance_to(1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
+    common::finish_kswapd_run(&mut node, 1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
     node.verify().unwrap();
     (node.shared().event(VmEvent::PgstealKswapd), node.shared().event(VmEvent::Pswpout))
 }

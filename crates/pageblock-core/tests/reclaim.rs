@@ -1,6 +1,8 @@
 //! Reclaim: direct reclaim and kswapd take LRU pages back from their owner, kswapd works to
 //! the high watermark and pays a watermark boost back, kcompactd follows.
 
+mod common;
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -133,6 +135,7 @@ fn kswapd_reclaims_to_the_high_watermark_and_swaps_anonymous_memory() {
     node.advance_to(now + 1);
     now += 1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US;
     node.advance_to(now);
+    common::finish_kswapd_run(&mut node, now);
     let zone = node.shared().zone(0);
     let (free, high) = (zone.nr_free_pages(), zone.wmark_pages(WatermarkLevel::High));
     assert!(
@@ -169,6 +172,7 @@ fn without_swap_reclaim_leaves_anonymous_memory_alone() {
         }
         node.advance_to(1);
         node.advance_to(2 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
+        common::finish_kswapd_run(&mut node, 2 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
         let ev = |e| node.shared().event(e);
         let zone = node.shared().zone(0);
         let (free, high) = (zone.nr_free_pages(), zone.wmark_pages(WatermarkLevel::High));
@@ -243,6 +247,7 @@ fn a_watermark_boost_is_paid_back_by_kswapd() {
     assert!(node.shared().daemons().kswapd_woken);
     node.advance_to(1);
     node.advance_to(1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
+    common::finish_kswapd_run(&mut node, 1 + pageblock_core::vmscan::KSWAPD_WAKE_DELAY_US);
     assert_eq!(node.shared().zone(0).counters().watermark_boost(), 0, "boost paid back");
     assert!(node.shared().event(VmEvent::PgstealKswapd) > 0);
     node.verify().unwrap();

@@ -20,7 +20,13 @@
 //! The daemons are not threads here: a driver runs them ([`kswapd_run`], then
 //! [`crate::compaction::kcompactd_pass`]) when they are due — the simulator
 //! [`KSWAPD_WAKE_DELAY_US`] after the wake-up, so that allocations race with kswapd as they
-//! do on a busy machine, and each run keeps kswapd busy for [`kswapd_run_time_us`].
+//! do on a busy machine. A call does one priority pass of a `balance_pgdat` run
+//! ([`BalanceRun`]) and keeps kswapd busy for [`kswapd_run_time_us`] of what it scanned;
+//! the next pass is due when that time has passed. The real kswapd checks the node's
+//! balance before each pass while the workload frees and allocates beside it: a run taken
+//! whole, with the workload stopped, went on down to priority 1 while a burst's pages were
+//! young from their faults, and swapped them out just before the workload would have
+//! unmapped them (on B5, 1.9 M pages swapped against the kernel's 55 k).
 
 use super::{count_reclaim, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::compaction::compact_gap;
@@ -33,7 +39,7 @@ use crate::stats::{VmEvent, ZoneStat};
 use crate::zone::watermark::{WatermarkLevel, WatermarkRequest};
 use crate::zone::ZoneShared;
 
-use crate::scan_control::scan_time_us;
+use crate::scan_control::{scan_time_us, BalanceRun, ReclaimStat};
 
 /// Simulated time from a wake-up to the daemon's run: the scheduling latency and the time a
 /// kswapd running beside the allocators takes to get going. A modelling choice, not a kernel
@@ -43,14 +49,14 @@ pub const KSWAPD_WAKE_DELAY_US: u64 = 1000;
 /// `HZ/10`: the nap a balanced kswapd takes before it goes fully to sleep, in microseconds.
 pub const KSWAPD_NAP_US: u64 = 100_000;
 
-/// The least simulated time a `balance_pgdat` run takes (one `SWAP_CLUSTER_MAX` batch), so
-/// that runs which scan nothing still take time and cannot repeat within one instant.
-pub const KSWAPD_RUN_MIN_US: u64 = scan_time_us(SWAP_CLUSTER_MAX);
+/// The least simulated time a `balance_pgdat` pass takes (one `SWAP_CLUSTER_MAX` batch), so
+/// that passes which scan nothing still take time and cannot repeat within one instant.
+pub const KSWAPD_RUN_MIN_US: u64 = scan_time_us(SWAP_CLUSTER_MAX, SWAP_CLUSTER_MAX);
 
-/// How long a `balance_pgdat` run that scanned `scanned` pages and slept `throttled_us` in
-/// `reclaim_throttle` keeps kswapd busy.
-pub fn kswapd_run_time_us(scanned: u64, throttled_us: u64) -> u64 {
-    scan_time_us(scanned).saturating_add(throttled_us).max(KSWAPD_RUN_MIN_US)
+/// How long a `balance_pgdat` pass that scanned `scanned` pages in `folios` folios and
+/// slept `throttled_us` in `reclaim_throttle` keeps kswapd busy.
+pub fn kswapd_run_time_us(scanned: u64, folios: u64, throttled_us: u64) -> u64 {
+    scan_time_us(scanned, folios).saturating_add(throttled_us).max(KSWAPD_RUN_MIN_US)
 }
 
 /// What kswapd does after a `balance_pgdat` run (`kswapd_try_to_sleep`).
@@ -58,8 +64,9 @@ pub fn kswapd_run_time_us(scanned: u64, throttled_us: u64) -> u64 {
 pub enum KswapdNext {
     /// The run did not happen (kswapd was not woken).
     Idle,
-    /// The node is still unbalanced and kswapd is not hopeless: it stays woken and runs again
-    /// at once.
+    /// The run goes on with its next priority pass, or it ended with the node still
+    /// unbalanced and kswapd not hopeless: kswapd stays woken and runs again once this step's
+    /// time has passed.
     Rerun,
     /// Balanced or hopeless: kcompactd was handed the order; kswapd naps [`KSWAPD_NAP_US`],
     /// then the driver calls [`kswapd_nap_over`] with this order and zone.
@@ -71,13 +78,15 @@ pub enum KswapdNext {
     },
 }
 
-/// One kswapd run: the pages it scanned and the time it slept throttled (what its time is
+/// One kswapd step: the pages it scanned and the time it slept throttled (what its time is
 /// charged on), and what comes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KswapdRun {
-    /// Pages scanned by the `balance_pgdat` run.
+    /// Pages scanned by the step's priority pass.
     pub scanned: u64,
-    /// Microseconds the run slept in `reclaim_throttle`, waiting for swap writes.
+    /// The folios those pages were in.
+    pub folios: u64,
+    /// Microseconds the pass slept in `reclaim_throttle`, waiting for swap writes.
     pub throttled_us: u64,
     /// The highest zone the run balanced (`None`: no run). `balance_pgdat` holds
     /// `ZONE_RECLAIM_ACTIVE` on it and every zone below for as long as it runs.
@@ -180,24 +189,59 @@ fn record_kswapd_wakeup(node: &NodeShared, gfp: Gfp, order: u32, idx: ZoneType) 
     d.kswapd_woken = true;
 }
 
-/// kswapd's work for one run: balance the node; then, if it is balanced or hopeless
+/// kswapd's work for one step: one priority pass of its `balance_pgdat` run (begun with
+/// the order and zone asked since the last run, if none is in progress). A pass that leaves
+/// the run going returns [`KswapdNext::Rerun`] and kswapd stays woken. At the run's end: if
+/// the node is balanced or kswapd hopeless
 /// (`prepare_kswapd_sleep`), clear the compaction skip hints a direct compaction asked to
 /// flush, hand the order to kcompactd and nap; otherwise stay woken to run again. Balance is
 /// judged at the order the run dropped to if it dropped, else — as kswapd re-reads its order
 /// before it tries to sleep — at the order asked of it since the run began. Runs on CPU `cpu`.
 pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     let node = l.node();
-    let (order, idx) = {
+    let mut run = {
         let mut d = node.daemons();
         if !d.kswapd_woken {
-            return KswapdRun { scanned: 0, throttled_us: 0, highest_zoneidx: None, next: KswapdNext::Idle };
+            return KswapdRun {
+                scanned: 0,
+                folios: 0,
+                throttled_us: 0,
+                highest_zoneidx: None,
+                next: KswapdNext::Idle,
+            };
         }
         d.kswapd_woken = false;
-        let top = node.zones().last().map_or(ZoneType::Normal, |z| z.config().zone_type);
-        let idx = d.kswapd_highest_zoneidx.take().unwrap_or(top);
-        (std::mem::take(&mut d.kswapd_order), idx)
+        match d.kswapd_balancing.take() {
+            Some(run) => *run,
+            None => {
+                let top = node.zones().last().map_or(ZoneType::Normal, |z| z.config().zone_type);
+                let idx = d.kswapd_highest_zoneidx.take().unwrap_or(top);
+                let order = std::mem::take(&mut d.kswapd_order);
+                drop(d);
+                balance_start(node, order, idx)
+            }
+        }
     };
-    let (reclaim_order, scanned, throttled_us) = balance_pgdat(l, cpu, order, idx);
+    let order = run.order;
+    let (scanned, folios, throttled) = (run.sc.nr_scanned, run.sc.nr_folios_scanned, run.sc.throttled_us);
+    let step = balance_step(l, cpu, &mut run);
+    let scanned = run.sc.nr_scanned - scanned;
+    let folios = run.sc.nr_folios_scanned - folios;
+    let throttled_us = run.sc.throttled_us - throttled;
+    let idx = run.idx;
+    if let Step::Pass = step {
+        let mut d = node.daemons();
+        d.kswapd_balancing = Some(Box::new(run));
+        d.kswapd_woken = true;
+        return KswapdRun {
+            scanned,
+            folios,
+            throttled_us,
+            highest_zoneidx: Some(idx),
+            next: KswapdNext::Rerun,
+        };
+    }
+    let reclaim_order = balance_finish(l, cpu, &run);
     let mut d = node.daemons();
     let (alloc_order, check_order) =
         if reclaim_order < order { (order, reclaim_order) } else { (d.kswapd_order, d.kswapd_order) };
@@ -205,7 +249,13 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     if !hopeless && !pgdat_balanced(node, check_order, idx) {
         d.kswapd_woken = true;
         d.kswapd_highest_zoneidx.get_or_insert(idx);
-        return KswapdRun { scanned, throttled_us, highest_zoneidx: Some(idx), next: KswapdNext::Rerun };
+        return KswapdRun {
+            scanned,
+            folios,
+            throttled_us,
+            highest_zoneidx: Some(idx),
+            next: KswapdNext::Rerun,
+        };
     }
     if !hopeless {
         // `clear_pgdat_congested`.
@@ -221,6 +271,7 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     crate::compaction::wakeup_kcompactd(node, &mut node.daemons(), alloc_order, idx);
     KswapdRun {
         scanned,
+        folios,
         throttled_us,
         highest_zoneidx: Some(idx),
         next: KswapdNext::Nap { order: check_order, idx },
@@ -239,11 +290,16 @@ pub fn kswapd_nap_over(node: &NodeShared, order: u32, idx: ZoneType) {
     d.kswapd_highest_zoneidx.get_or_insert(idx);
 }
 
-/// `balance_pgdat()`: reclaim at rising priority until the node is balanced at `order`, or
-/// (boosted) until the boost is reclaimed. Returns the order balance was finally judged at,
-/// the pages scanned and the time slept throttled.
-fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: ZoneType) -> (u32, u64, u64) {
-    let node = l.node();
+/// What one [`balance_step`] did.
+enum Step {
+    /// One priority pass; the run goes on.
+    Pass,
+    /// The run is over.
+    Done,
+}
+
+/// `balance_pgdat()`'s start: count the run, note the boosts, flag the zones under reclaim.
+fn balance_start(node: &NodeShared, order: u32, idx: ZoneType) -> BalanceRun {
     node.count(VmEvent::Pageoutrun, 1);
     let in_scope: Vec<usize> = (0..node.zones().len())
         .filter(|&z| node.zone(z).config().zone_type <= idx && node.zone(z).managed_pages() > 0)
@@ -252,70 +308,87 @@ fn balance_pgdat<L: NodeLocks + ?Sized>(l: &L, cpu: usize, order: u32, idx: Zone
     for &z in &in_scope {
         zone_boosts[z] = node.zone(z).counters().watermark_boost();
     }
-    let mut nr_boost: u64 = zone_boosts.iter().sum();
-    let boosted = nr_boost > 0;
+    let nr_boost: u64 = zone_boosts.iter().sum();
     let reclaim_idx = in_scope.last().copied().unwrap_or(0);
-    let mut sc = ScanControl::new(0, order, reclaim_idx, true);
     for &z in &in_scope {
         node.zone(z).flags().set_reclaim_active(true);
     }
-    'restart: loop {
+    BalanceRun {
+        order,
+        idx,
+        in_scope,
+        zone_boosts,
+        nr_boost,
+        boosted: nr_boost > 0,
+        start: 0,
+        sc: ScanControl::new(0, order, reclaim_idx, true),
+    }
+}
+
+/// One pass of `balance_pgdat()`'s loop: stop if the node is balanced at the run's order
+/// (a boosted run: once the boost is reclaimed; a real shortage found meanwhile turns it
+/// into a normal run from the lightest priority); else one `kswapd_shrink_node` pass, and
+/// raise the priority if it scanned too little or reclaimed nothing.
+fn balance_step<L: NodeLocks + ?Sized>(l: &L, cpu: usize, run: &mut BalanceRun) -> Step {
+    let node = l.node();
+    let sc = &mut run.sc;
+    let balanced = pgdat_balanced(node, sc.order, run.idx);
+    if !balanced && run.nr_boost > 0 {
+        run.nr_boost = 0;
         sc.priority = DEF_PRIORITY;
-        let start = sc.nr_reclaimed;
-        loop {
-            let balanced = pgdat_balanced(node, sc.order, idx);
-            if !balanced && nr_boost > 0 {
-                // A real shortage: reclaim normally.
-                nr_boost = 0;
-                continue 'restart;
-            }
-            if nr_boost == 0 && balanced {
-                break 'restart;
-            }
-            // Boosted reclaim stays light: no swap, no priority rise past 10. pageblock's
-            // policy does not swap for whole blocks once free pages are balanced.
-            sc.may_swap = nr_boost == 0
-                && !(node.policy().pageblock_switch(PageblockSwitch::BlocksWithoutSwap)
-                    && free_pages_balanced(node, idx));
-            let mut raise_priority = !(nr_boost > 0 && sc.priority <= DEF_PRIORITY - 2);
-            let before = sc.nr_reclaimed;
-            if kswapd_shrink_node(l, cpu, &mut sc, &in_scope) {
-                raise_priority = false;
-            }
-            let reclaimed = sc.nr_reclaimed - before;
-            nr_boost -= nr_boost.min(reclaimed);
-            if nr_boost > 0 && reclaimed == 0 {
-                break;
-            }
-            if raise_priority || reclaimed == 0 {
-                if sc.priority <= 1 {
-                    break;
-                }
-                sc.priority -= 1;
-            }
-        }
-        if sc.nr_reclaimed == start {
+        run.start = sc.nr_reclaimed;
+    }
+    if run.nr_boost == 0 && balanced {
+        return Step::Done;
+    }
+    // Boosted reclaim stays light: no swap, no priority rise past 10. pageblock's policy
+    // does not swap for whole blocks once free pages are balanced.
+    sc.may_swap = run.nr_boost == 0
+        && !(node.policy().pageblock_switch(PageblockSwitch::BlocksWithoutSwap)
+            && free_pages_balanced(node, run.idx));
+    let mut raise_priority = !(run.nr_boost > 0 && sc.priority <= DEF_PRIORITY - 2);
+    let before = sc.nr_reclaimed;
+    if kswapd_shrink_node(l, cpu, sc, &run.in_scope) {
+        raise_priority = false;
+    }
+    let reclaimed = sc.nr_reclaimed - before;
+    // The pass's scanning and reclaim show in the counters as it happens.
+    count_reclaim(node, sc);
+    sc.stat = ReclaimStat::default();
+    run.nr_boost -= run.nr_boost.min(reclaimed);
+    let out_of_priorities = (raise_priority || reclaimed == 0) && sc.priority <= 1;
+    if (run.nr_boost > 0 && reclaimed == 0) || out_of_priorities {
+        if sc.nr_reclaimed == run.start {
             node.daemons().kswapd_failures += 1;
         }
-        break;
+        return Step::Done;
     }
-    if sc.nr_reclaimed > 0 {
+    if raise_priority || reclaimed == 0 {
+        sc.priority -= 1;
+    }
+    Step::Pass
+}
+
+/// `balance_pgdat()`'s end: count the run's reclaim, clear the zones' flags, pay the boost
+/// back (and wake kcompactd for a pageblock). Returns the order balance was finally judged at.
+fn balance_finish<L: NodeLocks + ?Sized>(l: &L, cpu: usize, run: &BalanceRun) -> u32 {
+    let node = l.node();
+    if run.sc.nr_reclaimed > 0 {
         node.daemons().kswapd_failures = 0;
     }
-    for &z in &in_scope {
+    for &z in &run.in_scope {
         node.zone(z).flags().set_reclaim_active(false);
     }
-    count_reclaim(node, &sc);
     l.snapshot_refaults();
-    if boosted {
-        for &z in &in_scope {
+    if run.boosted {
+        for &z in &run.in_scope {
             let mut zone = lock_zone(l, z, cpu);
-            zone.pay_back_boost(zone_boosts[z]);
+            zone.pay_back_boost(run.zone_boosts[z]);
         }
         let mut d = node.daemons();
-        crate::compaction::wakeup_kcompactd(node, &mut d, node.pageblock_order(), idx);
+        crate::compaction::wakeup_kcompactd(node, &mut d, node.pageblock_order(), run.idx);
     }
-    (sc.order, sc.nr_scanned, sc.throttled_us)
+    run.sc.order
 }
 
 /// `kswapd_shrink_node()`: one pass at the current priority for the high watermarks of the

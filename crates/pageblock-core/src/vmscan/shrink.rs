@@ -339,7 +339,7 @@ fn shrink_inactive_list(
     out: &mut PageOut<'_>,
 ) {
     let list = LruList::inactive(kind);
-    let (mut scanned, mut reclaimed, mut io) = (0, 0, 0);
+    let (mut scanned, mut folios, mut reclaimed, mut io) = (0, 0, 0, 0);
     let mut writes = Vec::new();
     // `isolate_lru_folios`: the batch is `nr` pages, a large folio counting all of its
     // pages (one order-9 folio fills a batch of 32 and more); a folio of a zone the request
@@ -359,6 +359,7 @@ fn shrink_inactive_list(
         }
         taken += pages;
         scanned += pages;
+        folios += 1;
         let state = if kind == LruKind::File {
             out.unmap.folio_check_dirty_writeback(pfn)
         } else {
@@ -419,6 +420,7 @@ fn shrink_inactive_list(
     }
     sc.nr.taken += scanned;
     sc.nr_scanned += scanned;
+    sc.nr_folios_scanned += folios;
     sc.throttled_us += out.swap.submit(out.now_us + sc.elapsed_us(), &writes);
     sc.nr_reclaimed += reclaimed;
     match kind {

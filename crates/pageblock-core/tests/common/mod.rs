@@ -151,3 +151,14 @@ impl NodeLocks for ReclaimRecorder<'_> {
         sc.nr_reclaimed = sc.nr_reclaimed.max(self.progress);
     }
 }
+
+/// Moves `node`'s clock on from `now`, a microsecond at a time, until kswapd's
+/// `balance_pgdat` run in progress (if any) has taken its last priority pass; returns the
+/// clock then. kswapd's later runs, if it stays woken, are not waited for.
+pub fn finish_kswapd_run(node: &mut Node, mut now: u64) -> u64 {
+    while node.shared().daemons().kswapd_balancing.is_some() {
+        now += 1;
+        node.advance_to(now);
+    }
+    now
+}
