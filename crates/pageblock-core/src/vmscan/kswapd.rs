@@ -229,17 +229,12 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     let folios = run.sc.nr_folios_scanned - folios;
     let throttled_us = run.sc.throttled_us - throttled;
     let idx = run.idx;
+    let ran = |next| KswapdRun { scanned, folios, throttled_us, highest_zoneidx: Some(idx), next };
     if let Step::Pass = step {
         let mut d = node.daemons();
         d.kswapd_balancing = Some(Box::new(run));
         d.kswapd_woken = true;
-        return KswapdRun {
-            scanned,
-            folios,
-            throttled_us,
-            highest_zoneidx: Some(idx),
-            next: KswapdNext::Rerun,
-        };
+        return ran(KswapdNext::Rerun);
     }
     let reclaim_order = balance_finish(l, cpu, &run);
     let mut d = node.daemons();
@@ -249,13 +244,7 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
     if !hopeless && !pgdat_balanced(node, check_order, idx) {
         d.kswapd_woken = true;
         d.kswapd_highest_zoneidx.get_or_insert(idx);
-        return KswapdRun {
-            scanned,
-            folios,
-            throttled_us,
-            highest_zoneidx: Some(idx),
-            next: KswapdNext::Rerun,
-        };
+        return ran(KswapdNext::Rerun);
     }
     if !hopeless {
         // `clear_pgdat_congested`.
@@ -269,13 +258,7 @@ pub fn kswapd_run<L: NodeLocks + ?Sized>(l: &L, cpu: usize) -> KswapdRun {
         }
     }
     crate::compaction::wakeup_kcompactd(node, &mut node.daemons(), alloc_order, idx);
-    KswapdRun {
-        scanned,
-        folios,
-        throttled_us,
-        highest_zoneidx: Some(idx),
-        next: KswapdNext::Nap { order: check_order, idx },
-    }
+    ran(KswapdNext::Nap { order: check_order, idx })
 }
 
 /// The end of kswapd's nap (`kswapd_try_to_sleep` after `HZ/10`): unless a wake-up came
