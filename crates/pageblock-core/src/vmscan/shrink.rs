@@ -276,16 +276,11 @@ fn get_scan_count(lru: &Lruvec, cost: &ReclaimCost, sc: &ScanControl, input: Sca
         let [ap, fp] = pressure_fractions(cost.anon_cost, cost.file_cost, DEFAULT_SWAPPINESS);
         ([ap, fp], ap + fp)
     };
+    // A list smaller than 2^priority pages is not scanned at this priority: 6.18 keeps a
+    // floor of SWAP_CLUSTER_MAX only for the lists of a memory cgroup already deleted.
     EVICTABLE.map(|list| {
         let w = if list.kind() == LruKind::Anon { anon_w } else { file_w };
-        let n = (lru.size(list) >> sc.priority) * w / den;
-        // The smallest lists still get scanned when nothing else would be.
-        let total = lru.size(list) * w / den;
-        if n == 0 && total > 0 {
-            total.min(SWAP_CLUSTER_MAX)
-        } else {
-            n
-        }
+        (lru.size(list) >> sc.priority) * w / den
     })
 }
 
@@ -516,7 +511,8 @@ mod tests {
 
     #[test]
     fn an_activating_refault_blocks_cache_trim_for_the_whole_reclaim_cycle() {
-        let lru = lists(1 << 12, 1 << 16);
+        // Enough anon to be scanned at priority 12 (a list under 2^priority pages is not).
+        let lru = lists(1 << 16, 1 << 16);
         let mut cost = refaulting();
         for pass in 0..3 {
             let [anon, _] = scan(&lru, &cost, &sc(DEF_PRIORITY - pass), ROOMY);
@@ -554,6 +550,21 @@ mod tests {
         let lru = lists(1 << 12, 1 << 12);
         let cost = ReclaimCost { anon_cost: 1 << 20, ..refaulting() };
         assert_eq!(scan(&lru, &cost, &sc(0), ROOMY), [1 << 12, 1 << 12]);
+    }
+
+    /// Regression (stop 45): a list too small to be scanned at the priority got a floor of
+    /// 32 pages, which 6.18 keeps only for the lists of a deleted memory cgroup. On B5 every
+    /// kswapd pass at priority 12 then took 32 pages of a few thousand of page cache and the
+    /// node was soon balanced, where the real kswapd, its page cache lists too small and its
+    /// anonymous pages young, went down to priority 4.4 on average.
+    #[test]
+    fn a_list_below_two_to_the_priority_is_not_scanned() {
+        let lru = lists(1 << 16, 4000);
+        let [anon, file] = scan(&lru, &ReclaimCost::default(), &sc(DEF_PRIORITY), ROOMY);
+        assert_eq!(file, 0, "4,000 pages >> 12 is nothing to scan");
+        assert!(anon > 0);
+        let [_, file] = scan(&lru, &ReclaimCost::default(), &sc(8), ROOMY);
+        assert!(file > 0, "at priority 8 the page cache is scanned");
     }
 
     #[test]
