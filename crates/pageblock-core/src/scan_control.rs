@@ -147,13 +147,18 @@ pub struct BalanceRun {
     pub(crate) zone_boosts: [u64; MAX_NR_ZONES],
     /// Boost still to reclaim (0: a real shortage, or no boost).
     pub(crate) nr_boost: u64,
-    /// The run began boosted.
-    pub(crate) boosted: bool,
     /// `sc.nr_reclaimed` when the priority was last reset: a run that reclaims nothing
     /// since is a failure.
     pub(crate) start: u64,
     /// The run's scan control: its priority, order, and what it scanned and reclaimed.
     pub(crate) sc: ScanControl,
+}
+
+impl BalanceRun {
+    /// The run began boosted: some zone in scope had a watermark boost to pay back.
+    pub(crate) fn boosted(&self) -> bool {
+        self.zone_boosts.iter().any(|&b| b > 0)
+    }
 }
 
 #[cfg(test)]

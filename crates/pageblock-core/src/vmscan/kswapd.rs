@@ -302,7 +302,6 @@ fn balance_start(node: &NodeShared, order: u32, idx: ZoneType) -> BalanceRun {
         in_scope,
         zone_boosts,
         nr_boost,
-        boosted: nr_boost > 0,
         start: 0,
         sc: ScanControl::new(0, order, reclaim_idx, true),
     }
@@ -363,7 +362,7 @@ fn balance_finish<L: NodeLocks + ?Sized>(l: &L, cpu: usize, run: &BalanceRun) ->
         node.zone(z).flags().set_reclaim_active(false);
     }
     l.snapshot_refaults();
-    if run.boosted {
+    if run.boosted() {
         for &z in &run.in_scope {
             let mut zone = lock_zone(l, z, cpu);
             zone.pay_back_boost(run.zone_boosts[z]);
