@@ -40,7 +40,6 @@ use crate::text::quote;
 use crate::ParseError;
 
 mod events;
-mod scan;
 mod symbols;
 
 pub use events::{
@@ -208,7 +207,7 @@ impl CompactionEvent {
     pub fn parse(name: &str, payload: &str) -> Result<Self, ParseError> {
         let kind = CompactionEventKind::from_name(name)
             .ok_or_else(|| ParseError::new(1, format!("{} is not a compaction event", quote(name))))?;
-        let mut s = scan::Scan::new(kind.name(), payload);
+        let mut s = crate::scan::Scan::new(kind.name(), payload);
         let ev = parse_kind(kind, &mut s)?;
         s.end()?;
         Ok(ev)
@@ -216,7 +215,7 @@ impl CompactionEvent {
 }
 
 /// The payload of a `kind` event.
-fn parse_kind(kind: CompactionEventKind, s: &mut scan::Scan<'_>) -> Result<CompactionEvent, ParseError> {
+fn parse_kind(kind: CompactionEventKind, s: &mut crate::scan::Scan<'_>) -> Result<CompactionEvent, ParseError> {
     use CompactionEvent as E;
     use CompactionEventKind as K;
     Ok(match kind {

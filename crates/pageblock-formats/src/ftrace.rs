@@ -40,6 +40,7 @@ use std::fmt;
 use crate::compaction::CompactionEvent;
 use crate::kmem::KmemEvent;
 use crate::text;
+use crate::vmscan::MmVmscanLruShrinkInactive;
 use crate::ParseError;
 
 mod parse;
@@ -195,6 +196,12 @@ impl<'a> TraceLineRef<'a> {
         CompactionEvent::parse(self.event, self.payload)
     }
 
+    /// The payload as `mm_vmscan_lru_shrink_inactive` (strict, see
+    /// [`MmVmscanLruShrinkInactive::parse`]).
+    pub fn lru_shrink_inactive(&self) -> Result<MmVmscanLruShrinkInactive, ParseError> {
+        MmVmscanLruShrinkInactive::parse(self.payload)
+    }
+
     /// Whether the task had `TIF_NEED_RESCHED` set when the event fired (what the kernel's
     /// `need_resched()` tests), from the flag characters; `None` without them.
     pub fn need_resched(&self) -> Option<bool> {
@@ -285,6 +292,12 @@ impl TraceLine {
     /// The payload as a compaction event (strict, see [`CompactionEvent::parse`]).
     pub fn compaction(&self) -> Result<CompactionEvent, ParseError> {
         CompactionEvent::parse(&self.event, &self.payload)
+    }
+
+    /// The payload as `mm_vmscan_lru_shrink_inactive` (strict, see
+    /// [`MmVmscanLruShrinkInactive::parse`]).
+    pub fn lru_shrink_inactive(&self) -> Result<MmVmscanLruShrinkInactive, ParseError> {
+        MmVmscanLruShrinkInactive::parse(&self.payload)
     }
 
     /// An event line for a kmem event (synthetic traces).

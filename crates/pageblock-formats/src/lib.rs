@@ -30,8 +30,10 @@
 //! | [`ftrace`] | `kernel/trace/trace_output.c` `trace_print_context` (ftrace text line prefix); also `perf script` lines |
 //! | [`kmem`] | `include/trace/events/kmem.h` page events |
 //! | [`compaction`] | `include/trace/events/compaction.h` events |
+//! | [`vmscan`] | `include/trace/events/vmscan.h` `mm_vmscan_lru_shrink_inactive` |
 
 mod error;
+mod scan;
 mod text;
 
 pub mod buddyinfo;
@@ -43,6 +45,7 @@ pub mod kmem;
 pub mod pagetypeinfo;
 pub mod samples;
 pub mod swaps;
+pub mod vmscan;
 pub mod vmstat;
 pub mod zoneinfo;
 

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::scan::Scan;
+use crate::scan::Scan;
 use super::symbols::{CompactResult, ZoneType};
 use crate::gfp::Gfp;
 use crate::text::{pad_right, quote};

@@ -1,4 +1,4 @@
-//! A strict left-to-right reader of one compaction payload.
+//! A strict left-to-right reader of one tracepoint payload (compaction, vmscan).
 //!
 //! Literals must match byte for byte and every value must be written exactly as the kernel's
 //! `vsnprintf` writes it (no leading zeros, no `+`, lowercase hex, `-0` is not a number), so
@@ -8,24 +8,24 @@ use crate::text::{printf_hex_u64, printf_u64, quote};
 use crate::ParseError;
 
 /// The unread rest of a payload, and the event it belongs to (for error messages).
-pub(super) struct Scan<'a> {
+pub(crate) struct Scan<'a> {
     event: &'static str,
     rest: &'a str,
 }
 
 impl<'a> Scan<'a> {
     /// A reader of `payload`, the `TP_printk` text of `event`.
-    pub(super) fn new(event: &'static str, payload: &'a str) -> Self {
+    pub(crate) fn new(event: &'static str, payload: &'a str) -> Self {
         Scan { event, rest: payload }
     }
 
     /// An error about `event`.
-    pub(super) fn error(&self, reason: impl std::fmt::Display) -> ParseError {
+    pub(crate) fn error(&self, reason: impl std::fmt::Display) -> ParseError {
         ParseError::new(1, format!("{}: {reason}", self.event))
     }
 
     /// Consumes the literal text `lit`.
-    pub(super) fn lit(&mut self, lit: &str) -> Result<(), ParseError> {
+    pub(crate) fn lit(&mut self, lit: &str) -> Result<(), ParseError> {
         match self.rest.strip_prefix(lit) {
             Some(r) => {
                 self.rest = r;
@@ -61,14 +61,14 @@ impl<'a> Scan<'a> {
     }
 
     /// `%lu`.
-    pub(super) fn lu(&mut self, what: &str) -> Result<u64, ParseError> {
+    pub(crate) fn lu(&mut self, what: &str) -> Result<u64, ParseError> {
         let tok = self.number_token();
         printf_u64(tok.as_bytes())
             .ok_or_else(|| self.error(format!("{what}: {} is not a `%lu` number", quote(tok))))
     }
 
     /// `%u`.
-    pub(super) fn u(&mut self, what: &str) -> Result<u32, ParseError> {
+    pub(crate) fn u(&mut self, what: &str) -> Result<u32, ParseError> {
         let tok = self.number_token();
         printf_u64(tok.as_bytes())
             .and_then(|v| u32::try_from(v).ok())
@@ -76,7 +76,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `%d`.
-    pub(super) fn d(&mut self, what: &str) -> Result<i32, ParseError> {
+    pub(crate) fn d(&mut self, what: &str) -> Result<i32, ParseError> {
         let tok = self.number_token();
         let value = match tok.strip_prefix('-') {
             Some(abs) if abs != "0" => {
@@ -88,15 +88,26 @@ impl<'a> Scan<'a> {
         value.ok_or_else(|| self.error(format!("{what}: {} is not a `%d` number", quote(tok))))
     }
 
+    /// `%ld`.
+    pub(crate) fn ld(&mut self, what: &str) -> Result<i64, ParseError> {
+        let tok = self.number_token();
+        let value = match tok.strip_prefix('-') {
+            Some(abs) if abs != "0" => printf_u64(abs.as_bytes()).and_then(|m| 0i64.checked_sub_unsigned(m)),
+            Some(_) => None,
+            None => printf_u64(tok.as_bytes()).and_then(|v| i64::try_from(v).ok()),
+        };
+        value.ok_or_else(|| self.error(format!("{what}: {} is not a `%ld` number", quote(tok))))
+    }
+
     /// `%lx` (the `0x` before it is a literal of the format).
-    pub(super) fn lx(&mut self, what: &str) -> Result<u64, ParseError> {
+    pub(crate) fn lx(&mut self, what: &str) -> Result<u64, ParseError> {
         let tok = self.number_token();
         printf_hex_u64(tok.as_bytes())
             .ok_or_else(|| self.error(format!("{what}: {} is not a `%lx` number", quote(tok))))
     }
 
     /// `%s`: one word (up to the next space), not empty.
-    pub(super) fn s(&mut self, what: &str) -> Result<&'a str, ParseError> {
+    pub(crate) fn s(&mut self, what: &str) -> Result<&'a str, ParseError> {
         let tok = self.take_until(|b| b == b' ');
         if tok.is_empty() {
             return Err(self.error(format!("{what} is empty")));
@@ -105,7 +116,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `%-<width>s`: one word, then spaces up to `width` bytes.
-    pub(super) fn s_left(&mut self, width: usize, what: &str) -> Result<&'a str, ParseError> {
+    pub(crate) fn s_left(&mut self, width: usize, what: &str) -> Result<&'a str, ParseError> {
         let tok = self.s(what)?;
         let pad = width.saturating_sub(tok.len());
         let spaces = self.rest.bytes().take(pad).take_while(|&b| b == b' ').count();
@@ -119,7 +130,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Checks that the whole payload was read.
-    pub(super) fn end(&self) -> Result<(), ParseError> {
+    pub(crate) fn end(&self) -> Result<(), ParseError> {
         if self.rest.is_empty() {
             Ok(())
         } else {
