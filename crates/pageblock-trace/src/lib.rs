@@ -34,7 +34,7 @@ pub use gfp_table::GfpTable;
 pub use input::{trace_file, Compression, ReadProgress, TraceInput};
 pub use pageblock_formats::ftrace::Dialect;
 pub use reader::{LineCounts, TraceReader};
-pub use record::{GfpId, LostEvents, RecordKind, Task, TraceRecord, VmscanEvent};
+pub use record::{GfpId, LostEvents, RecordKind, ShrinkInactive, Task, TraceRecord, VmscanEvent};
 pub use stats::{
     AllocStats, DrainStats, FallbackPair, FallbackStats, GfpCount, GfpMix, LifetimePercentiles,
     LifetimeStats, LostStats, OrderMigratetype, RefillStats, TimeSpan, TraceStats, GFP_TOP,

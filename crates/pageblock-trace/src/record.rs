@@ -168,15 +168,53 @@ pub enum VmscanEvent {
     WakeupKswapd,
     /// `mm_vmscan_kswapd_wake`: kswapd starts a `balance_pgdat` run.
     KswapdWake,
+    /// `mm_vmscan_lru_shrink_inactive`: one batch of reclaim's looks at an inactive list.
+    LruShrinkInactive(ShrinkInactive),
+}
+
+/// What a replay reads of `mm_vmscan_lru_shrink_inactive`: how one `shrink_inactive_list()`
+/// call judged the pages it took off a list's tail. A call takes up to `SWAP_CLUSTER_MAX`
+/// pages and at most one large folio more, so each count fits 16 bits; a larger one (from a
+/// malformed or future kernel's line) is held as 65,535.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ShrinkInactive {
+    /// `nr_scanned`.
+    pub scanned: u16,
+    /// `nr_reclaimed`: freed by this call.
+    pub reclaimed: u16,
+    /// `nr_activate_anon + nr_activate_file` (a call looks at one list).
+    pub activated: u16,
+    /// `nr_ref_keep`: kept on the list, young for the first time.
+    pub ref_keep: u16,
+    /// `priority`.
+    pub priority: u8,
+    /// The file list, else the anonymous one.
+    pub file: bool,
+}
+
+impl ShrinkInactive {
+    /// The record of a parsed event.
+    pub fn of(e: &pageblock_formats::vmscan::MmVmscanLruShrinkInactive) -> ShrinkInactive {
+        let n = |v: i64| u16::try_from(v.max(0)).unwrap_or(u16::MAX);
+        ShrinkInactive {
+            scanned: n(e.nr_scanned),
+            reclaimed: n(e.nr_reclaimed),
+            activated: n(i64::from(e.nr_activate_anon) + i64::from(e.nr_activate_file)),
+            ref_keep: n(e.nr_ref_keep),
+            priority: u8::try_from(e.priority.clamp(0, i32::from(u8::MAX))).unwrap_or(u8::MAX),
+            file: e.file,
+        }
+    }
 }
 
 impl VmscanEvent {
     /// Every event's tracepoint name, by [`VmscanEvent::index`].
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 5] = [
         "mm_vmscan_direct_reclaim_begin",
         "mm_vmscan_direct_reclaim_end",
         "mm_vmscan_wakeup_kswapd",
         "mm_vmscan_kswapd_wake",
+        "mm_vmscan_lru_shrink_inactive",
     ];
 
     /// The event's place in [`VmscanEvent::NAMES`].
@@ -186,6 +224,7 @@ impl VmscanEvent {
             VmscanEvent::DirectReclaimEnd => 1,
             VmscanEvent::WakeupKswapd => 2,
             VmscanEvent::KswapdWake => 3,
+            VmscanEvent::LruShrinkInactive(_) => 4,
         }
     }
 
@@ -200,7 +239,7 @@ impl VmscanEvent {
     }
 
     /// The event of index `i` whose payload says nothing a replay reads (all but
-    /// `mm_vmscan_direct_reclaim_begin`).
+    /// `mm_vmscan_direct_reclaim_begin` and `mm_vmscan_lru_shrink_inactive`).
     pub fn without_payload(i: usize) -> Option<VmscanEvent> {
         [VmscanEvent::DirectReclaimEnd, VmscanEvent::WakeupKswapd, VmscanEvent::KswapdWake]
             .get(i.checked_sub(1)?)

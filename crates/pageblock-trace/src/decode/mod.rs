@@ -75,7 +75,9 @@ pub(crate) fn fast(line: &[u8], ascii: bool, dialect: Dialect, gfp: &mut GfpTabl
             let cpu = u16::try_from(p.cpu).ok()?;
             let v = match crate::VmscanEvent::without_payload(i) {
                 Some(v) => v,
-                None => kmem::direct_reclaim_begin(p.payload, gfp)?,
+                None if i == 0 => kmem::direct_reclaim_begin(p.payload, gfp)?,
+                // `mm_vmscan_lru_shrink_inactive`: a few per thousand lines, the strict path's.
+                None => return None,
             };
             let kind = crate::RecordKind::Vmscan(v);
             return Some(Decoded::Record(
@@ -283,6 +285,42 @@ mod tests {
         }
         let sleep = "         kswapd0-45      [000] ..... 43181.145533: mm_vmscan_kswapd_sleep: nid=0";
         assert_eq!(agree(sleep.as_bytes(), Dialect::Ftrace).map(|d| d.0), Some(Decoded::Other));
+    }
+
+    /// `mm_vmscan_lru_shrink_inactive` (a real line of B5's run 3) keeps what reclaim's looks
+    /// found; the fast path leaves it to the strict one, and a payload it cannot read is an
+    /// error naming the field.
+    #[test]
+    fn lru_shrink_inactive_keeps_the_looks() {
+        let line = "           pb-44-2020    [000] .....  2898.511146: mm_vmscan_lru_shrink_inactive: nid=0 \
+                    nr_scanned=512 nr_reclaimed=0 nr_dirty=0 nr_writeback=0 nr_congested=0 nr_immediate=0 \
+                    nr_activate_anon=0 nr_activate_file=0 nr_ref_keep=512 nr_unmap_fail=0 priority=12 \
+                    flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC";
+        assert!(fast(line.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new()).is_none());
+        let Ok(Decoded::Record(r, pid)) = decode(line.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new())
+        else {
+            panic!("{line}")
+        };
+        let want = crate::ShrinkInactive {
+            scanned: 512,
+            reclaimed: 0,
+            activated: 0,
+            ref_keep: 512,
+            priority: 12,
+            file: false,
+        };
+        assert_eq!((r.kind, pid), (RecordKind::Vmscan(crate::VmscanEvent::LruShrinkInactive(want)), 2020));
+        assert_eq!(r.kind.event_name(), Some("mm_vmscan_lru_shrink_inactive"));
+        let bad = line.replace("nr_ref_keep=512", "nr_ref_keep=lots");
+        let err = decode(bad.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new()).unwrap_err();
+        assert!(err.contains("nr_ref_keep"), "{err}");
+        let huge = line.replace("nr_scanned=512", "nr_scanned=70000");
+        let Ok(Decoded::Record(r, _)) = decode(huge.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new())
+        else {
+            panic!("{huge}")
+        };
+        let RecordKind::Vmscan(crate::VmscanEvent::LruShrinkInactive(s)) = r.kind else { panic!() };
+        assert_eq!(s.scanned, u16::MAX, "held at the most 16 bits hold");
     }
 
     /// `mm_compaction_try_to_compact_pages` keeps the request that asked and its priority,

@@ -48,7 +48,12 @@ fn event(ev: &TraceLineRef<'_>, gfp: &mut GfpTable) -> Result<Decoded, String> {
     } else if let Some(i) = crate::VmscanEvent::index_of(ev.event.as_bytes()) {
         let v = match crate::VmscanEvent::without_payload(i) {
             Some(v) => v,
-            None => direct_reclaim_begin(ev.payload, gfp).map_err(|e| format!("{}: {e}", ev.event))?,
+            None if i == 0 => {
+                direct_reclaim_begin(ev.payload, gfp).map_err(|e| format!("{}: {e}", ev.event))?
+            }
+            None => crate::VmscanEvent::LruShrinkInactive(crate::ShrinkInactive::of(
+                &ev.lru_shrink_inactive().map_err(|e| e.reason)?,
+            )),
         };
         (0, RecordKind::Vmscan(v))
     } else {
