@@ -126,6 +126,24 @@ fn lost_markers_comments_and_other_events() {
     assert_eq!(lost, [(11, 1), (21, 0)]);
 }
 
+/// Reclaim's records are counted by name (a regression: the counters had room for the
+/// four vmscan events read before `mm_vmscan_lru_shrink_inactive`, and the fifth panicked).
+#[test]
+fn reclaim_records_are_counted_by_name() {
+    let mut lines: Vec<String> = fixture().lines().map(str::to_owned).collect();
+    let shrink = "         kswapd0-48      [000] .....   504.773000: mm_vmscan_lru_shrink_inactive: nid=0 \
+                  nr_scanned=9 nr_reclaimed=0 nr_dirty=0 nr_writeback=0 nr_congested=0 nr_immediate=0 \
+                  nr_activate_anon=9 nr_activate_file=0 nr_ref_keep=0 nr_unmap_fail=0 priority=12 \
+                  flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC";
+    let wake = "         kswapd0-48      [000] .....   504.772990: mm_vmscan_kswapd_wake: nid=0 order=0";
+    lines.insert(5, shrink.into());
+    lines.insert(5, shrink.into());
+    lines.insert(5, wake.into());
+    let s = stats_of(&lines.join("\n"), false).unwrap();
+    assert_eq!(s.events.get("mm_vmscan_lru_shrink_inactive"), Some(&2));
+    assert_eq!(s.events.get("mm_vmscan_kswapd_wake"), Some(&1));
+}
+
 #[test]
 fn a_malformed_line_names_file_line_and_reason() {
     let mut lines: Vec<String> = fixture().lines().map(str::to_owned).collect();

@@ -27,7 +27,7 @@ pub(super) struct Collector {
     kmem: [u64; 6],
     compaction: [u64; CompactionEventKind::ALL.len()],
     /// Reclaim events, by `VmscanEvent` index.
-    vmscan: [u64; 4],
+    vmscan: [u64; crate::VmscanEvent::NAMES.len()],
     alloc: AllocStats,
     alloc_by: BTreeMap<(u8, i8), u64>,
     gfp_allocs: Vec<u64>,
@@ -50,7 +50,7 @@ impl Collector {
         Collector {
             kmem: [0; 6],
             compaction: [0; CompactionEventKind::ALL.len()],
-            vmscan: [0; 4],
+            vmscan: [0; crate::VmscanEvent::NAMES.len()],
             alloc: AllocStats::default(),
             alloc_by: BTreeMap::new(),
             gfp_allocs: Vec::new(),
