@@ -47,6 +47,12 @@ pub struct ReclaimStat {
     pub pgdeactivate: u64,
     /// `slabs_scanned`.
     pub slabs_scanned: u64,
+    /// `nr_ref_keep` by list kind (anon, file): kept young at the first look.
+    pub nr_ref_keep: [u64; 2],
+    /// `nr_activate_anon`, `nr_activate_file`: activated by the inactive lists' looks.
+    pub nr_activate: [u64; 2],
+    /// Inactive-list pages scanned times the priority they were scanned at.
+    pub priority_pages: u64,
 }
 
 /// `struct scan_control`: one reclaim invocation's goal and progress.

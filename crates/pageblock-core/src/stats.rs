@@ -171,6 +171,21 @@ vm_events! {
     SlabsScanned = "slabs_scanned", kernel: true;
     /// kswapd balancing runs (`PAGEOUTRUN`).
     Pageoutrun = "pageoutrun", kernel: true;
+    /// Anonymous pages reclaim's looks kept on the inactive list, young for the first time
+    /// (`FOLIOREF_KEEP`; the tracepoint `mm_vmscan_lru_shrink_inactive`'s `nr_ref_keep`).
+    NrRefKeepAnon = "nr_ref_keep_anon", kernel: false;
+    /// File pages kept so (`nr_ref_keep` of the file list's records).
+    NrRefKeepFile = "nr_ref_keep_file", kernel: false;
+    /// Anonymous pages reclaim's looks at the inactive list activated (the tracepoint's
+    /// `nr_activate_anon`: used again, under writeback, or not unmappable).
+    NrActivateAnon = "nr_activate_anon", kernel: false;
+    /// File pages so activated (`nr_activate_file`: also dirty ones).
+    NrActivateFile = "nr_activate_file", kernel: false;
+    /// kswapd's inactive-list pages scanned, each weighted by the priority it was scanned at
+    /// (over `pgscan_kswapd`: the mean priority, as the tracepoint's `priority` gives it).
+    PgscanPriorityKswapd = "pgscan_priority_kswapd", kernel: false;
+    /// The same for direct reclaim (over `pgscan_direct`).
+    PgscanPriorityDirect = "pgscan_priority_direct", kernel: false;
     /// Reclaimed anonymous pages faulted back in (`WORKINGSET_REFAULT_ANON`).
     WorkingsetRefaultAnon = "workingset_refault_anon", kernel: true;
     /// Reclaimed file pages read again (`WORKINGSET_REFAULT_FILE`).

@@ -90,8 +90,11 @@ pub struct DirtyWriteback {
 pub(crate) fn count_reclaim(node: &crate::node::NodeShared, sc: &ScanControl) {
     use crate::stats::VmEvent as E;
     let s = &sc.stat;
-    let (scan, steal) =
-        if sc.kswapd { (E::PgscanKswapd, E::PgstealKswapd) } else { (E::PgscanDirect, E::PgstealDirect) };
+    let (scan, steal, priority) = if sc.kswapd {
+        (E::PgscanKswapd, E::PgstealKswapd, E::PgscanPriorityKswapd)
+    } else {
+        (E::PgscanDirect, E::PgstealDirect, E::PgscanPriorityDirect)
+    };
     for (ev, n) in [
         (scan, s.pgscan_anon + s.pgscan_file),
         (steal, s.pgsteal_anon + s.pgsteal_file),
@@ -103,6 +106,11 @@ pub(crate) fn count_reclaim(node: &crate::node::NodeShared, sc: &ScanControl) {
         (E::PgActivate, s.pgactivate),
         (E::PgDeactivate, s.pgdeactivate),
         (E::SlabsScanned, s.slabs_scanned),
+        (E::NrRefKeepAnon, s.nr_ref_keep[0]),
+        (E::NrRefKeepFile, s.nr_ref_keep[1]),
+        (E::NrActivateAnon, s.nr_activate[0]),
+        (E::NrActivateFile, s.nr_activate[1]),
+        (priority, s.priority_pages),
     ] {
         if n > 0 {
             node.count(ev, n);

@@ -373,9 +373,11 @@ fn shrink_inactive_list(
         // fault's own reference) is marked and kept for another trip round the inactive list
         // (`FOLIOREF_KEEP`); young and marked, it was used again: activated below. Not young,
         // it goes whatever its mark (a file page's mark only spares it from being written).
+        let k = workingset_index(kind);
         if page.young && !page.referenced && !state.writeback {
             let page = super::lru::LruPage { young: false, referenced: true, ..page };
             lru.put(pfn, page, list, page.zone as usize);
+            sc.stat.nr_ref_keep[k] += pages;
             continue;
         }
         // Under writeback, or page cache reclaim cannot write (`NR_VMSCAN_IMMEDIATE`):
@@ -387,10 +389,12 @@ fn shrink_inactive_list(
             let page = super::lru::LruPage { referenced: false, young: false, reclaim, ..page };
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
             sc.stat.pgactivate += pages;
+            sc.stat.nr_activate[k] += pages;
             continue;
         }
         if !page.swapcache && !out.unmap.try_to_unmap(pfn, page.order, kind, page.workingset) {
             lru.put(pfn, page, LruList::active(kind), page.zone as usize);
+            sc.stat.nr_activate[k] += pages;
             continue;
         }
         if kind == LruKind::Anon && !page.swapcache {
@@ -414,6 +418,7 @@ fn shrink_inactive_list(
         out.unmap.wakeup_flusher_threads(out.now_us + sc.elapsed_us());
     }
     sc.nr.taken += scanned;
+    sc.stat.priority_pages += scanned * u64::from(sc.priority);
     sc.nr_scanned += scanned;
     sc.nr_folios_scanned += folios;
     sc.throttled_us += out.swap.submit(out.now_us + sc.elapsed_us(), &writes);
@@ -696,6 +701,26 @@ mod tests {
         let mut second = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
         assert_eq!(batch(&mut lru, &mut second, LruKind::Anon, 3), vec![(0, 0), (2, 0)]);
         assert_eq!(lru.get(1).map(|p| p.list), Some(LruList::ActiveAnon), "used again: activated");
+    }
+
+    /// The looks are counted as the kernel's tracepoint counts them: kept young
+    /// (`nr_ref_keep`), activated (`nr_activate_*`), and the scan weighted by its priority.
+    #[test]
+    fn the_looks_are_counted_as_the_tracepoint_counts_them() {
+        let mut lru = Lruvec::default();
+        for pfn in 0..3 {
+            lru.add(pfn, 0, 0, LruList::InactiveAnon, true);
+        }
+        lru.add(3, 0, 0, LruList::InactiveAnon, false);
+        let mut first = ScanControl { priority: 2, ..ScanControl::new(1 << 10, 0, 0, true) };
+        batch(&mut lru, &mut first, LruKind::Anon, 4);
+        assert_eq!((first.stat.nr_ref_keep, first.stat.nr_activate), ([3, 0], [0, 0]));
+        assert_eq!(first.stat.priority_pages, 4 * 2);
+        lru.mark_accessed(1);
+        let mut second = ScanControl { priority: 1, ..ScanControl::new(1 << 10, 0, 0, true) };
+        batch(&mut lru, &mut second, LruKind::Anon, 3);
+        assert_eq!((second.stat.nr_ref_keep, second.stat.nr_activate), ([0, 0], [1, 0]));
+        assert_eq!(second.stat.priority_pages, 3);
     }
 
     /// Regression: a batch counted folios, not pages, so a batch of 32 over huge page cache
