@@ -215,7 +215,10 @@ impl CompactionEvent {
 }
 
 /// The payload of a `kind` event.
-fn parse_kind(kind: CompactionEventKind, s: &mut crate::scan::Scan<'_>) -> Result<CompactionEvent, ParseError> {
+fn parse_kind(
+    kind: CompactionEventKind,
+    s: &mut crate::scan::Scan<'_>,
+) -> Result<CompactionEvent, ParseError> {
     use CompactionEvent as E;
     use CompactionEventKind as K;
     Ok(match kind {

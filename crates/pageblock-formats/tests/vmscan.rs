@@ -25,5 +25,8 @@ fn real_lines_round_trip() {
 fn the_first_real_line_reads_as_the_kernel_wrote_it() {
     let first = EXCERPT.lines().next().unwrap();
     let ev = TraceLine::parse(first).unwrap().lru_shrink_inactive().unwrap();
-    assert_eq!((ev.nr_scanned, ev.nr_reclaimed, ev.nr_activate_anon, ev.priority, ev.file), (9, 0, 9, 12, false));
+    assert_eq!(
+        (ev.nr_scanned, ev.nr_reclaimed, ev.nr_activate_anon, ev.priority, ev.file),
+        (9, 0, 9, 12, false)
+    );
 }

@@ -858,6 +858,50 @@ fn direct_reclaim_runs_are_told_by_the_request_that_stalled() {
     assert_eq!(quiet.real_direct_reclaims, None);
 }
 
+/// Reclaim's looks at the inactive lists: the traced kernel's summed from its
+/// `mm_vmscan_lru_shrink_inactive` records by list and reclaimer, the simulation's from its
+/// own looks (what it scanned adds up to its `pgscan_*` rows), side by side in the report
+/// and the JSON; without the records the real side is absent, not zero.
+#[test]
+fn reclaim_looks_are_set_beside_the_kernels_records() {
+    let shrink = |scanned: u32, keep: u32, reclaimed: u32, priority: u32, list: &str| {
+        format!(
+            "mm_vmscan_lru_shrink_inactive: nid=0 nr_scanned={scanned} nr_reclaimed={reclaimed} nr_dirty=0 \
+             nr_writeback=0 nr_congested=0 nr_immediate=0 nr_activate_anon=0 nr_activate_file=0 \
+             nr_ref_keep={keep} nr_unmap_fail=0 priority={priority} flags=RECLAIM_WB_{list}|RECLAIM_WB_ASYNC"
+        )
+    };
+    let mut t = common::anon_every_other_pfn();
+    t.event("kswapd0-48", &shrink(512, 512, 0, 4, "ANON"));
+    t.event("kswapd0-48", &shrink(32, 0, 32, 12, "FILE"));
+    t.event("test-7", &shrink(32, 0, 30, 10, "FILE"));
+    let path = t.write("reclaim-looks");
+    let policies = [policy_named("vanilla").unwrap()];
+    let options =
+        replay::Options { balloon_pages: common::most_a_balloon_takes(&path) - 64, ..Default::default() };
+    let r = replay::run(&path, &policies, options, &mut |_| {}).unwrap();
+    let real = r.real_reclaim_looks.expect("the trace recorded them");
+    assert_eq!((real.anon.scanned, real.anon.kept_young, real.anon.reclaimed), (512, 512, 0));
+    assert_eq!((real.file.scanned, real.file.reclaimed), (64, 62));
+    assert_eq!(real.kswapd.mean_priority(), Some((512.0 * 4.0 + 32.0 * 12.0) / 544.0));
+    assert_eq!(real.direct.mean_priority(), Some(10.0));
+    let p = &r.policies[0];
+    let scanned = p.vmstat["pgscan_kswapd"] + p.vmstat["pgscan_direct"];
+    assert!(scanned > 0, "the squeezed machine reclaims");
+    assert_eq!(p.reclaim_looks.anon.scanned + p.reclaim_looks.file.scanned, scanned);
+    assert_eq!(p.reclaim_looks.kswapd.scanned, p.vmstat["pgscan_kswapd"]);
+    let text = r.render();
+    assert!(
+        text.contains("reclaim's looks at the inactive lists") && text.contains("kept young (nr_ref_keep)"),
+        "{text}"
+    );
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["real_reclaim_looks"]["anon"]["kept_young"], 512);
+    assert!(json["policies"][0]["reclaim_looks"]["kswapd"]["priority_pages"].is_u64());
+    let quiet = run(&common::anon_every_other_pfn().write("no-reclaim-looks"), &["vanilla"]);
+    assert_eq!(quiet.real_reclaim_looks, None);
+}
+
 /// `--after-dir`: each policy's machine at the end in the kernel's formats, which the
 /// kernel-file parsers read back; free pages agree across the three files. A directory that
 /// is not there is refused before anything is replayed.

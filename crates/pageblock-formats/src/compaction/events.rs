@@ -3,9 +3,9 @@
 
 use std::fmt;
 
-use crate::scan::Scan;
 use super::symbols::{CompactResult, ZoneType};
 use crate::gfp::Gfp;
+use crate::scan::Scan;
 use crate::text::{pad_right, quote};
 use crate::ParseError;
 

@@ -36,6 +36,7 @@ use super::closed_loop::{ClosedLoopCounts, Compacted, MemoryUser, Owner};
 use super::fallback::{Caller, Fallbacks, FaultAttempt, ThpFallbacks, ThpFaults};
 use super::load::{request_name, LoadedTrace};
 use super::pfnmap::{Mapped, PfnMap};
+use super::reclaim_looks::ReclaimLooks;
 use super::series::Series;
 use super::start_pages::StartPages;
 use super::thp_settings::{Attempt, ThpWhatIf, ThpWhatIfCounts};
@@ -176,6 +177,8 @@ pub struct Replayed {
     pub series: Series,
     /// Direct compaction attempts asked for during the replay ([`VmEvent::CompactAttempt`]).
     pub compact_attempts: u64,
+    /// Reclaim's looks at the inactive lists during the replay.
+    pub reclaim_looks: ReclaimLooks,
     /// Pages allocated during the replay (`pgalloc_*`).
     pub pgalloc_pages: u64,
     /// Pages freed during the replay (`pgfree`).
@@ -270,6 +273,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     let counted = |ev| shared.event(ev);
     let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
     let attempts0 = counted(VmEvent::CompactAttempt);
+    let looks0 = ReclaimLooks::simulated(&shared);
     let nr_cpus = shared.nr_cpus();
     let mut r = Run {
         map: PfnMap::new(shared.max_order()),
@@ -350,6 +354,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         series,
         zone_samples,
         compact_attempts: shared.event(VmEvent::CompactAttempt) - attempts0,
+        reclaim_looks: ReclaimLooks::simulated(&shared).since(looks0),
         pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
         pgfree_pages: shared.event(VmEvent::PgFree) - pgfree0,
         node: r.node,

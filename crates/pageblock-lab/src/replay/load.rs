@@ -104,6 +104,8 @@ pub struct TraceCounts {
     /// by the request that task last asked for: compaction runs in the task that asked
     /// (`try_to_compact_pages` → `compact_zone`), on whatever CPU it has moved to since.
     pub direct_compaction_runs: BTreeMap<(u8, GfpId), u64>,
+    /// Reclaim's looks at the inactive lists (`mm_vmscan_lru_shrink_inactive`).
+    pub reclaim_looks: super::reclaim_looks::ReclaimLooks,
 }
 
 /// A request as the reports name it: `order 9 GFP_TRANSHUGE`.
@@ -122,6 +124,13 @@ impl LoadedTrace {
     pub fn direct_reclaims(&self) -> Option<BTreeMap<String, u64>> {
         self.counts.events.get("mm_vmscan_direct_reclaim_begin")?;
         Some(self.by_request(&self.counts.direct_reclaims))
+    }
+
+    /// The traced kernel's looks at its inactive lists (`None`: the trace did not record
+    /// `mm_vmscan_lru_shrink_inactive`).
+    pub fn reclaim_looks(&self) -> Option<super::reclaim_looks::ReclaimLooks> {
+        self.counts.events.get("mm_vmscan_lru_shrink_inactive")?;
+        Some(self.counts.reclaim_looks)
     }
 
     /// The traced kernel's direct compaction attempts by the request that asked (`None`:
@@ -328,8 +337,12 @@ fn count(
         }
         RecordKind::Vmscan(v) => {
             *c.events.entry(v.name()).or_default() += 1;
-            if let VmscanEvent::DirectReclaimBegin { order, gfp } = v {
-                *c.direct_reclaims.entry((order, gfp)).or_default() += 1;
+            match v {
+                VmscanEvent::DirectReclaimBegin { order, gfp } => {
+                    *c.direct_reclaims.entry((order, gfp)).or_default() += 1;
+                }
+                VmscanEvent::LruShrinkInactive(s) => c.reclaim_looks.observe(&s, rec.task),
+                _ => {}
             }
         }
         RecordKind::Lost { events } => c.lost_events += events.count().unwrap_or(0),

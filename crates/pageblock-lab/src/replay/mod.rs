@@ -31,6 +31,7 @@ pub mod machine;
 pub mod need_resched;
 pub mod pfnmap;
 pub mod predict;
+pub mod reclaim_looks;
 pub mod report;
 pub mod series;
 pub mod skip_hints;

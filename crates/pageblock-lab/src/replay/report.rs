@@ -11,6 +11,7 @@ use super::fidelity::Fidelity;
 use super::kmem_counts::KmemCounts;
 use super::load::LoadedTrace;
 use super::machine::StartReport;
+use super::reclaim_looks::ReclaimLooks;
 use super::series::{self, Columns, Summary};
 use super::type_samples::{TypeSamples, TypeView};
 use super::zone_samples::{Percentiles, ZoneSamples};
@@ -100,6 +101,8 @@ pub struct PolicyResult {
     pub failed_requests: u64,
     /// Direct reclaim runs (`allocstall`) by the request that stalled (`order N MASK`).
     pub direct_reclaims: BTreeMap<String, u64>,
+    /// Reclaim's looks at the inactive lists over the replay.
+    pub reclaim_looks: ReclaimLooks,
     /// Fallbacks (`mm_page_alloc_extfrag`) by kind: `Unmovable from Movable, claimed`.
     pub fallbacks_by_kind: BTreeMap<String, u64>,
     /// Each zone's steal-only memory at the times of `pagetypeinfo.samples`, beside the
@@ -196,6 +199,7 @@ impl PolicyResult {
             failed_requests: r.divergence.failed_requests,
             failed_without_fallback: r.failed_without_fallback.clone(),
             direct_reclaims: r.direct_reclaims.clone(),
+            reclaim_looks: r.reclaim_looks,
             compact_attempts: r.compact_attempts,
             direct_compactions: r.direct_compactions.clone(),
             direct_compaction_runs: r.direct_compaction_runs.clone(),
@@ -234,6 +238,9 @@ pub struct ReplayReport {
     /// The traced kernel's direct reclaim runs by the request that stalled
     /// (`mm_vmscan_direct_reclaim_begin`; `None` if the trace did not record it).
     pub real_direct_reclaims: Option<BTreeMap<String, u64>>,
+    /// The traced kernel's looks at its inactive lists (`mm_vmscan_lru_shrink_inactive`;
+    /// `None` if the trace did not record it).
+    pub real_reclaim_looks: Option<ReclaimLooks>,
     /// The traced kernel's direct compaction attempts (`mm_compaction_try_to_compact_pages`;
     /// `None` if the trace did not record the compaction events).
     pub real_compact_attempts: Option<u64>,
@@ -312,6 +319,7 @@ impl ReplayReport {
             fidelity,
             real_vmstat_delta,
             real_direct_reclaims: t.direct_reclaims(),
+            real_reclaim_looks: t.reclaim_looks(),
             real_compact_attempts: real_direct_compactions.as_ref().map(|by| by.values().sum()),
             real_direct_compactions,
             real_direct_compaction_runs: t.direct_compaction_runs(),
@@ -413,6 +421,7 @@ impl ReplayReport {
         out.push('\n');
         self.render_vmstat(&mut out);
         self.render_direct_reclaims(&mut out);
+        self.render_reclaim_looks(&mut out);
         self.render_compact_attempts(&mut out);
         self.render_fallbacks(&mut out);
         self.render_steal_only(&mut out);
@@ -575,6 +584,25 @@ impl ReplayReport {
         out.push('\n');
         self.head(out, "direct reclaim runs, by request", real.is_some());
         self.render_by_request(out, "  all", |p| &p.direct_reclaims, real);
+    }
+
+    /// Reclaim's looks at the inactive lists, each policy's beside the traced kernel's.
+    fn render_reclaim_looks(&self, out: &mut String) {
+        let real = self.real_reclaim_looks.map(|l| l.rows());
+        if real.is_none() && self.policies.iter().all(|p| p.reclaim_looks == ReclaimLooks::default()) {
+            return;
+        }
+        out.push('\n');
+        self.head(out, "reclaim's looks at the inactive lists", real.is_some());
+        let per_policy: Vec<_> = self.policies.iter().map(|p| p.reclaim_looks.rows()).collect();
+        for (i, (label, _)) in ReclaimLooks::default().rows().into_iter().enumerate() {
+            let r = real.as_ref().map(|rows| rows[i].1);
+            row(out, label, per_policy.iter().map(|rows| rows[i].1.cell(r)), r);
+        }
+        if real.is_none() {
+            let _ =
+                writeln!(out, "(the trace has no mm_vmscan_lru_shrink_inactive records to set beside these)");
+        }
     }
 
     /// Direct compaction attempts asked for, by the request that asked, and those that went

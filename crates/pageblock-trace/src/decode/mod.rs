@@ -297,7 +297,8 @@ mod tests {
                     nr_activate_anon=0 nr_activate_file=0 nr_ref_keep=512 nr_unmap_fail=0 priority=12 \
                     flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC";
         assert!(fast(line.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new()).is_none());
-        let Ok(Decoded::Record(r, pid)) = decode(line.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new())
+        let Ok(Decoded::Record(r, pid)) =
+            decode(line.as_bytes(), true, Dialect::Ftrace, &mut GfpTable::new())
         else {
             panic!("{line}")
         };
