@@ -78,6 +78,11 @@ pub struct ScanControl {
     pub force_deactivate: bool,
     /// A pass left an active list alone because it may not be deactivated.
     pub skipped_deactivate: bool,
+    /// Cache-trim mode is not to be entered (`no_cache_trim_mode`: kswapd's run starts over
+    /// without it after every pass failed in it).
+    pub no_cache_trim_mode: bool,
+    /// A pass in cache-trim mode reclaimed nothing (`cache_trim_mode_failed`).
+    pub cache_trim_mode_failed: bool,
     /// Pages scanned so far.
     pub nr_scanned: u64,
     /// Folios scanned so far (a huge page is one folio of many pages).
@@ -119,6 +124,8 @@ impl ScanControl {
             kswapd,
             compaction_allowed: true,
             force_deactivate: false,
+            no_cache_trim_mode: false,
+            cache_trim_mode_failed: false,
             skipped_deactivate: false,
             nr_scanned: 0,
             nr_folios_scanned: 0,

@@ -245,3 +245,62 @@ fn kswapd_frees_to_the_lists_of_the_cpu_it_runs_on() {
         node.verify().unwrap();
     }
 }
+
+/// The memory of [`cache_trim_fails`]: page cache mapped and in use (pinned), anonymous
+/// memory free to go.
+#[derive(Clone, Default)]
+struct MappedCache {
+    anon: Rc<RefCell<BTreeSet<u64>>>,
+}
+
+impl Unmap for MappedCache {
+    fn try_to_unmap(&self, pfn: u64, _order: u32, kind: LruKind, _workingset: bool) -> bool {
+        kind == LruKind::Anon && self.anon.borrow_mut().remove(&pfn)
+    }
+}
+
+/// A 256 MiB zone at its low watermark: 40,000 pages of mapped page cache the owner will not
+/// let go (each young from its fault: a first look keeps it on the inactive list, so the list
+/// stays large and cache-trim mode stays on), the rest anonymous pages reclaim may swap.
+fn cache_trim_fails() -> (MappedCache, Node) {
+    let zone = ZoneConfig { nr_cpus: 2, ..ZoneConfig::normal(256 << 20) };
+    let policy = Policy::default().with_sysctl(Sysctl::MinFreeKbytes, 1024).unwrap();
+    let mut node = Node::new(NodeConfig::single(zone), policy).unwrap();
+    let owner = MappedCache::default();
+    node.set_unmap(Box::new(owner.clone()));
+    node.set_swap_device(pageblock_core::vmscan::SwapDevice::synchronous());
+    let z = node.shared().zone(0);
+    let mut file = 0;
+    while z.nr_free_pages() > z.wmark_pages(WatermarkLevel::Low) {
+        let pfn = node.alloc_pages(0, 0, Gfp::HIGHUSER_MOVABLE).expect("above low");
+        if file < 40_000 {
+            assert!(node.lru_add_mapped(pfn, 0, LruKind::File));
+            file += 1;
+        } else {
+            assert!(node.lru_add(pfn, 0, LruKind::Anon));
+            owner.anon.borrow_mut().insert(pfn.0);
+        }
+    }
+    pageblock_core::vmscan::kswapd::wakeup_kswapd(&node, Gfp::NONE, 0, ZoneType::Normal);
+    (owner, node)
+}
+
+/// 6.18's `no_cache_trim_mode` restart: kswapd's first run trims page cache at every
+/// priority and takes nothing (every page cache page it looks at is young: kept); it then
+/// starts over without cache-trim mode, in the same run, and swaps anonymous memory out —
+/// rather than counting a failure and leaving the node unbalanced until its next run.
+#[test]
+fn a_run_whose_cache_trim_failed_starts_over_without_it() {
+    let (owner, mut node) = cache_trim_fails();
+    let anon = owner.anon.borrow().len();
+    run_once(&mut node);
+    let d = node.shared().daemons();
+    assert_eq!(d.kswapd_failures, 0, "the run reclaimed: no failure counted");
+    drop(d);
+    let stolen = node.shared().event(VmEvent::PgstealAnon);
+    assert!(stolen > 0, "anonymous memory went after the restart");
+    assert_eq!(owner.anon.borrow().len() as u64, anon as u64 - stolen);
+    assert_eq!(node.shared().event(VmEvent::PgstealFile), 0, "the page cache was in use");
+    assert!(node.shared().event(VmEvent::NrRefKeepFile) > 0, "looked at and kept");
+    node.verify().unwrap();
+}

@@ -310,7 +310,9 @@ fn balance_start(node: &NodeShared, order: u32, idx: ZoneType) -> BalanceRun {
 /// One pass of `balance_pgdat()`'s loop: stop if the node is balanced at the run's order
 /// (a boosted run: once the boost is reclaimed; a real shortage found meanwhile turns it
 /// into a normal run from the lightest priority); else one `kswapd_shrink_node` pass, and
-/// raise the priority if it scanned too little or reclaimed nothing.
+/// raise the priority if it scanned too little or reclaimed nothing. A run that went through
+/// every priority without reclaiming, some pass failing in cache-trim mode, starts over
+/// from the lightest priority with that mode off (6.18's `no_cache_trim_mode` restart).
 fn balance_step<L: NodeLocks + ?Sized>(l: &L, cpu: usize, run: &mut BalanceRun) -> Step {
     let node = l.node();
     let sc = &mut run.sc;
@@ -341,6 +343,13 @@ fn balance_step<L: NodeLocks + ?Sized>(l: &L, cpu: usize, run: &mut BalanceRun) 
     let out_of_priorities = (raise_priority || reclaimed == 0) && sc.priority <= 1;
     if (run.nr_boost > 0 && reclaimed == 0) || out_of_priorities {
         if sc.nr_reclaimed == run.start {
+            // Every priority went by and cache-trim mode failed: start over without it
+            // (anonymous memory may give what page cache would not), once.
+            if out_of_priorities && sc.cache_trim_mode_failed && !sc.no_cache_trim_mode {
+                sc.no_cache_trim_mode = true;
+                sc.priority = DEF_PRIORITY;
+                return Step::Pass;
+            }
             node.daemons().kswapd_failures += 1;
         }
         return Step::Done;

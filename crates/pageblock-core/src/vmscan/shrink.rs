@@ -147,7 +147,7 @@ fn prepare_scan_control(
     let file = inactive_file + lru.size(LruList::ActiveFile);
     ScanBalanceInput {
         may_deactivate: [deactivate_anon, deactivate_file],
-        cache_trim_mode: inactive_file >> sc.priority > 0 && !deactivate_file,
+        cache_trim_mode: inactive_file >> sc.priority > 0 && !deactivate_file && !sc.no_cache_trim_mode,
         file_is_tiny: file + node.free <= node.high_wmark
             && !deactivate_anon
             && lru.size(LruList::InactiveAnon) >> sc.priority > 0,
@@ -197,8 +197,13 @@ pub fn shrink_node(
     sc.nr = PassCounts::default();
     let input = prepare_scan_control(lru, cost, sc, node, out.swap.can_reclaim_anon());
     let nr = get_scan_count(lru, cost, sc, input);
+    let before = sc.nr_reclaimed;
     shrink_lruvec(lru, cost, sc, input, nr, out);
     shrink_slab(lru, sc, out);
+    // Trimming page cache alone took nothing: kswapd may start its run over without it.
+    if input.cache_trim_mode && sc.nr_reclaimed == before {
+        sc.cache_trim_mode_failed = true;
+    }
 }
 
 /// `shrink_lruvec()`: scan each list its share in [`SWAP_CLUSTER_MAX`] batches (an active
