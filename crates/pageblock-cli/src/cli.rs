@@ -210,8 +210,7 @@ pub struct RealArgs {
     #[arg(long, value_name = "N", default_value_t = pageblock_live::real::REAL_BUFFER_KB,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub buffer_size_kb: u64,
-    /// Events to record (as `record --events`; by default record's and the vmscan events
-    /// that mark direct reclaim and kswapd's runs).
+    /// Events to record (as `record --events`; by default record's).
     #[arg(long, value_name = "LIST", default_value = pageblock_live::real::REAL_EVENTS)]
     pub events: String,
     /// Put back the settings a killed `lab real` left changed, from its journal

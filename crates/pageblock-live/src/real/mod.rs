@@ -59,14 +59,9 @@ use crate::record::{self, Failure, Progress, RecordConfig, Signals};
 pub const PROC_VM: &str = "/proc/sys/vm";
 /// THP's sysfs directory.
 pub const THP_SYSFS: &str = "/sys/kernel/mm/transparent_hugepage";
-/// What `lab real` records by default: `record`'s events, the vmscan tracepoints that mark
-/// direct reclaim and kswapd's runs, and each inactive-list pass of reclaim
-/// (`mm_vmscan_lru_shrink_inactive`: what it scanned, reclaimed, activated and kept; about
-/// 160k lines in a 91 s run of workload B).
-pub const REAL_EVENTS: &str = "kmem:mm_page_alloc,kmem:mm_page_free,kmem:mm_page_free_batched,\
-kmem:mm_page_alloc_zone_locked,kmem:mm_page_pcpu_drain,kmem:mm_page_alloc_extfrag,compaction:*,\
-vmscan:mm_vmscan_direct_reclaim_begin,vmscan:mm_vmscan_direct_reclaim_end,vmscan:mm_vmscan_kswapd_wake,\
-vmscan:mm_vmscan_kswapd_sleep,vmscan:mm_vmscan_wakeup_kswapd,vmscan:mm_vmscan_lru_shrink_inactive";
+/// What `lab real` records by default: `record`'s events (the kmem page events, compaction,
+/// and the reclaim events a replay reads).
+pub const REAL_EVENTS: &str = record::DEFAULT_EVENTS;
 
 /// `lab real`'s ring buffer per CPU, KiB: four times `record`'s. A run whose compaction
 /// scans tens of millions of pfns outruns the reader: two `defrag_mode` runs of workload C
