@@ -675,6 +675,16 @@ mod tests {
         freed
     }
 
+    /// Anonymous pages 0-2 mapped by their faults (young), page 3 added unmapped, at the tail.
+    fn three_mapped_one_not() -> Lruvec {
+        let mut lru = Lruvec::default();
+        for pfn in 0..3 {
+            lru.add(pfn, 0, 0, LruList::InactiveAnon, true);
+        }
+        lru.add(3, 0, 0, LruList::InactiveAnon, false);
+        lru
+    }
+
     /// `folio_check_references`: a page a fault mapped is young from that fault, so the
     /// first look only marks it and keeps it on the inactive list; the second look, with no
     /// use in between, takes it; a page used again after the mark is activated. A page added
@@ -683,11 +693,7 @@ mod tests {
     /// look, `nr_ref_keep` in `mm_vmscan_lru_shrink_inactive`, where the replay swapped them.)
     #[test]
     fn a_mapped_page_is_kept_at_its_first_look_and_taken_at_its_second() {
-        let mut lru = Lruvec::default();
-        for pfn in 0..3 {
-            lru.add(pfn, 0, 0, LruList::InactiveAnon, true);
-        }
-        lru.add(3, 0, 0, LruList::InactiveAnon, false);
+        let mut lru = three_mapped_one_not();
         let mut first = ScanControl { priority: 0, ..ScanControl::new(1 << 10, 0, 0, true) };
         assert_eq!(
             batch(&mut lru, &mut first, LruKind::Anon, 4),
@@ -712,11 +718,7 @@ mod tests {
     /// (`nr_ref_keep`), activated (`nr_activate_*`), and the scan weighted by its priority.
     #[test]
     fn the_looks_are_counted_as_the_tracepoint_counts_them() {
-        let mut lru = Lruvec::default();
-        for pfn in 0..3 {
-            lru.add(pfn, 0, 0, LruList::InactiveAnon, true);
-        }
-        lru.add(3, 0, 0, LruList::InactiveAnon, false);
+        let mut lru = three_mapped_one_not();
         let mut first = ScanControl { priority: 2, ..ScanControl::new(1 << 10, 0, 0, true) };
         batch(&mut lru, &mut first, LruKind::Anon, 4);
         assert_eq!((first.stat.nr_ref_keep, first.stat.nr_activate), ([3, 0], [0, 0]));
