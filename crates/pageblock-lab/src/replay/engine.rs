@@ -41,6 +41,7 @@ use super::series::Series;
 use super::start_pages::StartPages;
 use super::thp_settings::{Attempt, ThpWhatIf, ThpWhatIfCounts};
 use super::zone_samples::SimSamples;
+use crate::thp::run_events::EventSnapshot;
 use pageblock_trace::{RecordKind, Task};
 
 /// Whether the trace's frees are all replayed, or only the workload's.
@@ -270,10 +271,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     // anything is counted.
     let balloon_pages = super::balloon::inflate(&node, balloon);
     shared.trace().set_sink(Some(Box::new(EventCounts { pageblock_order: pbo, ..EventCounts::default() })));
-    let counted = |ev| shared.event(ev);
-    let (pgalloc0, pgfree0) = (counted(VmEvent::PgAlloc), counted(VmEvent::PgFree));
-    let attempts0 = counted(VmEvent::CompactAttempt);
-    let looks0 = ReclaimLooks::simulated(&shared);
+    let events0 = EventSnapshot::of(&shared);
     let nr_cpus = shared.nr_cpus();
     let mut r = Run {
         map: PfnMap::new(shared.max_order()),
@@ -337,6 +335,7 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
     r.div.oom_requests = shared.event(VmEvent::PgAllocOom) - r.oom_before;
     series.sample(&shared, records.len() as u64, clock.now_us);
     progress(records.len() as u64);
+    let ran = EventSnapshot::of(&shared).since(&events0);
     let mut sink = shared.trace().take_sink();
     let events = sink
         .as_mut()
@@ -353,10 +352,10 @@ pub fn replay(t: &LoadedTrace, mut node: Node, setup: Setup, progress: &mut dyn 
         events,
         series,
         zone_samples,
-        compact_attempts: shared.event(VmEvent::CompactAttempt) - attempts0,
-        reclaim_looks: ReclaimLooks::simulated(&shared).since(looks0),
-        pgalloc_pages: shared.event(VmEvent::PgAlloc) - pgalloc0,
-        pgfree_pages: shared.event(VmEvent::PgFree) - pgfree0,
+        compact_attempts: ran.get(VmEvent::CompactAttempt),
+        reclaim_looks: ReclaimLooks::simulated(&ran),
+        pgalloc_pages: ran.get(VmEvent::PgAlloc),
+        pgfree_pages: ran.get(VmEvent::PgFree),
         node: r.node,
         balloon_pages,
         seconds: started.elapsed().as_secs_f64(),

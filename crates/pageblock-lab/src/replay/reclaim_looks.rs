@@ -11,9 +11,11 @@
 
 use std::fmt::Write as _;
 
-use pageblock_core::{NodeShared, VmEvent};
+use pageblock_core::VmEvent;
 use pageblock_trace::{ShrinkInactive, Task};
 use serde::Serialize;
+
+use crate::thp::run_events::RunEvents;
 
 /// One list kind's looks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -35,15 +37,6 @@ impl Looks {
         self.activated += u64::from(s.activated);
         self.reclaimed += u64::from(s.reclaimed);
     }
-
-    fn minus(self, before: Looks) -> Looks {
-        Looks {
-            scanned: self.scanned - before.scanned,
-            kept_young: self.kept_young - before.kept_young,
-            activated: self.activated - before.activated,
-            reclaimed: self.reclaimed - before.reclaimed,
-        }
-    }
 }
 
 /// One reclaimer's scanning and the priority it scanned at.
@@ -60,13 +53,6 @@ impl Depth {
     /// The mean priority a page was scanned at, if any was.
     pub fn mean_priority(&self) -> Option<f64> {
         (self.scanned > 0).then(|| self.priority_pages as f64 / self.scanned as f64)
-    }
-
-    fn minus(self, before: Depth) -> Depth {
-        Depth {
-            scanned: self.scanned - before.scanned,
-            priority_pages: self.priority_pages - before.priority_pages,
-        }
     }
 }
 
@@ -93,9 +79,9 @@ impl ReclaimLooks {
         depth.priority_pages += u64::from(s.scanned) * u64::from(s.priority);
     }
 
-    /// The simulation's looks so far, from `node`'s counters.
-    pub fn simulated(node: &NodeShared) -> ReclaimLooks {
-        let e = |ev| node.event(ev);
+    /// The simulation's looks over a run, from its counters' increases.
+    pub fn simulated(run: &RunEvents) -> ReclaimLooks {
+        let e = |ev| run.get(ev);
         ReclaimLooks {
             anon: Looks {
                 scanned: e(VmEvent::PgscanAnon),
@@ -117,16 +103,6 @@ impl ReclaimLooks {
                 scanned: e(VmEvent::PgscanDirect),
                 priority_pages: e(VmEvent::PgscanPriorityDirect),
             },
-        }
-    }
-
-    /// What happened since `before` (counters only grow).
-    pub fn since(self, before: ReclaimLooks) -> ReclaimLooks {
-        ReclaimLooks {
-            anon: self.anon.minus(before.anon),
-            file: self.file.minus(before.file),
-            kswapd: self.kswapd.minus(before.kswapd),
-            direct: self.direct.minus(before.direct),
         }
     }
 
@@ -210,7 +186,6 @@ mod tests {
         assert!((kswapd - (512.0 * 4.0 + 32.0 * 12.0) / 544.0).abs() < 1e-9, "{kswapd}");
         assert_eq!(l.direct.mean_priority(), Some(2.0));
         assert_eq!(ReclaimLooks::default().kswapd.mean_priority(), None);
-        assert_eq!(l.since(l), ReclaimLooks::default());
     }
 
     #[test]
