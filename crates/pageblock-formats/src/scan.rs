@@ -78,25 +78,15 @@ impl<'a> Scan<'a> {
     /// `%d`.
     pub(crate) fn d(&mut self, what: &str) -> Result<i32, ParseError> {
         let tok = self.number_token();
-        let value = match tok.strip_prefix('-') {
-            Some(abs) if abs != "0" => {
-                printf_u64(abs.as_bytes()).and_then(|m| i32::try_from(-i64::try_from(m).ok()?).ok())
-            }
-            Some(_) => None,
-            None => printf_u64(tok.as_bytes()).and_then(|v| i32::try_from(v).ok()),
-        };
-        value.ok_or_else(|| self.error(format!("{what}: {} is not a `%d` number", quote(tok))))
+        signed(tok)
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or_else(|| self.error(format!("{what}: {} is not a `%d` number", quote(tok))))
     }
 
     /// `%ld`.
     pub(crate) fn ld(&mut self, what: &str) -> Result<i64, ParseError> {
         let tok = self.number_token();
-        let value = match tok.strip_prefix('-') {
-            Some(abs) if abs != "0" => printf_u64(abs.as_bytes()).and_then(|m| 0i64.checked_sub_unsigned(m)),
-            Some(_) => None,
-            None => printf_u64(tok.as_bytes()).and_then(|v| i64::try_from(v).ok()),
-        };
-        value.ok_or_else(|| self.error(format!("{what}: {} is not a `%ld` number", quote(tok))))
+        signed(tok).ok_or_else(|| self.error(format!("{what}: {} is not a `%ld` number", quote(tok))))
     }
 
     /// `%lx` (the `0x` before it is a literal of the format).
@@ -136,6 +126,15 @@ impl<'a> Scan<'a> {
         } else {
             Err(self.error(format!("unexpected text after the last field: {}", quote(self.rest))))
         }
+    }
+}
+
+/// A signed decimal as `vsnprintf` writes it: `-0` is not one.
+fn signed(tok: &str) -> Option<i64> {
+    match tok.strip_prefix('-') {
+        Some("0") => None,
+        Some(abs) => printf_u64(abs.as_bytes()).and_then(|m| 0i64.checked_sub_unsigned(m)),
+        None => printf_u64(tok.as_bytes()).and_then(|v| i64::try_from(v).ok()),
     }
 }
 

@@ -85,15 +85,10 @@ impl MmVmscanLruShrinkInactive {
         let file = match flags {
             "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC" => true,
             "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC" => false,
-            other => {
-                return Err(ParseError::new(
-                    1,
-                    format!(
-                        "{LRU_SHRINK_INACTIVE}: flags {} are not `RECLAIM_WB_ANON|RECLAIM_WB_ASYNC` or `RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`",
-                        quote(other)
-                    ),
-                ))
-            }
+            other => return Err(s.error(format!(
+                "flags {} are not `RECLAIM_WB_ANON|RECLAIM_WB_ASYNC` or `RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`",
+                quote(other)
+            ))),
         };
         Ok(MmVmscanLruShrinkInactive {
             nid,
