@@ -211,7 +211,7 @@ pub struct RealArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub buffer_size_kb: u64,
     /// Events to record (as `record --events`; by default record's).
-    #[arg(long, value_name = "LIST", default_value = pageblock_live::real::REAL_EVENTS)]
+    #[arg(long, value_name = "LIST", default_value = pageblock_live::record::DEFAULT_EVENTS)]
     pub events: String,
     /// Put back the settings a killed `lab real` left changed, from its journal
     /// (/run/pageblock/real.state, or DIR/real.state), and run nothing.

@@ -59,9 +59,6 @@ use crate::record::{self, Failure, Progress, RecordConfig, Signals};
 pub const PROC_VM: &str = "/proc/sys/vm";
 /// THP's sysfs directory.
 pub const THP_SYSFS: &str = "/sys/kernel/mm/transparent_hugepage";
-/// What `lab real` records by default: `record`'s events (the kmem page events, compaction,
-/// and the reclaim events a replay reads).
-pub const REAL_EVENTS: &str = record::DEFAULT_EVENTS;
 
 /// `lab real`'s ring buffer per CPU, KiB: four times `record`'s. A run whose compaction
 /// scans tens of millions of pfns outruns the reader: two `defrag_mode` runs of workload C
