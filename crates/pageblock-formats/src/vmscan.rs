@@ -85,10 +85,10 @@ impl MmVmscanLruShrinkInactive {
         let file = match flags {
             "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC" => true,
             "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC" => false,
-            other => return Err(s.error(format!(
-                "flags {} are not `RECLAIM_WB_ANON|RECLAIM_WB_ASYNC` or `RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`",
-                quote(other)
-            ))),
+            other => {
+                let want = "`RECLAIM_WB_ANON|RECLAIM_WB_ASYNC` or `RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`";
+                return Err(s.error(format!("flags {} are not {want}", quote(other))));
+            }
         };
         Ok(MmVmscanLruShrinkInactive {
             nid,
